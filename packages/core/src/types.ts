@@ -1,0 +1,195 @@
+/**
+ * The shared vocabulary of Sluice: policies, descriptors, decisions and stores.
+ * Everything here is plain data and interfaces; no runtime code, no `node:` imports.
+ */
+
+/** The algorithm a policy uses to decide. */
+export type Algorithm = 'token-bucket' | 'gcra' | 'sliding-window' | 'fixed-window' | 'sliding-log';
+
+/**
+ * What a policy does when the store cannot decide (timeout, connection error, open breaker):
+ * - `closed`: deny with 503 (outcome `unavailable`, not `over_limit`).
+ * - `open`: admit, counted and reported as `fail_open`.
+ * - `local`: decide from an in-process fallback limiter until the store answers again.
+ */
+export type FailMode = 'closed' | 'open' | 'local';
+
+/** Why a decision came out the way it did. */
+export type Outcome = 'allowed' | 'over_limit' | 'unavailable';
+
+/** A rate such as `'100/s'`, `'5/10s'` or `{ limit: 100, windowMs: 1000 }`. */
+export type RateInput = string | { readonly limit: number; readonly window: string | number };
+
+/** Units charged for one request: a number, or a function of the descriptor. */
+export type CostInput = number | ((descriptor: Descriptor) => number);
+
+/**
+ * A policy as the application writes it. Validated by `definePolicy` / `createLimiter`;
+ * a bad field throws a `PolicyError` naming the field and the value.
+ */
+export interface PolicyInput {
+  /** Unique name; appears in headers, metrics and problem bodies. */
+  readonly name: string;
+  /** Defaults to `'token-bucket'`. */
+  readonly algorithm?: Algorithm;
+  /** Units admitted per `window` (window algorithms), or per `window` of refill (token bucket, GCRA). */
+  readonly limit?: number;
+  /** `'1m'`, `'10s'`, `'500ms'`, `'1h'` or milliseconds. */
+  readonly window?: string | number;
+  /** Alternative to `limit` + `window`: `'100/s'`, `'5/10s'`. */
+  readonly rate?: RateInput;
+  /** Bucket capacity for token bucket and GCRA. Defaults to `limit`. */
+  readonly burst?: number;
+  /** Default cost per request; 1 when unset. */
+  readonly cost?: CostInput;
+  /** Defaults to `'closed'`. */
+  readonly failMode?: FailMode;
+  /** Decide and record, never enforce. */
+  readonly shadow?: boolean;
+  /** `'identity'` (default): one counter per identity. `'route'`: one per identity and route. */
+  readonly scope?: 'identity' | 'route';
+}
+
+/** A validated policy in the units the algorithms use. Built once, at construction. */
+export interface CompiledPolicy {
+  readonly name: string;
+  readonly algorithm: Algorithm;
+  /**
+   * The quota: units admitted per window (window algorithms) or the bucket capacity
+   * (token bucket, GCRA). This is `q` in `RateLimit-Policy`.
+   */
+  readonly limit: number;
+  /**
+   * Window length (window algorithms), or the time to refill from empty to full
+   * (token bucket, GCRA: `limit * intervalMs`). This is `w` in `RateLimit-Policy`.
+   */
+  readonly windowMs: number;
+  /** Milliseconds to earn back one unit (token bucket, GCRA); `windowMs / limit` otherwise. */
+  readonly intervalMs: number;
+  readonly cost: CostInput;
+  readonly failMode: FailMode;
+  readonly shadow: boolean;
+  readonly scope: 'identity' | 'route';
+}
+
+/** What an adapter knows about one request, built from trusted request data. */
+export interface Descriptor {
+  /** Who is limited: an IP, a tenant, an API key. Never logged or returned. */
+  readonly identity: string;
+  /** Normalized route, method first: `POST /transfers/:id`. */
+  readonly route?: string;
+  /**
+   * Units to charge. A number applies to every policy; a record sets it per policy name.
+   * Where unset for a policy, the policy's own `cost` applies (default 1).
+   */
+  readonly cost?: number | Readonly<Record<string, number>>;
+  /** Names of the limiter's policies that apply to this request; all when unset. */
+  readonly policies?: readonly string[];
+  /**
+   * Optional idempotency key (a request id): a retried check with the same key returns
+   * the first decision instead of charging twice.
+   */
+  readonly requestId?: string;
+}
+
+/** Where a decision was made. */
+export type DecisionSource = 'store' | 'deny-cache' | 'local' | 'fail-open' | 'fail-closed';
+
+/** The verdict for one policy. */
+export interface PolicyResult {
+  readonly policy: string;
+  readonly algorithm: Algorithm;
+  /** This policy admits the request (before shadow is applied). */
+  readonly allowed: boolean;
+  readonly outcome: Outcome;
+  readonly limit: number;
+  readonly windowMs: number;
+  /** Whole units left after this decision, between 0 and `limit`. */
+  readonly remaining: number;
+  /** Milliseconds until the quota is fully restored. */
+  readonly resetMs: number;
+  /** Milliseconds until this request's cost could be admitted; 0 when allowed. */
+  readonly retryAfterMs: number;
+  readonly cost: number;
+  readonly shadow: boolean;
+  readonly failMode: FailMode;
+}
+
+/** The answer to `limiter.check()`. */
+export interface Decision {
+  /** Let the request through (shadow denies and `open` failures are allowed). */
+  readonly allowed: boolean;
+  readonly outcome: Outcome;
+  /**
+   * The policy that decided: when denied, the denying policy with the longest wait;
+   * when allowed, the one with the fewest units remaining. Undefined when none applied.
+   */
+  readonly policy: string | undefined;
+  readonly limit: number;
+  readonly remaining: number;
+  readonly resetMs: number;
+  readonly retryAfterMs: number;
+  /** A shadow policy would have denied this request. */
+  readonly shadowed: boolean;
+  readonly source: DecisionSource;
+  /** One entry per policy that applied, in the limiter's policy order. */
+  readonly results: readonly PolicyResult[];
+}
+
+/** One policy's part of an atomic store call. */
+export interface StoreEntry {
+  /** The full storage key (`<prefix>:{<identity>}:<policy>`). */
+  readonly key: string;
+  readonly policy: CompiledPolicy;
+  /** Resolved cost, > 0. */
+  readonly cost: number;
+}
+
+/** The store's raw verdict for one entry. */
+export interface StoreVerdict {
+  readonly allowed: boolean;
+  readonly remaining: number;
+  readonly resetMs: number;
+  readonly retryAfterMs: number;
+}
+
+/** What the store is asked to do. */
+export type StoreMode = 'consume' | 'peek';
+
+/**
+ * Where state lives. `check` decides every entry in ONE atomic step: if any entry
+ * denies, none is charged. Verdicts come back in entry order.
+ */
+export interface Store {
+  readonly kind: string;
+  check(entries: readonly StoreEntry[], mode: StoreMode): Promise<StoreVerdict[]>;
+  /** Delete the state behind these keys. */
+  reset(keys: readonly string[]): Promise<void>;
+}
+
+/** Emitted once per decision. Carries no identity, key or route. */
+export interface DecisionEvent {
+  readonly policy: string | undefined;
+  readonly outcome: Outcome;
+  /** Metric outcome: `allowed`, `over_limit`, `shadow_over_limit`, `fail_open`, `fail_closed`. */
+  readonly metricOutcomes: readonly { readonly policy: string; readonly outcome: MetricOutcome }[];
+  readonly allowed: boolean;
+  readonly shadowed: boolean;
+  readonly source: DecisionSource;
+  readonly durationMs: number;
+}
+
+/** Outcome labels of `sluice_decisions_total`. */
+export type MetricOutcome = 'allowed' | 'over_limit' | 'shadow_over_limit' | 'fail_open' | 'fail_closed';
+
+/**
+ * The few Redis client methods Sluice calls. ioredis `Redis` and `Cluster` fit as they are;
+ * any other client (node-redis, an HTTP client) can be wrapped in these two methods.
+ */
+export interface EvalClient {
+  evalsha(sha1: string, numKeys: number, ...args: (string | number)[]): Promise<unknown>;
+  eval(script: string, numKeys: number, ...args: (string | number)[]): Promise<unknown>;
+}
+
+/** Milliseconds since the epoch. Injected in tests; `Date.now` otherwise. */
+export type Clock = () => number;

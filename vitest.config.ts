@@ -1,0 +1,8 @@
+import { defineConfig } from 'vitest/config';
+
+/** One root config; each workspace keeps its own vitest.config.ts as a project. */
+export default defineConfig({
+  test: {
+    projects: ['packages/*', 'test'],
+  },
+});
