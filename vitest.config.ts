@@ -4,5 +4,7 @@ import { defineConfig } from 'vitest/config';
 export default defineConfig({
   test: {
     projects: ['packages/*', 'test'],
+    reporters: ['default', 'json'],
+    outputFile: { json: 'test-results.json' },
   },
 });
