@@ -1,0 +1,52 @@
+/** The example-app contract on Express: routes, policies and /metrics. */
+import { createLimiter, createMetrics, type Limiter, type Store } from '@sluice/core';
+import { rateLimit } from '@sluice/express';
+import express, { type Express, type Request } from 'express';
+import { API_KEY_HEADER, POLICIES, ROUTE_LIMITS } from './policies.js';
+
+/** Options of `createApp`. */
+export interface ExampleAppOptions {
+  /** Where limiter state lives; the memory store when unset. */
+  readonly store?: Store;
+  /** Key prefix; `'sluice'` when unset. */
+  readonly prefix?: string;
+}
+
+/** The app and the limiter behind it. */
+export interface ExampleApp {
+  readonly app: Express;
+  readonly limiter: Limiter;
+}
+
+/** Identity: the API key when the client sends one (a stand-in for a tenant), else core's client IP. */
+function identity(req: Request): string | undefined {
+  const apiKey = req.get(API_KEY_HEADER);
+  return apiKey === undefined || apiKey === '' ? undefined : apiKey;
+}
+
+/** Builds the Express app of the example-app contract. */
+export function createApp(options: ExampleAppOptions = {}): ExampleApp {
+  const limiter = createLimiter({ policies: POLICIES, store: options.store, prefix: options.prefix });
+  const metrics = createMetrics();
+  limiter.onDecision((event) => metrics.record(event));
+  const limit = (route: { policies: readonly string[]; cost?: Readonly<Record<string, number>> }) =>
+    rateLimit({ limiter, identity, policies: route.policies, cost: route.cost });
+
+  const app = express();
+  app.disable('x-powered-by');
+  const ok = (_req: Request, res: express.Response) => {
+    res.json({ ok: true });
+  };
+  app.get('/health', ok);
+  app.get('/limited', limit(ROUTE_LIMITS.limited), ok);
+  app.post('/transfers/:id', limit(ROUTE_LIMITS.transfer), ok);
+  app.get('/transfers/:id/status', limit(ROUTE_LIMITS.transferStatus), ok);
+  app.get('/shadow', limit(ROUTE_LIMITS.shadow), ok);
+  app.get('/strict', limit(ROUTE_LIMITS.strict), ok);
+  app.get('/lenient', limit(ROUTE_LIMITS.lenient), ok);
+  app.get('/metrics', (_req, res) => {
+    res.setHeader('Content-Type', metrics.contentType);
+    res.end(metrics.render());
+  });
+  return { app, limiter };
+}

@@ -1,0 +1,55 @@
+/** The example-app contract on Koa: routes, policies and /metrics. */
+import Router from '@koa/router';
+import { createLimiter, createMetrics, type Limiter, type Store } from '@sluice/core';
+import { rateLimit } from '@sluice/koa';
+import Koa, { type Context } from 'koa';
+import { API_KEY_HEADER, POLICIES, ROUTE_LIMITS } from './policies.js';
+
+/** Options of `createApp`. */
+export interface ExampleAppOptions {
+  /** Where limiter state lives; the memory store when unset. */
+  readonly store?: Store;
+  /** Key prefix; `'sluice'` when unset. */
+  readonly prefix?: string;
+}
+
+/** The app and the limiter behind it. */
+export interface ExampleApp {
+  readonly app: Koa;
+  readonly limiter: Limiter;
+}
+
+/** Identity: the API key when the client sends one (a stand-in for a tenant), else core's client IP. */
+function identity(ctx: Context): string | undefined {
+  const apiKey = ctx.get(API_KEY_HEADER);
+  return apiKey === undefined || apiKey === '' ? undefined : apiKey;
+}
+
+/** Builds the Koa app of the example-app contract. */
+export function createApp(options: ExampleAppOptions = {}): ExampleApp {
+  const limiter = createLimiter({ policies: POLICIES, store: options.store, prefix: options.prefix });
+  const metrics = createMetrics();
+  limiter.onDecision((event) => metrics.record(event));
+  const limit = (route: { policies: readonly string[]; cost?: Readonly<Record<string, number>> }) =>
+    rateLimit({ limiter, identity, policies: route.policies, cost: route.cost });
+  const ok = (ctx: Context) => {
+    ctx.body = { ok: true };
+  };
+
+  const router = new Router();
+  router.get('/health', ok);
+  router.get('/limited', limit(ROUTE_LIMITS.limited), ok);
+  router.post('/transfers/:id', limit(ROUTE_LIMITS.transfer), ok);
+  router.get('/transfers/:id/status', limit(ROUTE_LIMITS.transferStatus), ok);
+  router.get('/shadow', limit(ROUTE_LIMITS.shadow), ok);
+  router.get('/strict', limit(ROUTE_LIMITS.strict), ok);
+  router.get('/lenient', limit(ROUTE_LIMITS.lenient), ok);
+  router.get('/metrics', (ctx) => {
+    ctx.set('Content-Type', metrics.contentType);
+    ctx.body = metrics.render();
+  });
+
+  const app = new Koa();
+  app.use(router.routes()).use(router.allowedMethods());
+  return { app, limiter };
+}

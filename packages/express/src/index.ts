@@ -1,0 +1,9 @@
+/**
+ * @sluice/express: distributed rate limiting middleware for Express 4 and 5.
+ * @packageDocumentation
+ */
+
+export type { Decision, HttpVerdict, PolicyInput, RateLimitOptions } from '@sluice/core';
+export { type ExpressRateLimitOptions, type OnLimited, rateLimit } from './rate-limit.js';
+export { routePattern } from './route-pattern.js';
+export { checkTrustProxy, TRUST_PROXY_WARNING_CODE } from './trust-proxy.js';

@@ -1,0 +1,84 @@
+/** `rateLimit()`: Express middleware that asks Sluice core for a decision and applies it. */
+import {
+  type Decision,
+  type HttpVerdict,
+  type RateLimitOptions,
+  resolveRateLimitOptions,
+} from '@sluice/core';
+import type { NextFunction, Request, RequestHandler, Response } from 'express';
+import { routePattern } from './route-pattern.js';
+import { checkTrustProxy } from './trust-proxy.js';
+
+declare global {
+  namespace Express {
+    interface Request {
+      /** The Sluice decision for this request, set by `rateLimit()` before `next()` runs. */
+      rateLimit?: Decision;
+    }
+  }
+}
+
+/**
+ * Replaces the default 429/503 response. Called after the rate-limit headers
+ * (`RateLimit`, `RateLimit-Policy`, `Retry-After`) are set and `req.rateLimit` holds the
+ * decision; it must end the response or call `next()` (e.g. `next(err)`).
+ */
+export type OnLimited = (
+  req: Request,
+  res: Response,
+  next: NextFunction,
+  verdict: HttpVerdict,
+) => void | Promise<void>;
+
+/** Options of the Express middleware: core's shared options plus `onLimited`. */
+export interface ExpressRateLimitOptions extends RateLimitOptions<Request> {
+  /** Replace the default problem+json response for denied (429) and unavailable (503) requests. */
+  onLimited?: OnLimited;
+}
+
+/**
+ * Rate-limiting middleware for Express 4 and 5.
+ *
+ * Use it app-wide (`app.use(rateLimit(...))`) or per route
+ * (`app.post('/transfers/:id', rateLimit(...), handler)`); per-route use keys `scope: 'route'`
+ * policies by the matched pattern, app-wide use by the path with ids folded to `:id`.
+ * The client IP is `req.ip`, so Express's own `trust proxy` setting decides whether
+ * forwarded headers count. Options are validated here: bad input throws at once.
+ *
+ * @example
+ * app.use(rateLimit({ limit: 100, window: '1m' }));
+ */
+export function rateLimit(options: ExpressRateLimitOptions = {}): RequestHandler {
+  const { onLimited, ...shared } = options;
+  if (onLimited !== undefined && typeof onLimited !== 'function') {
+    throw new TypeError(`rateLimit: "onLimited" must be a function, got ${typeof onLimited}`);
+  }
+  const resolved = resolveRateLimitOptions<Request>(shared, 'express');
+
+  return function sluiceRateLimit(req: Request, res: Response, next: NextFunction): void {
+    checkTrustProxy(req.app);
+    const facts = {
+      method: req.method,
+      pattern: routePattern(req),
+      path: req.originalUrl ?? req.url,
+      ip: req.ip,
+    };
+    resolved.decide(req, facts).then(
+      (result) => {
+        if (result === undefined) return next();
+        const { decision, verdict } = result;
+        req.rateLimit = decision;
+        for (const [name, value] of Object.entries(verdict.headers)) res.setHeader(name, value);
+        if (verdict.action === 'pass') return next();
+        if (onLimited !== undefined) {
+          return Promise.resolve(onLimited(req, res, next, verdict)).catch(next);
+        }
+        res.statusCode = verdict.status;
+        if (verdict.body === undefined) return void res.end();
+        res.setHeader('Content-Type', 'application/problem+json');
+        res.end(JSON.stringify(verdict.body));
+      },
+      (error: unknown) => next(error),
+    );
+  };
+}

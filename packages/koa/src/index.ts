@@ -1,0 +1,9 @@
+/**
+ * @sluice/koa: distributed rate limiting middleware for Koa 2 and 3.
+ * @packageDocumentation
+ */
+
+export type { Decision, HttpVerdict, PolicyInput, RateLimitOptions } from '@sluice/core';
+export { matchedRoute } from './matched-route.js';
+export { checkProxy, PROXY_WARNING_CODE } from './proxy-warning.js';
+export { type KoaRateLimitOptions, type OnLimited, type RateLimitState, rateLimit } from './rate-limit.js';

@@ -1,0 +1,69 @@
+/** `rateLimit()`: Koa middleware that asks Sluice core for a decision and applies it. */
+import {
+  type Decision,
+  type HttpVerdict,
+  type RateLimitOptions,
+  resolveRateLimitOptions,
+} from '@sluice/core';
+import type { Context, Middleware, Next } from 'koa';
+import { matchedRoute } from './matched-route.js';
+import { checkProxy } from './proxy-warning.js';
+
+/** What `rateLimit()` puts on `ctx.state`. */
+export interface RateLimitState {
+  /** The Sluice decision for this request, set before `next()` runs. */
+  rateLimit?: Decision;
+}
+
+/**
+ * Replaces the default 429/503 response. Called after the rate-limit headers
+ * (`RateLimit`, `RateLimit-Policy`, `Retry-After`) are set and `ctx.state.rateLimit` holds
+ * the decision; set `ctx.status` and `ctx.body`, or call `next()` to let the request through.
+ */
+export type OnLimited = (ctx: Context, next: Next, verdict: HttpVerdict) => unknown;
+
+/** Options of the Koa middleware: core's shared options plus `onLimited`. */
+export interface KoaRateLimitOptions extends RateLimitOptions<Context> {
+  /** Replace the default problem+json response for denied (429) and unavailable (503) requests. */
+  onLimited?: OnLimited;
+}
+
+/**
+ * Rate-limiting middleware for Koa 2 and 3.
+ *
+ * Use it app-wide (`app.use(rateLimit(...))`) or on @koa/router routes
+ * (`router.post('/transfers/:id', rateLimit(...), handler)`); route use keys `scope: 'route'`
+ * policies by the matched pattern, app-wide use by the path with ids folded to `:id`.
+ * The client IP is `ctx.ip`, so Koa's `app.proxy` / `app.maxIpsCount` decide whether
+ * forwarded headers count. Options are validated here: bad input throws at once.
+ *
+ * @example
+ * app.use(rateLimit({ limit: 100, window: '1m' }));
+ */
+export function rateLimit(options: KoaRateLimitOptions = {}): Middleware {
+  const { onLimited, ...shared } = options;
+  if (onLimited !== undefined && typeof onLimited !== 'function') {
+    throw new TypeError(`rateLimit: "onLimited" must be a function, got ${typeof onLimited}`);
+  }
+  const resolved = resolveRateLimitOptions<Context>(shared, 'koa');
+
+  return async function sluiceRateLimit(ctx: Context, next: Next): Promise<unknown> {
+    checkProxy(ctx.app);
+    const result = await resolved.decide(ctx, {
+      method: ctx.method,
+      pattern: matchedRoute(ctx),
+      path: ctx.originalUrl,
+      ip: ctx.ip,
+    });
+    if (result === undefined) return next();
+    const { decision, verdict } = result;
+    (ctx.state as RateLimitState).rateLimit = decision;
+    for (const [name, value] of Object.entries(verdict.headers)) ctx.set(name, value);
+    if (verdict.action === 'pass') return next();
+    if (onLimited !== undefined) return onLimited(ctx, next, verdict);
+    ctx.status = verdict.status;
+    if (verdict.body === undefined) return;
+    ctx.set('Content-Type', 'application/problem+json');
+    ctx.body = JSON.stringify(verdict.body);
+  };
+}
