@@ -1,0 +1,29 @@
+/** Every policy default, in one place. */
+import type { Algorithm, FailMode } from '../types.js';
+
+/** Defaults applied by `definePolicy` when a field is unset. */
+export const POLICY_DEFAULTS = Object.freeze({
+  algorithm: 'token-bucket' as Algorithm,
+  failMode: 'closed' as FailMode,
+  cost: 1,
+  shadow: false,
+  scope: 'identity' as 'identity' | 'route',
+});
+
+/** Every algorithm Sluice implements. */
+export const ALGORITHMS: readonly Algorithm[] = Object.freeze([
+  'token-bucket',
+  'gcra',
+  'sliding-window',
+  'fixed-window',
+  'sliding-log',
+]);
+
+/** Algorithms with a bucket capacity (`burst`) and fractional costs. */
+export const BUCKET_ALGORITHMS: readonly Algorithm[] = Object.freeze(['token-bucket', 'gcra']);
+
+/** Every fail mode. */
+export const FAIL_MODES: readonly FailMode[] = Object.freeze(['closed', 'open', 'local']);
+
+/** Longest policy name; names appear in headers, metric labels and keys. */
+export const MAX_POLICY_NAME_LENGTH = 64;

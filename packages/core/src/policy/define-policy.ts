@@ -1,0 +1,226 @@
+/** `definePolicy`: validates a policy as written and compiles it to the units the algorithms use. */
+import type { Algorithm, CompiledPolicy, CostInput, PolicyInput } from '../types.js';
+import {
+  ALGORITHMS,
+  BUCKET_ALGORITHMS,
+  FAIL_MODES,
+  MAX_POLICY_NAME_LENGTH,
+  POLICY_DEFAULTS,
+} from './defaults.js';
+import { parseDuration, parseRate } from './duration.js';
+import { PolicyError } from './errors.js';
+
+const KNOWN_FIELDS: readonly string[] = [
+  'name',
+  'algorithm',
+  'limit',
+  'window',
+  'rate',
+  'burst',
+  'cost',
+  'failMode',
+  'shadow',
+  'scope',
+];
+
+const NAME = /^[A-Za-z0-9_][A-Za-z0-9_.-]*$/;
+
+/** Policies built by `definePolicy`; passing one back in returns it unchanged. */
+const compiled = new WeakSet<object>();
+
+/** True when `value` is a policy built by `definePolicy` (and not a copy of one). */
+export function isCompiledPolicy(value: unknown): value is CompiledPolicy {
+  return typeof value === 'object' && value !== null && compiled.has(value);
+}
+
+function isPositiveInteger(value: unknown): value is number {
+  return typeof value === 'number' && Number.isSafeInteger(value) && value > 0;
+}
+
+/** `true` when `algorithm` has a bucket capacity and accepts fractional costs. */
+export function isBucketAlgorithm(algorithm: Algorithm): boolean {
+  return BUCKET_ALGORITHMS.includes(algorithm);
+}
+
+/**
+ * Checks one static cost against a compiled policy's shape. Used for `policy.cost` here and
+ * for request costs in the limiter. Returns a requirement sentence, or undefined when valid.
+ */
+export function costProblem(cost: unknown, algorithm: Algorithm, limit: number): string | undefined {
+  if (typeof cost !== 'number' || !Number.isFinite(cost) || cost <= 0)
+    return 'must be a positive, finite number';
+  if (!isBucketAlgorithm(algorithm) && !Number.isInteger(cost)) {
+    return `must be a whole number for ${algorithm} (fractions are for token-bucket and gcra)`;
+  }
+  if (cost > limit) {
+    return `must not exceed the policy's ${isBucketAlgorithm(algorithm) ? 'burst' : 'limit'} (${limit})`;
+  }
+  return undefined;
+}
+
+/**
+ * Validates a policy and compiles it. Every problem throws a `PolicyError` naming the
+ * policy, the field and the value; a compiled policy never fails on the request path.
+ *
+ * Token bucket and GCRA: `limit` per `window` (or `rate`) is the refill rate and `burst`
+ * the capacity (default `limit`): `{ burst: 20, rate: '1/s' }` compiles to limit 20,
+ * intervalMs 1000, windowMs 20000. Window algorithms admit `limit` units per `window`.
+ *
+ * @param input the policy as the application writes it (or an already compiled policy)
+ * @returns a frozen CompiledPolicy
+ * @throws PolicyError on any invalid field
+ */
+export function definePolicy(input: PolicyInput | CompiledPolicy): CompiledPolicy {
+  if (isCompiledPolicy(input)) return input;
+  if (typeof input !== 'object' || input === null || Array.isArray(input)) {
+    throw new PolicyError('policy', input, 'must be an object such as { name, limit, window }');
+  }
+  const { name } = input as PolicyInput;
+  if (typeof name !== 'string' || name.length === 0) {
+    throw new PolicyError('name', name, 'must be a non-empty string');
+  }
+  if (name.length > MAX_POLICY_NAME_LENGTH || !NAME.test(name)) {
+    throw new PolicyError(
+      'name',
+      name,
+      `must be at most ${MAX_POLICY_NAME_LENGTH} letters, digits, '_', '-' or '.', starting with a letter, digit or '_'`,
+    );
+  }
+  for (const field of Object.keys(input)) {
+    if (!KNOWN_FIELDS.includes(field)) {
+      throw new PolicyError(
+        field,
+        (input as unknown as Record<string, unknown>)[field],
+        `is not a policy field (known: ${KNOWN_FIELDS.join(', ')})`,
+        name,
+      );
+    }
+  }
+  const p = input as PolicyInput;
+
+  const algorithm = p.algorithm ?? POLICY_DEFAULTS.algorithm;
+  if (!ALGORITHMS.includes(algorithm)) {
+    throw new PolicyError('algorithm', p.algorithm, `must be one of ${ALGORITHMS.join(', ')}`, name);
+  }
+  const failMode = p.failMode ?? POLICY_DEFAULTS.failMode;
+  if (!FAIL_MODES.includes(failMode)) {
+    throw new PolicyError('failMode', p.failMode, `must be one of ${FAIL_MODES.join(', ')}`, name);
+  }
+  const shadow = p.shadow ?? POLICY_DEFAULTS.shadow;
+  if (typeof shadow !== 'boolean') throw new PolicyError('shadow', p.shadow, 'must be true or false', name);
+  const scope = p.scope ?? POLICY_DEFAULTS.scope;
+  if (scope !== 'identity' && scope !== 'route') {
+    throw new PolicyError('scope', p.scope, "must be 'identity' or 'route'", name);
+  }
+
+  // The rate: `rate`, or `limit` per `window`.
+  let rateLimit: number;
+  let rateWindowMs: number;
+  if (p.rate !== undefined) {
+    if (p.limit !== undefined || p.window !== undefined) {
+      throw new PolicyError(
+        'rate',
+        p.rate,
+        'cannot be combined with "limit" or "window" (give either "rate" or "limit" and "window")',
+        name,
+      );
+    }
+    const rate = parseRate(p.rate, name);
+    rateLimit = rate.limit;
+    rateWindowMs = rate.windowMs;
+  } else {
+    if (p.limit === undefined) {
+      throw new PolicyError('limit', p.limit, 'is required (give "limit" and "window", or "rate")', name);
+    }
+    if (!isPositiveInteger(p.limit))
+      throw new PolicyError('limit', p.limit, 'must be a positive integer', name);
+    if (p.window === undefined) {
+      throw new PolicyError(
+        'window',
+        p.window,
+        `is required with "limit" (e.g. '1m', '10s' or milliseconds)`,
+        name,
+      );
+    }
+    rateLimit = p.limit;
+    rateWindowMs = parseDuration(p.window, 'window', name);
+  }
+
+  const bucket = isBucketAlgorithm(algorithm);
+  let limit: number;
+  let windowMs: number;
+  let intervalMs: number;
+  if (bucket) {
+    if (p.burst !== undefined && !isPositiveInteger(p.burst)) {
+      throw new PolicyError('burst', p.burst, 'must be a positive integer', name);
+    }
+    intervalMs = rateWindowMs / rateLimit;
+    limit = p.burst ?? rateLimit;
+    windowMs = p.burst === undefined ? rateWindowMs : (limit * rateWindowMs) / rateLimit;
+  } else {
+    if (p.burst !== undefined) {
+      throw new PolicyError(
+        'burst',
+        p.burst,
+        `applies only to token-bucket and gcra (${algorithm} admits "limit" units per "window")`,
+        name,
+      );
+    }
+    limit = rateLimit;
+    windowMs = rateWindowMs;
+    intervalMs = windowMs / limit;
+  }
+
+  const cost: CostInput = p.cost ?? POLICY_DEFAULTS.cost;
+  if (typeof cost !== 'function') {
+    if (typeof cost === 'number' && Number.isFinite(cost) && cost > limit) {
+      const field = bucket ? (p.burst !== undefined ? 'burst' : 'limit') : 'limit';
+      throw new PolicyError(field, limit, `must be at least the policy's cost (${cost})`, name);
+    }
+    const problem = costProblem(cost, algorithm, limit);
+    if (problem !== undefined) {
+      throw new PolicyError('cost', cost, `${problem} (or a function of the descriptor)`, name);
+    }
+  }
+
+  const policy: CompiledPolicy = Object.freeze({
+    name,
+    algorithm,
+    limit,
+    windowMs,
+    intervalMs,
+    cost,
+    failMode,
+    shadow,
+    scope,
+  });
+  compiled.add(policy);
+  return policy;
+}
+
+/**
+ * Validates and compiles the policies of one limiter: each through `definePolicy`, names unique.
+ *
+ * @throws PolicyError on an empty list, any invalid policy or a duplicate name
+ */
+export function definePolicies(inputs: readonly (PolicyInput | CompiledPolicy)[]): readonly CompiledPolicy[] {
+  if (!Array.isArray(inputs) || inputs.length === 0) {
+    throw new PolicyError('policies', inputs, 'must be a non-empty array of policies');
+  }
+  const seen = new Set<string>();
+  const out: CompiledPolicy[] = [];
+  for (const input of inputs) {
+    const policy = definePolicy(input);
+    if (seen.has(policy.name)) {
+      throw new PolicyError(
+        'name',
+        policy.name,
+        'must be unique within one limiter; it appears twice',
+        policy.name,
+      );
+    }
+    seen.add(policy.name);
+    out.push(policy);
+  }
+  return Object.freeze(out);
+}

@@ -1,0 +1,5 @@
+/** Policies: validation, compilation, durations and rates. */
+export { ALGORITHMS, FAIL_MODES, POLICY_DEFAULTS } from './defaults.js';
+export { definePolicies, definePolicy, isCompiledPolicy } from './define-policy.js';
+export { MAX_DURATION_MS, type ParsedRate, parseDuration, parseRate } from './duration.js';
+export { PolicyError } from './errors.js';
