@@ -11,8 +11,8 @@ export interface RunningWorker {
   readonly mf: Miniflare;
   /** The bundled worker source. */
   readonly code: string;
-  /** Send one request to the worker. */
-  fetch(path: string, init?: RequestInit): Promise<Response>;
+  /** Send one request to the worker (method and headers only: enough for these tests). */
+  fetch(path: string, init?: { method?: string; headers?: Record<string, string> }): Promise<Response>;
   dispose(): Promise<void>;
 }
 
