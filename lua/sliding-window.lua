@@ -1,0 +1,80 @@
+-- Sliding window counter: the current window's count plus the previous window's count
+-- weighted by how much of the previous window still overlaps the rolling window.
+-- No boundary double burst; an estimate, not an exact log.
+--
+-- State (one Redis string): "<window>|<current>|<previous>"
+--   window    window number, floor(nowMs / windowMs) (epoch-aligned windows)
+--   current   units admitted in that window; previous: units admitted in the window before
+--   The window number lives in the value, not in the key: the caller builds keys before
+--   the script reads Redis TIME, so only the script knows which window is current.
+-- Parameters: limit (units per rolling window), windowMs (window length, ms),
+--   cost (units, any positive number; fractions are summed like whole units).
+-- Clock: the window never moves back (max of the stored and the current window number)
+--   and the elapsed part of the window is clamped to [0, 1], so time going backwards
+--   only raises the estimate.
+-- Estimate: previous * (1 - elapsed fraction) + current.
+-- Returns (see decide.lua): allowed when estimate + cost <= limit (EPS slack);
+--   remaining = floor(limit - estimate); resetMs = ms until the estimate is 0 (end of
+--   the next window when current > 0, end of this window when only previous > 0);
+--   retryAfterMs = ms until the estimate has room for cost (0 when allowed, -1 when
+--   cost > limit: never). A charge adds cost to current and writes the state with a TTL.
+
+ALGORITHMS['sliding-window'] = function(key, now, limit, windowMs, intervalMs, cost)
+  local n = math.floor(now / windowMs)
+  local win, cur, prev = n, 0, 0
+  local s = parse_numbers(get_string(key), 3)
+  if s ~= nil then
+    if s[1] >= n then
+      win, cur, prev = s[1], s[2], s[3]
+    elseif s[1] == n - 1 then
+      prev = s[2]
+    end
+  end
+  local f = (now - win * windowMs) / windowMs
+  if f < 0 then
+    f = 0
+  elseif f > 1 then
+    f = 1
+  end
+  local est = prev * (1 - f) + cur
+
+  local r = { allowed = est + cost <= limit + EPS }
+  r.remaining = whole(limit - est, limit)
+  if cur > 0 then
+    r.resetMs = (win + 2) * windowMs - now
+  elseif prev > 0 then
+    r.resetMs = (win + 1) * windowMs - now
+  else
+    r.resetMs = 0
+  end
+  if r.allowed then
+    r.retryAfterMs = 0
+  elseif cost > limit then
+    r.retryAfterMs = -1
+  else
+    local room = limit - cur - cost
+    local at
+    if room >= 0 then
+      at = win * windowMs + windowMs * (1 - room / prev)
+    else
+      local room2 = limit - cost
+      if cur <= room2 then
+        at = (win + 1) * windowMs
+      else
+        at = (win + 1) * windowMs + windowMs * (1 - room2 / cur)
+      end
+    end
+    r.retryAfterMs = at - now
+    if r.retryAfterMs < 0 then
+      r.retryAfterMs = 0
+    end
+  end
+
+  local cur2 = cur + cost
+  r.chargedRemaining = whole(limit - (est + cost), limit)
+  r.chargedResetMs = (win + 2) * windowMs - now
+  r.write = function(ttlMs)
+    redis.call('SET', key, fmt(win) .. '|' .. fmt(cur2) .. '|' .. fmt(prev), 'PX', ttlMs)
+  end
+  return r
+end

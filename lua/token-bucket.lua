@@ -1,0 +1,63 @@
+-- Token bucket: capacity `limit` tokens, one token earned back every `intervalMs`,
+-- lazy refill, fractional tokens.
+--
+-- State (one Redis string): "<tokens>|<tsMs>"
+--   tokens  tokens in the bucket at tsMs (a double, may carry a fraction)
+--   tsMs    the time the tokens were counted, in ms (the latest time seen; never moves back)
+-- Parameters: limit (capacity, units), intervalMs (ms per unit earned back; the time
+--   from empty to full is limit * intervalMs; windowMs is not used), cost (units,
+--   any positive number).
+-- Clock: elapsed = nowMs - tsMs, clamped at 0: when time goes backwards the bucket is
+--   frozen at the later time, so it never gains tokens.
+-- Returns (see decide.lua): allowed when tokens >= cost (EPS slack);
+--   remaining = floor(tokens); resetMs = ms until the bucket is full;
+--   retryAfterMs = ms until `cost` tokens are there (0 when allowed, -1 when
+--   cost > limit: never). A charge subtracts cost and writes "<tokens>|<tsMs>" with a TTL.
+
+ALGORITHMS['token-bucket'] = function(key, now, limit, windowMs, intervalMs, cost)
+  local tokens, ts = limit, now
+  local s = parse_numbers(get_string(key), 2)
+  if s ~= nil then
+    tokens, ts = s[1], s[2]
+    local elapsed = now - ts
+    if elapsed > 0 then
+      if elapsed >= (limit - tokens) * intervalMs then
+        tokens = limit
+      else
+        tokens = tokens + elapsed / intervalMs
+      end
+      ts = now
+    end
+  end
+  if tokens > limit then
+    tokens = limit
+  elseif tokens < 0 then
+    tokens = 0
+  end
+
+  local r = { allowed = tokens + EPS >= cost }
+  r.remaining = whole(tokens, limit)
+  if tokens >= limit then
+    r.resetMs = 0
+  else
+    r.resetMs = (ts - now) + (limit - tokens) * intervalMs
+  end
+  if r.allowed then
+    r.retryAfterMs = 0
+  elseif cost > limit then
+    r.retryAfterMs = -1
+  else
+    r.retryAfterMs = (ts - now) + (cost - tokens) * intervalMs
+  end
+
+  local left = tokens - cost
+  if left < 0 then
+    left = 0
+  end
+  r.chargedRemaining = whole(left, limit)
+  r.chargedResetMs = (ts - now) + (limit - left) * intervalMs
+  r.write = function(ttlMs)
+    redis.call('SET', key, fmt(left) .. '|' .. fmt(ts), 'PX', ttlMs)
+  end
+  return r
+end

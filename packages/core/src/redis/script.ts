@@ -1,0 +1,104 @@
+/**
+ * The decide script (lua/decide.lua + the algorithm files, embedded at build time) and
+ * the codec between `StoreEntry[]` and its KEYS/ARGV/reply. Web-standard: no `node:`.
+ *
+ * ARGV layout: `[mode, nowMs | '', ...per entry: algorithm, limit, windowMs, intervalMs, cost]`.
+ * Reply: four items per entry: `allowed` (1/0), `remaining`, `resetMs`, `retryAfterMs`
+ * (decimal strings). See lua/decide.lua for the full contract.
+ */
+import { DECIDE_SCRIPT_SHA1, DECIDE_SCRIPT_SOURCE } from '../generated/scripts.js';
+import type { StoreEntry, StoreMode, StoreVerdict } from '../types.js';
+
+/** The decide script: Lua source and its SHA1 (hex), for EVALSHA with EVAL as fallback. */
+export const DECIDE_SCRIPT: { readonly source: string; readonly sha1: string } = Object.freeze({
+  source: DECIDE_SCRIPT_SOURCE,
+  sha1: DECIDE_SCRIPT_SHA1,
+});
+
+/** Number of ARGV items per entry. */
+export const ARGS_PER_ENTRY = 5;
+
+/** Number of reply items per entry. */
+export const REPLY_ITEMS_PER_ENTRY = 4;
+
+/**
+ * Throws unless `entries` can be sent to the decide script (or the memory store):
+ * distinct keys, positive finite numbers, whole costs for sliding-log.
+ */
+export function assertValidEntries(entries: readonly StoreEntry[]): void {
+  const seen = new Set<string>();
+  for (const entry of entries) {
+    const { policy, cost } = entry;
+    if (seen.has(entry.key)) throw new Error(`store: duplicate key in one check (policy "${policy.name}")`);
+    seen.add(entry.key);
+    for (const [field, value] of [
+      ['limit', policy.limit],
+      ['windowMs', policy.windowMs],
+      ['intervalMs', policy.intervalMs],
+      ['cost', cost],
+    ] as const) {
+      if (typeof value !== 'number' || !Number.isFinite(value) || value <= 0) {
+        throw new Error(
+          `store: "${field}" must be a positive finite number, got ${String(value)} (policy "${policy.name}")`,
+        );
+      }
+    }
+    if (policy.algorithm === 'sliding-log' && !Number.isInteger(cost)) {
+      throw new Error(
+        `store: sliding-log "cost" must be a whole number, got ${cost} (policy "${policy.name}")`,
+      );
+    }
+  }
+}
+
+/**
+ * ARGV for the decide script. KEYS are `entries.map((e) => e.key)`, in order.
+ * `nowMs` is for tests only: without it the script reads Redis `TIME`.
+ */
+export function encodeScriptArgs(
+  entries: readonly StoreEntry[],
+  mode: StoreMode,
+  nowMs?: number,
+): (string | number)[] {
+  assertValidEntries(entries);
+  if (nowMs !== undefined && !Number.isFinite(nowMs)) {
+    throw new Error(`store: "nowMs" must be a finite number, got ${nowMs}`);
+  }
+  const args: (string | number)[] = [mode, nowMs === undefined ? '' : String(nowMs)];
+  for (const { policy, cost } of entries) {
+    args.push(
+      policy.algorithm,
+      String(policy.limit),
+      String(policy.windowMs),
+      String(policy.intervalMs),
+      String(cost),
+    );
+  }
+  return args;
+}
+
+function toNumber(value: unknown, what: string): number {
+  const n = typeof value === 'number' ? value : typeof value === 'string' ? Number(value) : Number.NaN;
+  if (Number.isNaN(n)) throw new Error(`store: unexpected decide script reply (${what})`);
+  return n === 0 ? 0 : n; // no -0
+}
+
+/** Turns the decide script's reply into one verdict per entry, in entry order. */
+export function decodeScriptReply(reply: unknown, entries: readonly StoreEntry[]): StoreVerdict[] {
+  if (!Array.isArray(reply) || reply.length !== entries.length * REPLY_ITEMS_PER_ENTRY) {
+    throw new Error('store: unexpected decide script reply (shape)');
+  }
+  const verdicts: StoreVerdict[] = [];
+  for (let i = 0; i < entries.length; i++) {
+    const k = i * REPLY_ITEMS_PER_ENTRY;
+    const allowed = toNumber(reply[k], 'allowed');
+    if (allowed !== 0 && allowed !== 1) throw new Error('store: unexpected decide script reply (allowed)');
+    verdicts.push({
+      allowed: allowed === 1,
+      remaining: toNumber(reply[k + 1], 'remaining'),
+      resetMs: toNumber(reply[k + 2], 'resetMs'),
+      retryAfterMs: toNumber(reply[k + 3], 'retryAfterMs'),
+    });
+  }
+  return verdicts;
+}
