@@ -1,0 +1,298 @@
+#!/usr/bin/env node
+/**
+ * `npm run demo`: four nodes of the Express example share one Redis; 1,000 concurrent requests
+ * with one API key, spread at random over the nodes, meet ONE global limit (GET /limited:
+ * token bucket, burst 20, refill 1/s). The same traffic against four per-node limits (each node
+ * counting alone, as an in-process limiter does) shows what a per-node limiter would have let through.
+ *
+ * Uses REDIS_URL when set, else a private redis-server on a free port. Without redis-server on
+ * PATH it says so and runs the same demo on the memory store in one process.
+ * Everything it starts is stopped by PID.
+ */
+import { spawn, spawnSync } from 'node:child_process';
+import { randomUUID } from 'node:crypto';
+import { existsSync, mkdtempSync, rmSync } from 'node:fs';
+import { connect, createServer } from 'node:net';
+import { tmpdir } from 'node:os';
+import { dirname, join, resolve } from 'node:path';
+import { fileURLToPath, pathToFileURL } from 'node:url';
+
+const ROOT = resolve(dirname(fileURLToPath(import.meta.url)), '../..');
+const APP_DIR = join(ROOT, 'apps/express-example');
+const NODES = 4;
+const REQUESTS = 1000;
+const BURST = 20;
+const REFILL_PER_SECOND = 1;
+const children = new Set();
+
+function log(line = '') {
+  process.stdout.write(`${line}\n`);
+}
+
+function freePort() {
+  return new Promise((resolvePort, reject) => {
+    const server = createServer();
+    server.on('error', reject);
+    server.listen(0, '127.0.0.1', () => {
+      const { port } = server.address();
+      server.close(() => resolvePort(port));
+    });
+  });
+}
+
+/** True when something on host:port answers PING with PONG. */
+function ping(host, port) {
+  return new Promise((done) => {
+    const socket = connect({ host, port });
+    let reply = '';
+    const finish = (ok) => {
+      socket.destroy();
+      done(ok);
+    };
+    socket.setTimeout(500, () => finish(false));
+    socket.on('error', () => finish(false));
+    socket.on('connect', () => socket.write('PING\r\n'));
+    socket.on('data', (chunk) => {
+      reply += chunk.toString();
+      if (reply.includes('\r\n')) finish(reply.startsWith('+PONG'));
+    });
+  });
+}
+
+function hasRedisServer() {
+  return spawnSync('redis-server', ['--version'], { stdio: 'ignore' }).status === 0;
+}
+
+/** Spawns a child, remembers it for cleanup, resolves its exit. */
+function track(child) {
+  children.add(child);
+  child.exited = new Promise((done) =>
+    child.once('exit', () => {
+      children.delete(child);
+      done();
+    }),
+  );
+  return child;
+}
+
+async function stopChild(child) {
+  if (!children.has(child)) return;
+  process.kill(child.pid, 'SIGTERM');
+  const timer = setTimeout(() => children.has(child) && process.kill(child.pid, 'SIGKILL'), 3000);
+  await child.exited;
+  clearTimeout(timer);
+}
+
+async function startRedis() {
+  const port = await freePort();
+  const dir = mkdtempSync(join(tmpdir(), 'sluice-demo-redis-'));
+  const child = track(
+    spawn(
+      'redis-server',
+      ['--bind', '127.0.0.1', '--port', String(port), '--save', '', '--appendonly', 'no', '--dir', dir],
+      { stdio: 'ignore' },
+    ),
+  );
+  const deadline = Date.now() + 10_000;
+  while (!(await ping('127.0.0.1', port))) {
+    if (Date.now() > deadline) throw new Error(`redis-server on port ${port} did not answer PING`);
+    await new Promise((r) => setTimeout(r, 50));
+  }
+  return {
+    url: `redis://127.0.0.1:${port}`,
+    async stop() {
+      await stopChild(child);
+      rmSync(dir, { recursive: true, force: true });
+    },
+  };
+}
+
+/** One process of the Express example; resolves when it prints `listening on <port>`. */
+async function startNode(env) {
+  const port = await freePort();
+  const child = track(
+    spawn(process.execPath, ['dist/main.js'], {
+      cwd: APP_DIR,
+      env: { ...process.env, ...env, PORT: String(port) },
+      stdio: ['ignore', 'pipe', 'pipe'],
+    }),
+  );
+  let output = '';
+  await new Promise((done, fail) => {
+    const timer = setTimeout(() => fail(new Error(`node on port ${port} did not start:\n${output}`)), 15_000);
+    const onData = (chunk) => {
+      output += chunk.toString();
+      if (output.includes(`listening on ${port}`)) {
+        clearTimeout(timer);
+        done();
+      }
+    };
+    child.stdout.on('data', onData);
+    child.stderr.on('data', onData);
+    child.once('exit', (code) => {
+      clearTimeout(timer);
+      fail(new Error(`node on port ${port} exited (${code}):\n${output}`));
+    });
+  });
+  return {
+    name: `express @ 127.0.0.1:${port}`,
+    url: `http://127.0.0.1:${port}`,
+    stop: () => stopChild(child),
+  };
+}
+
+/** In-process nodes: Express example apps served by this process. */
+async function startInProcessNodes(createApp, storeFor) {
+  return Promise.all(
+    Array.from({ length: NODES }, async (_, index) => {
+      const { app } = createApp({ store: storeFor(index), prefix: `demo-${randomUUID().slice(0, 8)}` });
+      const server = await new Promise((done) => {
+        const s = app.listen(0, '127.0.0.1', () => done(s));
+      });
+      const { port } = server.address();
+      return {
+        name: `express @ 127.0.0.1:${port}`,
+        url: `http://127.0.0.1:${port}`,
+        stop: () =>
+          new Promise((done) => {
+            server.closeAllConnections();
+            server.close(() => done());
+          }),
+      };
+    }),
+  );
+}
+
+/** 1,000 concurrent GET /limited with one API key, each to a random node. */
+async function fire(nodes) {
+  const apiKey = `demo-${randomUUID()}`;
+  const rows = nodes.map((node) => ({ node: node.name, sent: 0, admitted: 0, denied: 0, other: 0 }));
+  const started = performance.now();
+  await Promise.all(
+    Array.from({ length: REQUESTS }, async () => {
+      const index = Math.floor(Math.random() * nodes.length);
+      const row = rows[index];
+      row.sent++;
+      try {
+        const response = await fetch(`${nodes[index].url}/limited`, { headers: { 'x-api-key': apiKey } });
+        await response.arrayBuffer();
+        if (response.status === 200) row.admitted++;
+        else if (response.status === 429) row.denied++;
+        else row.other++;
+      } catch {
+        row.other++;
+      }
+    }),
+  );
+  return { rows, elapsedSeconds: (performance.now() - started) / 1000 };
+}
+
+const pad = (value, width) => String(value).padStart(width);
+
+function printTable(title, { rows, elapsedSeconds }) {
+  const total = rows.reduce(
+    (sum, row) => ({
+      sent: sum.sent + row.sent,
+      admitted: sum.admitted + row.admitted,
+      denied: sum.denied + row.denied,
+      other: sum.other + row.other,
+    }),
+    { sent: 0, admitted: 0, denied: 0, other: 0 },
+  );
+  const width = Math.max(...rows.map((row) => row.node.length), 'node'.length);
+  const showOther = total.other > 0;
+  log(title);
+  log(
+    `  ${'node'.padEnd(width)}  ${pad('sent', 5)}  ${pad('admitted', 8)}  ${pad('denied', 6)}${showOther ? '  errors' : ''}`,
+  );
+  for (const row of rows) {
+    log(
+      `  ${row.node.padEnd(width)}  ${pad(row.sent, 5)}  ${pad(row.admitted, 8)}  ${pad(row.denied, 6)}${showOther ? `  ${pad(row.other, 6)}` : ''}`,
+    );
+  }
+  log(
+    `  ${'total'.padEnd(width)}  ${pad(total.sent, 5)}  ${pad(total.admitted, 8)}  ${pad(total.denied, 6)}${showOther ? `  ${pad(total.other, 6)}` : ''}`,
+  );
+  log(`  (${elapsedSeconds.toFixed(2)} s)`);
+  log();
+  return total;
+}
+
+async function main() {
+  if (!existsSync(join(APP_DIR, 'dist/main.js')) || !existsSync(join(APP_DIR, 'dist/app.js'))) {
+    throw new Error('the Express example is not built: run `npm run build` first (npm run demo does)');
+  }
+  const { createApp } = await import(pathToFileURL(join(APP_DIR, 'dist/app.js')).href);
+  const { MemoryStore } = await import('@sluice/core');
+
+  const stops = [];
+  try {
+    let global;
+    let where;
+    if (process.env.REDIS_URL || hasRedisServer()) {
+      let url = process.env.REDIS_URL;
+      if (url) {
+        where = `Redis at ${url.replace(/\/\/[^@]*@/, '//')}`;
+      } else {
+        const redis = await startRedis();
+        stops.push(() => redis.stop());
+        url = redis.url;
+        where = `a private redis-server (${url})`;
+      }
+      const prefix = `demo-${randomUUID().slice(0, 8)}`;
+      const nodes = await Promise.all(
+        Array.from({ length: NODES }, () => startNode({ REDIS_URL: url, SLUICE_PREFIX: prefix })),
+      );
+      stops.push(() => Promise.all(nodes.map((node) => node.stop())));
+      log(`Sluice demo: ${NODES} processes of the Express example share ${where}.`);
+      log(`GET /limited allows a burst of ${BURST}, refilled at ${REFILL_PER_SECOND}/s, per API key.`);
+      log(`Firing ${REQUESTS} concurrent requests with one API key, each to a random node...`);
+      log();
+      global = printTable('One global limit (Sluice + Redis):', await fire(nodes));
+    } else {
+      log('redis-server is not on PATH and REDIS_URL is unset: running the same demo on the memory store,');
+      log(`with ${NODES} Express apps in this one process sharing one MemoryStore.`);
+      log(`GET /limited allows a burst of ${BURST}, refilled at ${REFILL_PER_SECOND}/s, per API key.`);
+      log();
+      const shared = new MemoryStore();
+      const nodes = await startInProcessNodes(createApp, () => shared);
+      stops.push(() => Promise.all(nodes.map((node) => node.stop())));
+      global = printTable('One global limit (shared store):', await fire(nodes));
+    }
+
+    const perNodeStores = Array.from({ length: NODES }, () => new MemoryStore());
+    const alone = await startInProcessNodes(createApp, (index) => perNodeStores[index]);
+    stops.push(() => Promise.all(alone.map((node) => node.stop())));
+    const perNode = printTable(
+      'The same traffic with four per-node limits (each node counting alone):',
+      await fire(alone),
+    );
+
+    log(
+      `Global: ${global.admitted} admitted of ${global.sent}, the burst of ${BURST} plus what refilled during the run.`,
+    );
+    log(`Per-node limits would have admitted ${perNode.admitted}: ${NODES} x the limit the policy promises.`);
+    if (global.other > 0 || perNode.other > 0) {
+      process.exitCode = 1;
+      log('Some requests failed with neither 200 nor 429: see the errors column.');
+    }
+  } finally {
+    for (const stop of stops.reverse()) await stop();
+  }
+}
+
+const interrupt = () => {
+  for (const child of children) child.kill('SIGKILL');
+  process.exit(130);
+};
+process.once('SIGINT', interrupt);
+process.once('SIGTERM', interrupt);
+
+main().then(
+  () => process.exit(),
+  (error) => {
+    for (const child of children) child.kill('SIGKILL');
+    console.error(`demo failed: ${error instanceof Error ? error.message : error}`);
+    process.exit(1);
+  },
+);

@@ -1,0 +1,313 @@
+/**
+ * One scenario table, run against every adapter (Express 5 and 4, Koa 3 and 2) over real HTTP
+ * on 127.0.0.1, with the memory store and an injected clock.
+ */
+import { createLimiter, type Limiter, MemoryStore, type PolicyInput, type Store } from '@sluice/core';
+import { afterEach, describe, expect, test } from 'vitest';
+import { HARNESSES, type Mount, type NeutralOptions, type Served } from './adapters.js';
+import { json, type Reply, request } from './client.js';
+import { EXPECTED } from './expected.js';
+
+/** A start time on a 10 s boundary, so fixed windows start with it. */
+const T0 = 1_800_000_000_000;
+
+interface World {
+  /** The injected clock; move it with `advance`. */
+  now: number;
+  advance(ms: number): void;
+  limiter(policies: readonly PolicyInput[], store?: Store): Limiter;
+}
+
+function world(): World {
+  const w: World = {
+    now: T0,
+    advance(ms) {
+      w.now += ms;
+    },
+    limiter(policies, store) {
+      const clock = () => w.now;
+      return createLimiter({ policies, store: store ?? new MemoryStore({ clock }), clock });
+    },
+  };
+  return w;
+}
+
+/** A store whose every call rejects: the limiter cannot decide. */
+const failingStore: Store = {
+  kind: 'failing',
+  check: () => Promise.reject(new Error('store down')),
+  reset: () => Promise.reject(new Error('store down')),
+};
+
+interface Client {
+  get(path: string, headers?: Record<string, string>): Promise<Reply>;
+}
+
+interface Scenario {
+  name: string;
+  mount: Mount;
+  options(w: World): NeutralOptions;
+  run(client: Client, w: World): Promise<void>;
+}
+
+const API_3_PER_10S: PolicyInput = { name: 'api', algorithm: 'fixed-window', limit: 3, window: '10s' };
+
+const SCENARIOS: Scenario[] = [
+  {
+    name: '200s then 429 with exact headers and a problem+json body; the clock restores the quota',
+    mount: 'route',
+    options: (w) => ({ limiter: w.limiter([API_3_PER_10S]) }),
+    async run(client, w) {
+      for (const remaining of [2, 1, 0]) {
+        const reply = await client.get('/items/1');
+        expect(reply.status).toBe(200);
+        expect(reply.headers['ratelimit-policy']).toBe('"api";q=3;w=10');
+        expect(reply.headers.ratelimit).toBe(`"api";r=${remaining};t=10`);
+        expect(reply.headers['retry-after']).toBeUndefined();
+        expect(json(reply)).toEqual({
+          ok: true,
+          rateLimit: { allowed: true, outcome: 'allowed', policy: 'api', remaining, shadowed: false },
+        });
+      }
+      w.advance(4000);
+      const denied = await client.get('/items/2');
+      expect(denied.status).toBe(429);
+      expect(denied.headers['content-type']).toBe('application/problem+json');
+      expect(denied.headers['retry-after']).toBe('6');
+      expect(denied.headers['ratelimit-policy']).toBe('"api";q=3;w=10');
+      expect(denied.headers.ratelimit).toBe('"api";r=0;t=6');
+      expect(json(denied)).toEqual(EXPECTED.tooManyRequests(['api'], 'api', 6));
+      expect(denied.text).not.toContain('127.0.0.1');
+      w.advance(6000);
+      const again = await client.get('/items/1');
+      expect(again.status).toBe(200);
+      expect(again.headers.ratelimit).toBe('"api";r=2;t=10');
+    },
+  },
+  {
+    name: 'shorthand limit + window builds one policy named "default"',
+    mount: 'route',
+    options: () => ({ limit: 2, window: '1m' }),
+    async run(client) {
+      expect((await client.get('/items/1')).status).toBe(200);
+      const second = await client.get('/items/1');
+      expect(second.status).toBe(200);
+      expect(second.headers['ratelimit-policy']).toMatch(/^"default";q=2;w=60$/);
+      const third = await client.get('/items/1');
+      expect(third.status).toBe(429);
+      expect((json(third) as { policy: string }).policy).toBe('default');
+    },
+  },
+  {
+    name: '503 problem+json when the store fails and the policy fails closed',
+    mount: 'route',
+    options: (w) => ({ limiter: w.limiter([{ name: 'api', limit: 5, window: '1s' }], failingStore) }),
+    async run(client) {
+      const reply = await client.get('/items/1');
+      expect(reply.status).toBe(503);
+      expect(reply.headers['content-type']).toBe('application/problem+json');
+      expect(json(reply)).toEqual(EXPECTED.unavailable());
+      expect(reply.text).not.toContain('store down');
+    },
+  },
+  {
+    name: 'the request goes through when the store fails and the policy fails open',
+    mount: 'route',
+    options: (w) => ({
+      limiter: w.limiter([{ name: 'api', limit: 5, window: '1s', failMode: 'open' }], failingStore),
+    }),
+    async run(client) {
+      const reply = await client.get('/items/1');
+      expect(reply.status).toBe(200);
+      expect((json(reply) as { rateLimit: { allowed: boolean; outcome: string } }).rateLimit).toMatchObject({
+        allowed: true,
+        outcome: 'unavailable',
+      });
+    },
+  },
+  {
+    name: 'shadow: decided and visible to the handler, never enforced, no headers',
+    mount: 'route',
+    options: (w) => ({
+      limiter: w.limiter([{ name: 'api', algorithm: 'fixed-window', limit: 1, window: '10s' }]),
+      shadow: true,
+    }),
+    async run(client) {
+      const first = await client.get('/items/1');
+      const second = await client.get('/items/1');
+      for (const reply of [first, second]) {
+        expect(reply.status).toBe(200);
+        expect(reply.headers.ratelimit).toBeUndefined();
+        expect(reply.headers['ratelimit-policy']).toBeUndefined();
+        expect(reply.headers['retry-after']).toBeUndefined();
+      }
+      expect((json(first) as { rateLimit: { shadowed: boolean } }).rateLimit.shadowed).toBe(false);
+      expect(
+        (json(second) as { rateLimit: { shadowed: boolean; allowed: boolean } }).rateLimit,
+      ).toMatchObject({
+        shadowed: true,
+        allowed: true,
+      });
+    },
+  },
+  {
+    name: 'skip: skipped requests are neither charged nor decorated',
+    mount: 'route',
+    options: (w) => ({
+      limiter: w.limiter([API_3_PER_10S]),
+      skip: (req) => req.header('x-internal') === 'yes',
+    }),
+    async run(client) {
+      for (let i = 0; i < 5; i++) {
+        const skipped = await client.get('/items/1', { 'x-internal': 'yes' });
+        expect(skipped.status).toBe(200);
+        expect(skipped.headers.ratelimit).toBeUndefined();
+        expect((json(skipped) as { rateLimit: unknown }).rateLimit).toBeNull();
+      }
+      const counted = await client.get('/items/1');
+      expect(counted.headers.ratelimit).toBe('"api";r=2;t=10');
+    },
+  },
+  {
+    name: 'custom identity: each tenant has its own quota',
+    mount: 'route',
+    options: (w) => ({
+      limiter: w.limiter([{ name: 'api', algorithm: 'fixed-window', limit: 1, window: '10s' }]),
+      identity: (req) => req.header('x-tenant'),
+    }),
+    async run(client) {
+      expect((await client.get('/items/1', { 'x-tenant': 'acme' })).status).toBe(200);
+      const acmeAgain = await client.get('/items/1', { 'x-tenant': 'acme' });
+      expect(acmeAgain.status).toBe(429);
+      expect(acmeAgain.text).not.toContain('acme');
+      expect(JSON.stringify(acmeAgain.headers)).not.toContain('acme');
+      expect((await client.get('/items/1', { 'x-tenant': 'globex' })).status).toBe(200);
+    },
+  },
+  {
+    name: 'cost: a request charges its cost; a denied one charges nothing',
+    mount: 'route',
+    options: (w) => ({
+      limiter: w.limiter([{ name: 'api', algorithm: 'fixed-window', limit: 10, window: '10s' }]),
+      cost: (req) => Number(req.header('x-cost') ?? '1'),
+    }),
+    async run(client) {
+      expect((await client.get('/items/1', { 'x-cost': '4' })).headers.ratelimit).toBe('"api";r=6;t=10');
+      const tooBig = await client.get('/items/1', { 'x-cost': '7' });
+      expect(tooBig.status).toBe(429);
+      const rest = await client.get('/items/1', { 'x-cost': '6' });
+      expect(rest.status).toBe(200);
+      expect(rest.headers.ratelimit).toBe('"api";r=0;t=10');
+    },
+  },
+  {
+    name: 'the same middleware twice on one request (app-wide and on the route) charges once',
+    mount: 'both',
+    options: (w) => ({ limiter: w.limiter([API_3_PER_10S]) }),
+    async run(client) {
+      for (const remaining of [2, 1, 0]) {
+        const reply = await client.get('/items/1');
+        expect(reply.status).toBe(200);
+        expect(reply.headers.ratelimit).toBe(`"api";r=${remaining};t=10`);
+      }
+      expect((await client.get('/items/1')).status).toBe(429);
+    },
+  },
+  {
+    name: 'onLimited replaces the response; the rate-limit headers stay',
+    mount: 'route',
+    options: (w) => ({
+      limiter: w.limiter([{ name: 'api', algorithm: 'fixed-window', limit: 1, window: '10s' }]),
+      teapot: true,
+    }),
+    async run(client) {
+      expect((await client.get('/items/1')).status).toBe(200);
+      const limited = await client.get('/items/1');
+      expect(limited.status).toBe(418);
+      expect(json(limited)).toEqual({ custom: true, status: 429 });
+      expect(limited.headers['retry-after']).toBe('10');
+      expect(limited.headers.ratelimit).toBe('"api";r=0;t=10');
+    },
+  },
+  {
+    name: 'route scope on a route: keyed by the matched pattern, not the URL',
+    mount: 'route',
+    options: (w) => ({
+      limiter: w.limiter([
+        { name: 'api', algorithm: 'fixed-window', limit: 1, window: '10s', scope: 'route' },
+      ]),
+    }),
+    async run(client) {
+      expect((await client.get('/items/1')).status).toBe(200);
+      expect((await client.get('/items/2?x=1')).status).toBe(429);
+      expect((await client.get('/other')).status).toBe(200);
+    },
+  },
+  {
+    name: 'route scope app-wide: ids in the path fold to :id',
+    mount: 'app',
+    options: (w) => ({
+      limiter: w.limiter([
+        { name: 'api', algorithm: 'fixed-window', limit: 1, window: '10s', scope: 'route' },
+      ]),
+    }),
+    async run(client) {
+      expect((await client.get('/items/123')).status).toBe(200);
+      expect((await client.get('/items/456')).status).toBe(429);
+      expect((await client.get('/other')).status).toBe(200);
+    },
+  },
+  {
+    name: 'header formats: legacy X-RateLimit-*',
+    mount: 'route',
+    options: (w) => ({ limiter: w.limiter([API_3_PER_10S]), headers: 'legacy' }),
+    async run(client) {
+      const reply = await client.get('/items/1');
+      expect(reply.headers['x-ratelimit-limit']).toBe('3');
+      expect(reply.headers['x-ratelimit-remaining']).toBe('2');
+      expect(reply.headers.ratelimit).toBeUndefined();
+    },
+  },
+  {
+    name: 'headers: false sends no rate-limit headers but still limits',
+    mount: 'route',
+    options: (w) => ({
+      limiter: w.limiter([{ name: 'api', algorithm: 'fixed-window', limit: 1, window: '10s' }]),
+      headers: false,
+    }),
+    async run(client) {
+      const first = await client.get('/items/1');
+      expect(first.headers.ratelimit).toBeUndefined();
+      expect(first.headers['ratelimit-policy']).toBeUndefined();
+      const second = await client.get('/items/1');
+      expect(second.status).toBe(429);
+      expect(second.headers['retry-after']).toBe('10');
+    },
+  },
+];
+
+describe.each(HARNESSES)('$name', (harness) => {
+  let served: Served | undefined;
+  afterEach(async () => {
+    await served?.close();
+    served = undefined;
+  });
+
+  test.each(SCENARIOS)('$name', async (scenario) => {
+    const w = world();
+    served = await harness.serve(scenario.options(w), scenario.mount);
+    const base = served.url;
+    await scenario.run({ get: (path, headers) => request(`${base}${path}`, { headers }) }, w);
+  });
+
+  test.each([
+    [{ limit: -1, window: '1m' }, /"limit".*-1/],
+    [{ limit: 10, window: 'soon' }, /"window".*soon/],
+    [{ policies: [{ name: 'api', algorithm: 'leaky', limit: 1, window: '1s' }] }, /algorithm.*leaky/],
+    [{ limiter: createLimiter({ policies: [API_3_PER_10S] }), policies: ['nope'] }, /nope/],
+    [{ limit: 10, window: '1m', headers: 'draft-99' }, /"headers".*draft-99/],
+    [{ limit: 10, window: '1m', onLimited: 'teapot' }, /"onLimited"/],
+  ] as const)('construction rejects %o', (options, message) => {
+    expect(() => harness.construct(options as Record<string, unknown>)).toThrow(message);
+  });
+});

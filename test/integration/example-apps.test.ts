@@ -1,0 +1,239 @@
+/**
+ * Many nodes of the example apps against one real Redis: the global limit holds under
+ * contention, responses are exactly as design.md specifies, all-or-nothing multi-policy
+ * decisions, shadow mode, and Redis trouble (SCRIPT FLUSH, restart, outage).
+ */
+import { spawnSync } from 'node:child_process';
+import { randomUUID } from 'node:crypto';
+import { afterAll, beforeAll, describe, expect, test } from 'vitest';
+import { type AppNode, EXAMPLE_APPS, startApps, stopApps } from '../support/apps.js';
+import { type RedisProcess, startRedis } from '../support/redis-server.js';
+import { counterValue, json, type Reply, remainingOf, request } from './client.js';
+import { EXPECTED } from './expected.js';
+
+let redis: RedisProcess;
+
+beforeAll(async () => {
+  redis = await startRedis();
+});
+afterAll(async () => {
+  await redis?.stop();
+});
+
+/** 2 + 2 nodes of consecutive pairs of apps (express + koa, nest + hono, ...). */
+const MIXED: { name: string; apps: string[] }[] = EXAMPLE_APPS.flatMap((app, index) => {
+  if (index % 2 === 1 || EXAMPLE_APPS.length < 2) return [];
+  const other = EXAMPLE_APPS[index + 1] ?? EXAMPLE_APPS[0]!;
+  return [
+    { name: `2 x ${app.name} + 2 x ${other.name}`, apps: [app.name, app.name, other.name, other.name] },
+  ];
+});
+
+const pick = <T>(items: readonly T[]): T => items[Math.floor(Math.random() * items.length)]!;
+const apiKey = () => `itkey-${randomUUID()}`;
+
+/** Fires `count` requests at once, each to a random node. */
+async function burst(nodes: readonly AppNode[], path: string, key: string, count: number) {
+  const started = performance.now();
+  const replies = await Promise.all(
+    Array.from({ length: count }, () =>
+      request(`${pick(nodes).url}${path}`, { headers: { 'x-api-key': key } }),
+    ),
+  );
+  return { replies, elapsedSeconds: (performance.now() - started) / 1000 };
+}
+
+/** 1,000 concurrent requests with one API key over the nodes of `/limited` (burst 20, 1/s). */
+async function expectGlobalLimit(nodes: readonly AppNode[]) {
+  const { replies, elapsedSeconds } = await burst(nodes, '/limited', apiKey(), 1000);
+  const admitted = replies.filter((reply) => reply.status === 200).length;
+  const denied = replies.filter((reply) => reply.status === 429).length;
+  const perNode = nodes.map((node) => {
+    const mine = replies.filter((reply) => reply.url.startsWith(`${node.url}/`));
+    return `${node.app}:${mine.filter((reply) => reply.status === 200).length}/${mine.length}`;
+  });
+  console.log(
+    `[${nodes.map((node) => node.app).join('+')}] admitted ${admitted}, denied ${denied} in ` +
+      `${elapsedSeconds.toFixed(2)} s; per node admitted/sent ${perNode.join(' ')}`,
+  );
+  expect(admitted + denied).toBe(1000);
+  expect(admitted).toBeGreaterThanOrEqual(20);
+  expect(admitted).toBeLessThanOrEqual(20 + Math.ceil(elapsedSeconds * 1) + 1);
+}
+
+describe.each(MIXED)('$name on one Redis', ({ apps }) => {
+  let nodes: AppNode[] = [];
+  beforeAll(async () => {
+    nodes = await startApps(apps, {
+      REDIS_URL: redis.url,
+      SLUICE_PREFIX: `it-mixed-${randomUUID().slice(0, 8)}`,
+    });
+  });
+  afterAll(async () => {
+    await stopApps(nodes);
+  });
+
+  test('1,000 concurrent requests, one API key: 20 plus refill admitted, never more, the rest 429', async () => {
+    await expectGlobalLimit(nodes);
+  });
+});
+
+describe.each(EXAMPLE_APPS)('$name example app, 4 nodes on one Redis', (spec) => {
+  const prefix = `it-${spec.name}-${randomUUID().slice(0, 8)}`;
+  let nodes: AppNode[] = [];
+  beforeAll(async () => {
+    nodes = await startApps([spec.name, spec.name, spec.name, spec.name], {
+      REDIS_URL: redis.url,
+      SLUICE_PREFIX: prefix,
+    });
+  });
+  afterAll(async () => {
+    await stopApps(nodes);
+  });
+
+  /** Nothing internal in headers or body: no identity, API key, prefix or Redis key. */
+  function expectNoLeak(reply: Reply, key: string) {
+    const everything = `${JSON.stringify(reply.headers)}\n${reply.text}`;
+    expect(everything).not.toContain(key);
+    expect(everything).not.toContain(prefix);
+    expect(everything).not.toContain('127.0.0.1');
+    expect(everything).not.toMatch(/\{[^"]*\}:/);
+  }
+
+  test('1,000 concurrent requests, one API key: 20 plus refill admitted, never more, the rest 429', async () => {
+    await expectGlobalLimit(nodes);
+  });
+
+  test('GET /health is 200 {"ok":true} with no rate-limit headers', async () => {
+    const reply = await request(`${nodes[0]!.url}/health`);
+    expect(reply.status).toBe(200);
+    expect(json(reply)).toEqual({ ok: true });
+    expect(reply.headers.ratelimit).toBeUndefined();
+    expect(reply.headers['ratelimit-policy']).toBeUndefined();
+  });
+
+  test('429 on /limited: exact headers and problem+json body, nothing internal', async () => {
+    const key = apiKey();
+    const { replies } = await burst(nodes, '/limited', key, 25);
+    const ok = replies.filter((reply) => reply.status === 200);
+    expect(ok.length).toBeGreaterThanOrEqual(20);
+    for (const reply of ok) {
+      expect(json(reply)).toEqual({ ok: true });
+      expect(reply.headers['ratelimit-policy']).toBe('"burst";q=20;w=20');
+      expect(reply.headers.ratelimit).toMatch(/^"burst";r=\d+;t=\d+$/);
+      expect(reply.headers['retry-after']).toBeUndefined();
+      expectNoLeak(reply, key);
+    }
+    const denied = await request(`${pick(nodes).url}/limited`, { headers: { 'x-api-key': key } });
+    expect(denied.status).toBe(429);
+    expect(denied.headers['content-type']).toBe('application/problem+json');
+    const retryAfter = Number(denied.headers['retry-after']);
+    expect(Number.isInteger(retryAfter) && retryAfter >= 1 && retryAfter <= 20).toBe(true);
+    expect(denied.headers['ratelimit-policy']).toBe('"burst";q=20;w=20');
+    expect(denied.headers.ratelimit).toMatch(/^"burst";r=0;t=\d+$/);
+    expect(json(denied)).toEqual(EXPECTED.tooManyRequests(['burst'], 'burst', retryAfter));
+    expectNoLeak(denied, key);
+  });
+
+  test('transfers: three POSTs admitted, the fourth denied by "transfers" without charging "payments"', async () => {
+    const key = apiKey();
+    const headers = { 'x-api-key': key };
+    for (let i = 1; i <= 3; i++) {
+      const reply = await request(`${pick(nodes).url}/transfers/${i}`, { method: 'POST', headers });
+      expect(reply.status, reply.text).toBe(200);
+      expect(reply.headers['ratelimit-policy']).toBe('"payments";q=20;w=10, "transfers";q=3;w=60');
+      expect(remainingOf(reply.headers.ratelimit, 'transfers')).toBe(3 - i);
+    }
+    const fourth = await request(`${pick(nodes).url}/transfers/4`, { method: 'POST', headers });
+    expect(fourth.status).toBe(429);
+    const retryAfter = Number(fourth.headers['retry-after']);
+    expect(json(fourth)).toEqual(EXPECTED.tooManyRequests(['transfers'], 'transfers', retryAfter));
+    // After three charges of 5 the bucket holds 5 (plus refill at 2/s); a charged fourth would leave < 5.
+    const paymentsAfterDeny = remainingOf(fourth.headers.ratelimit, 'payments');
+    expect(paymentsAfterDeny).toBeGreaterThanOrEqual(5);
+    expect(paymentsAfterDeny).toBeLessThan(20);
+    expectNoLeak(fourth, key);
+    // The status route shares the payments bucket and charges 1.
+    const status = await request(`${pick(nodes).url}/transfers/4/status`, { headers });
+    expect(status.status).toBe(200);
+    expect(status.headers['ratelimit-policy']).toBe('"payments";q=20;w=10');
+    expect(remainingOf(status.headers.ratelimit, 'payments')).toBeGreaterThanOrEqual(4);
+  });
+
+  test('/shadow is always 200 and its would-denies are counted in /metrics', async () => {
+    // A fixed window of 60 s: keep all eight requests inside one window.
+    const intoWindowMs = Date.now() % 60_000;
+    if (intoWindowMs > 55_000) await new Promise((r) => setTimeout(r, 60_500 - intoWindowMs));
+    const wouldDeny = async () => {
+      const texts = await Promise.all(nodes.map((node) => request(`${node.url}/metrics`)));
+      for (const text of texts) expect(text.status).toBe(200);
+      return texts.reduce(
+        (sum, reply) =>
+          sum +
+          counterValue(reply.text, 'sluice_decisions_total', {
+            policy: 'shadow-probe',
+            outcome: 'shadow_over_limit',
+          }),
+        0,
+      );
+    };
+    const before = await wouldDeny();
+    const key = apiKey();
+    for (let i = 0; i < 8; i++) {
+      const reply = await request(`${nodes[i % nodes.length]!.url}/shadow`, {
+        headers: { 'x-api-key': key },
+      });
+      expect(reply.status).toBe(200);
+      expect(reply.headers.ratelimit).toBeUndefined();
+      expect(reply.headers['retry-after']).toBeUndefined();
+    }
+    expect((await wouldDeny()) - before).toBe(3);
+    const metrics = await request(`${nodes[0]!.url}/metrics`);
+    expect(metrics.text).toContain('sluice_decision_duration_seconds');
+    expectNoLeak(metrics, key);
+  });
+
+  test('after SCRIPT FLUSH every request still succeeds', async () => {
+    const flushed = spawnSync('redis-cli', ['-p', String(redis.port), 'SCRIPT', 'FLUSH'], {
+      encoding: 'utf8',
+    });
+    expect(flushed.stdout.trim()).toBe('OK');
+    const { replies } = await burst(nodes, '/strict', apiKey(), 40);
+    expect(replies.map((reply) => reply.status)).toEqual(replies.map(() => 200));
+  });
+
+  test('Redis stopped: /strict 503 and /lenient 200 within the deadline; after a restart nothing fails', async () => {
+    const port = redis.port;
+    await redis.stop();
+    const key = apiKey();
+    const headers = { 'x-api-key': key };
+    for (const node of nodes) {
+      const strict = await request(`${node.url}/strict`, { headers });
+      expect(strict.status, strict.text).toBe(503);
+      expect(strict.headers['content-type']).toBe('application/problem+json');
+      expect(json(strict)).toEqual(EXPECTED.unavailable());
+      expectNoLeak(strict, key);
+      const lenient = await request(`${node.url}/lenient`, { headers });
+      expect(lenient.status).toBe(200);
+      expect(json(lenient)).toEqual({ ok: true });
+      // The store deadline is 100 ms; allow for process scheduling on a shared machine.
+      expect(strict.elapsedMs).toBeLessThan(EXPECTED.deadlineMs);
+      expect(lenient.elapsedMs).toBeLessThan(EXPECTED.deadlineMs);
+    }
+
+    redis = await startRedis({ port });
+    // Redis is back (empty, no scripts loaded) once each node has reconnected: wait for that.
+    for (const node of nodes) {
+      const deadline = Date.now() + 15_000;
+      for (;;) {
+        const probe = await request(`${node.url}/strict`, { headers });
+        if (probe.status === 200) break;
+        if (Date.now() > deadline)
+          throw new Error(`${node.app}:${node.port} still answers ${probe.status} after restart`);
+        await new Promise((r) => setTimeout(r, 100));
+      }
+    }
+    const { replies } = await burst(nodes, '/strict', apiKey(), 100);
+    expect(replies.map((reply) => reply.status)).toEqual(replies.map(() => 200));
+  });
+});
