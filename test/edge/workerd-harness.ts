@@ -2,9 +2,19 @@
  * Runs a worker in workerd through miniflare: bundles a TypeScript entry with esbuild the way
  * Workers tooling does, and lets it reach only loopback addresses (the REST test server).
  */
+import { fileURLToPath } from 'node:url';
 import { build } from 'esbuild';
 import { Miniflare } from 'miniflare';
 import { EDGE_BUILD_OPTIONS } from './web-standard-bundle.js';
+
+/** The workspace packages, bundled from source so no build step is needed first. */
+export const SOURCE_ALIASES: Record<string, string> = {
+  '@sluice/core': fileURLToPath(new URL('../../packages/core/src/index.ts', import.meta.url)),
+  '@sluice/hono': fileURLToPath(new URL('../../packages/hono/src/index.ts', import.meta.url)),
+};
+
+/** A worker entry: a .ts file, or inline TypeScript with the folder its imports resolve from. */
+export type WorkerSource = string | { readonly contents: string; readonly resolveDir: string };
 
 /** A worker running in workerd. */
 export interface RunningWorker {
@@ -16,17 +26,26 @@ export interface RunningWorker {
   dispose(): Promise<void>;
 }
 
-/** Bundle `entry` (a .ts file) for workerd. */
-export async function bundleWorker(entry: string): Promise<string> {
-  const result = await build({ ...EDGE_BUILD_OPTIONS, entryPoints: [entry] });
+/** Bundle a worker for workerd, with `@sluice/*` taken from source. */
+export async function bundleWorker(source: WorkerSource): Promise<string> {
+  const result = await build({
+    ...EDGE_BUILD_OPTIONS,
+    ...(typeof source === 'string'
+      ? { entryPoints: [source] }
+      : { stdin: { contents: source.contents, resolveDir: source.resolveDir, loader: 'ts' as const } }),
+    alias: SOURCE_ALIASES,
+  });
   const code = result.outputFiles?.[0]?.text;
-  if (code === undefined) throw new Error(`esbuild produced no output for ${entry}`);
+  if (code === undefined) throw new Error('esbuild produced no output for the worker');
   return code;
 }
 
-/** Bundle `entry` and start it in workerd with string `bindings` (its `env`). */
-export async function startWorker(entry: string, bindings: Record<string, string>): Promise<RunningWorker> {
-  const code = await bundleWorker(entry);
+/** Bundle `source` and start it in workerd with string `bindings` (its `env`). */
+export async function startWorker(
+  source: WorkerSource,
+  bindings: Record<string, string>,
+): Promise<RunningWorker> {
+  const code = await bundleWorker(source);
   const mf = new Miniflare({
     modules: [{ type: 'ESModule', path: 'worker.mjs', contents: code }],
     compatibilityDate: '2026-04-01',
@@ -42,4 +61,13 @@ export async function startWorker(entry: string, bindings: Record<string, string
       mf.dispatchFetch(`http://worker.test${path}`, init) as unknown as Promise<Response>,
     dispose: () => mf.dispose(),
   };
+}
+
+/** The first fenced `ts` block of a Markdown text that contains `marker`. */
+export function codeBlock(markdown: string, marker: string): string {
+  for (const match of markdown.matchAll(/```ts\n([\s\S]*?)```/g)) {
+    const code = match[1] ?? '';
+    if (code.includes(marker)) return code;
+  }
+  throw new Error(`no \`\`\`ts block containing ${JSON.stringify(marker)}`);
 }
