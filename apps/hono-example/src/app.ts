@@ -1,0 +1,53 @@
+/** The example-app contract on Hono: routes, policies and /metrics. */
+import { getConnInfo } from '@hono/node-server/conninfo';
+import { createLimiter, createMetrics, type Limiter, type Store } from '@sluice/core';
+import { type RateLimitEnv, rateLimit } from '@sluice/hono';
+import { type Context, Hono } from 'hono';
+import { API_KEY_HEADER, POLICIES, ROUTE_LIMITS } from './policies.js';
+
+/** Options of `createApp`. */
+export interface ExampleAppOptions {
+  /** Where limiter state lives; the memory store when unset. */
+  readonly store?: Store;
+  /** Key prefix; `'sluice'` when unset. */
+  readonly prefix?: string;
+}
+
+/** The app and the limiter behind it. */
+export interface ExampleApp {
+  readonly app: Hono<RateLimitEnv>;
+  readonly limiter: Limiter;
+}
+
+/** The client address of the socket (@hono/node-server; other runtimes have their own getConnInfo). */
+function clientIp(c: Context): string | undefined {
+  return getConnInfo(c).remote.address;
+}
+
+/** Builds the Hono app of the example-app contract. */
+export function createApp(options: ExampleAppOptions = {}): ExampleApp {
+  const limiter = createLimiter({ policies: POLICIES, store: options.store, prefix: options.prefix });
+  const metrics = createMetrics();
+  limiter.onDecision((event) => metrics.record(event));
+  const limit = (route: { policies: readonly string[]; cost?: Readonly<Record<string, number>> }) =>
+    // Identity: the API key when the client sends one (a stand-in for a tenant), else the client IP.
+    rateLimit({
+      limiter,
+      identityHeader: API_KEY_HEADER,
+      clientIp,
+      policies: route.policies,
+      cost: route.cost,
+    });
+  const ok = (c: Context) => c.json({ ok: true });
+
+  const app = new Hono<RateLimitEnv>();
+  app.get('/health', ok);
+  app.get('/limited', limit(ROUTE_LIMITS.limited), ok);
+  app.post('/transfers/:id', limit(ROUTE_LIMITS.transfer), ok);
+  app.get('/transfers/:id/status', limit(ROUTE_LIMITS.transferStatus), ok);
+  app.get('/shadow', limit(ROUTE_LIMITS.shadow), ok);
+  app.get('/strict', limit(ROUTE_LIMITS.strict), ok);
+  app.get('/lenient', limit(ROUTE_LIMITS.lenient), ok);
+  app.get('/metrics', (c) => c.body(metrics.render(), 200, { 'Content-Type': metrics.contentType }));
+  return { app, limiter };
+}

@@ -1,0 +1,24 @@
+/**
+ * Starts the Hono example app on Node: PORT (default 3000, 0 = any free port) on 127.0.0.1,
+ * REDIS_URL / REDIS_CLUSTER_NODES for the store, SLUICE_PREFIX for the key prefix.
+ * Prints `listening on <port>` when ready.
+ */
+import { serve } from '@hono/node-server';
+import { createApp } from './app.js';
+import { storeFromEnv } from './store.js';
+
+const port = Number(process.env.PORT ?? 3000);
+if (!Number.isInteger(port) || port < 0 || port > 65535) {
+  throw new Error(`PORT must be an integer between 0 and 65535, got ${process.env.PORT}`);
+}
+const { store, description } = storeFromEnv(process.env);
+const { app } = createApp({ store, prefix: process.env.SLUICE_PREFIX || undefined });
+const server = serve({ fetch: app.fetch, port, hostname: '127.0.0.1' }, (info) => {
+  console.log(`hono-example (${description} store) listening on ${info.port}`);
+});
+const stop = () => {
+  server.close(() => process.exit(0));
+  setTimeout(() => process.exit(0), 1000).unref();
+};
+process.once('SIGTERM', stop);
+process.once('SIGINT', stop);

@@ -1,0 +1,45 @@
+/** The example-app contract on NestJS: one global guard, policies named per route. */
+import { type DynamicModule, Module } from '@nestjs/common';
+import { APP_GUARD } from '@nestjs/core';
+import type { Store } from '@sluice/core';
+import { RateLimitGuard, RateLimitModule, type RateLimitRequest } from '@sluice/nestjs';
+import { ExampleController } from './example.controller.js';
+import { MetricsController } from './metrics.controller.js';
+import { API_KEY_HEADER, POLICIES } from './policies.js';
+
+/** Options of `AppModule.register`. */
+export interface ExampleAppOptions {
+  /** Where limiter state lives; the memory store when unset. */
+  readonly store?: Store;
+  /** Key prefix; `'sluice'` when unset. */
+  readonly prefix?: string;
+}
+
+/** Identity: the API key when the client sends one (a stand-in for a tenant), else core's client IP. */
+function identity(req: RateLimitRequest): string | undefined {
+  const apiKey = req.headers[API_KEY_HEADER];
+  return typeof apiKey === 'string' && apiKey !== '' ? apiKey : undefined;
+}
+
+/** The root module of the example app. */
+@Module({})
+// biome-ignore lint/complexity/noStaticOnlyClass: a Nest module is a class
+export class AppModule {
+  /** Builds the app module for a store and a key prefix. */
+  static register(options: ExampleAppOptions = {}): DynamicModule {
+    return {
+      module: AppModule,
+      imports: [
+        RateLimitModule.forRoot({
+          policies: POLICIES,
+          store: options.store,
+          prefix: options.prefix,
+          identity,
+          defaultPolicies: [],
+        }),
+      ],
+      controllers: [ExampleController, MetricsController],
+      providers: [{ provide: APP_GUARD, useClass: RateLimitGuard }],
+    };
+  }
+}

@@ -1,0 +1,35 @@
+/**
+ * The example-app contract's policy table (design.md, "The example-app contract").
+ * Every example app (express, koa, nest, hono) declares exactly these policies and routes,
+ * so the same tests drive all of them and several apps can share one Redis.
+ */
+import type { PolicyInput } from '@sluice/core';
+
+/** Every policy the app uses, decided by one shared limiter. */
+export const POLICIES: readonly PolicyInput[] = [
+  { name: 'burst', algorithm: 'token-bucket', rate: '1/s', burst: 20 },
+  { name: 'payments', algorithm: 'token-bucket', rate: '2/s', burst: 20 },
+  { name: 'transfers', algorithm: 'sliding-window', limit: 3, window: '60s' },
+  { name: 'shadow-probe', algorithm: 'fixed-window', limit: 5, window: '60s', shadow: true },
+  { name: 'strict', algorithm: 'token-bucket', rate: '1000/s', burst: 1000, failMode: 'closed' },
+  { name: 'lenient', algorithm: 'token-bucket', rate: '1000/s', burst: 1000, failMode: 'open' },
+];
+
+/** Which policies each limited route uses, and what it costs per policy. */
+export const ROUTE_LIMITS = {
+  /** GET /limited */
+  limited: { policies: ['burst'] },
+  /** POST /transfers/:id: both policies in one call, all or nothing. */
+  transfer: { policies: ['payments', 'transfers'], cost: { payments: 5, transfers: 1 } },
+  /** GET /transfers/:id/status: shares the tenant's payments bucket. */
+  transferStatus: { policies: ['payments'], cost: { payments: 1 } },
+  /** GET /shadow: decided and counted, never enforced. */
+  shadow: { policies: ['shadow-probe'] },
+  /** GET /strict: 503 when the store is unreachable. */
+  strict: { policies: ['strict'] },
+  /** GET /lenient: admitted when the store is unreachable. */
+  lenient: { policies: ['lenient'] },
+} as const satisfies Record<string, { policies: readonly string[]; cost?: Readonly<Record<string, number>> }>;
+
+/** The header carrying the caller's API key; the identity when present, else the client IP. */
+export const API_KEY_HEADER = 'x-api-key';

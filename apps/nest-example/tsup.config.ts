@@ -1,0 +1,13 @@
+import { defineConfig } from 'tsup';
+
+// Decorator metadata (Nest's DI) needs swc: tsup uses it because tsconfig.json sets
+// experimentalDecorators and emitDecoratorMetadata.
+export default defineConfig({
+  entry: ['src/main.ts', 'src/app.module.ts'],
+  format: ['esm'],
+  dts: false,
+  sourcemap: true,
+  clean: true,
+  target: 'es2022',
+  platform: 'node',
+});

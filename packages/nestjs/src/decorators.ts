@@ -1,0 +1,168 @@
+/** `@RateLimit()` and `@SkipRateLimit()`: per-controller and per-handler rate-limit metadata. */
+import { SetMetadata } from '@nestjs/common';
+import { definePolicy, type PolicyInput } from '@sluice/core';
+import type { RateLimitModuleOptions } from './module-options.js';
+import { RATE_LIMIT_METADATA, SKIP_RATE_LIMIT_METADATA } from './tokens.js';
+
+/** Options of `@RateLimit({...})`. Either `policies` or a policy of the route's own, not both. */
+export interface RateLimitRouteOptions {
+  /** Names of module policies to apply here (instead of the module's `defaultPolicies`). */
+  policies?: readonly string[];
+  /** Units charged here: a number, a record per policy name, or a function of the request. */
+  cost?: RateLimitModuleOptions['cost'];
+  /** Decide and record, never enforce, on this route. */
+  shadow?: boolean;
+  /**
+   * A policy of this route's own: give `limit` + `window` (or `rate`), optionally
+   * `algorithm`, `burst`, `failMode`, `scope` (default `'route'`: one budget per route) and
+   * `name` (default `<Controller>.<handler>`, or `<Controller>` on a controller).
+   */
+  limit?: number;
+  window?: string | number;
+  rate?: PolicyInput['rate'];
+  burst?: number;
+  algorithm?: PolicyInput['algorithm'];
+  failMode?: PolicyInput['failMode'];
+  scope?: PolicyInput['scope'];
+  name?: string;
+}
+
+/** What `@RateLimit()` stores: module policies by name, or a route's own policy. */
+export type RateLimitMetadata =
+  | {
+      readonly kind: 'named';
+      readonly policies: readonly string[];
+      readonly cost: RateLimitRouteOptions['cost'];
+      readonly shadow: boolean | undefined;
+    }
+  | {
+      readonly kind: 'own';
+      readonly policy: PolicyInput;
+      readonly cost: RateLimitRouteOptions['cost'];
+      readonly shadow: boolean | undefined;
+    };
+
+/** What `@SkipRateLimit()` stores: `true` skips every policy, a list skips those named. */
+export type SkipRateLimitMetadata = true | readonly string[];
+
+const OWN_POLICY_FIELDS = [
+  'limit',
+  'window',
+  'rate',
+  'burst',
+  'algorithm',
+  'failMode',
+  'scope',
+  'name',
+] as const;
+const ROUTE_FIELDS: readonly string[] = ['policies', 'cost', 'shadow', ...OWN_POLICY_FIELDS];
+
+function policyNames(names: readonly unknown[], where: string): readonly string[] {
+  for (const name of names) {
+    if (typeof name !== 'string' || name.length === 0) {
+      throw new TypeError(`${where}: policy names must be non-empty strings, got ${JSON.stringify(name)}`);
+    }
+  }
+  return Object.freeze([...(names as string[])]);
+}
+
+function defaultName(target: object, propertyKey: string | symbol | undefined): string {
+  const owner = propertyKey === undefined ? (target as { name?: string }).name : target.constructor.name;
+  return propertyKey === undefined ? String(owner) : `${owner}.${String(propertyKey)}`;
+}
+
+function toMetadata(
+  args: readonly unknown[],
+  target: object,
+  propertyKey: string | symbol | undefined,
+): RateLimitMetadata {
+  const [first] = args;
+  if (args.length === 0) throw new TypeError('@RateLimit(): give policy names or an options object');
+  if (typeof first === 'string')
+    return { kind: 'named', policies: policyNames(args, '@RateLimit()'), cost: undefined, shadow: undefined };
+  if (args.length > 1 || typeof first !== 'object' || first === null || Array.isArray(first)) {
+    throw new TypeError('@RateLimit(): give policy names or one options object');
+  }
+  const options = first as RateLimitRouteOptions;
+  for (const key of Object.keys(options)) {
+    if (!ROUTE_FIELDS.includes(key)) throw new TypeError(`@RateLimit(): unknown option "${key}"`);
+  }
+  if (options.shadow !== undefined && typeof options.shadow !== 'boolean') {
+    throw new TypeError(`@RateLimit(): "shadow" must be a boolean, got ${String(options.shadow)}`);
+  }
+  const own = OWN_POLICY_FIELDS.some((field) => options[field] !== undefined);
+  if (own && options.policies !== undefined) {
+    throw new TypeError(
+      '@RateLimit(): give either "policies" or a policy of the route\'s own (limit, window...), not both',
+    );
+  }
+  if (!own) {
+    if (!Array.isArray(options.policies)) {
+      throw new TypeError(
+        '@RateLimit(): "policies" must be an array of policy names, or give "limit" and "window"',
+      );
+    }
+    return {
+      kind: 'named',
+      policies: policyNames(options.policies, '@RateLimit()'),
+      cost: options.cost,
+      shadow: options.shadow,
+    };
+  }
+  const policy: PolicyInput = {
+    name: options.name ?? defaultName(target, propertyKey),
+    scope: options.scope ?? 'route',
+    ...(options.algorithm !== undefined && { algorithm: options.algorithm }),
+    ...(options.limit !== undefined && { limit: options.limit }),
+    ...(options.window !== undefined && { window: options.window }),
+    ...(options.rate !== undefined && { rate: options.rate }),
+    ...(options.burst !== undefined && { burst: options.burst }),
+    ...(options.failMode !== undefined && { failMode: options.failMode }),
+  };
+  definePolicy(policy); // a bad policy throws here, when the class is defined
+  return { kind: 'own', policy: Object.freeze(policy), cost: options.cost, shadow: options.shadow };
+}
+
+function setMetadata(
+  key: string,
+  value: unknown,
+  target: object,
+  propertyKey: string | symbol | undefined,
+  descriptor: PropertyDescriptor | undefined,
+): void {
+  if (descriptor === undefined) SetMetadata(key, value)(target as () => unknown);
+  else SetMetadata(key, value)(target, propertyKey as string | symbol, descriptor);
+}
+
+/**
+ * Rate-limits a controller or a handler. The handler's decorator wins over the controller's.
+ *
+ * - `@RateLimit('payments', 'transfers')`: these module policies, decided together.
+ * - `@RateLimit({ policies: ['payments'], cost: 5 })`: with a cost for this route.
+ * - `@RateLimit({ limit: 10, window: '1m' })`: a policy of this route's own (token bucket
+ *   by default), on the module's store.
+ *
+ * Bad arguments throw when the class is defined.
+ */
+export function RateLimit(...policies: string[]): ClassDecorator & MethodDecorator;
+export function RateLimit(options: RateLimitRouteOptions): ClassDecorator & MethodDecorator;
+export function RateLimit(...args: unknown[]): ClassDecorator & MethodDecorator {
+  return ((target: object, propertyKey?: string | symbol, descriptor?: PropertyDescriptor) => {
+    setMetadata(RATE_LIMIT_METADATA, toMetadata(args, target, propertyKey), target, propertyKey, descriptor);
+    return descriptor;
+  }) as ClassDecorator & MethodDecorator;
+}
+
+/**
+ * Skips rate limiting on a controller or a handler: every policy with no arguments, or
+ * only the named ones (`@SkipRateLimit('burst')`). The handler's decorator wins over the
+ * controller's.
+ */
+export function SkipRateLimit(...policies: string[]): ClassDecorator & MethodDecorator {
+  const value: SkipRateLimitMetadata =
+    policies.length === 0 ? true : policyNames(policies, '@SkipRateLimit()');
+  return ((target: object, propertyKey?: string | symbol, descriptor?: PropertyDescriptor) => {
+    setMetadata(SKIP_RATE_LIMIT_METADATA, value, target, propertyKey, descriptor);
+    return descriptor;
+  }) as ClassDecorator & MethodDecorator;
+}

@@ -1,0 +1,100 @@
+/** `RateLimitGuard`: asks core for a decision for each request and applies it. */
+import { type CanActivate, type ExecutionContext, Injectable } from '@nestjs/common';
+import type { Decision } from '@sluice/core';
+import { PROBLEM_CONTENT_TYPE, RateLimitException } from './rate-limit.exception.js';
+import { RateLimitService } from './rate-limit.service.js';
+import { handlerMethod, handlerPattern } from './route-pattern.js';
+
+/** What the guard needs to know about one request; see `RateLimitGuard.getRequestFacts`. */
+export interface RequestFacts {
+  /** The request object passed to `identity`, `cost` and `skip`; also marks the request as checked. */
+  readonly request: object;
+  /** Where headers go: an Express / Node response or a Fastify reply. Undefined: no headers. */
+  readonly response?: unknown;
+  /** HTTP method, e.g. `POST`. */
+  readonly method: string;
+  /** The route pattern (`/transfers/:id`); undefined folds ids in `path`. */
+  readonly pattern: string | undefined;
+  /** The raw path, used only when `pattern` is undefined. */
+  readonly path: string;
+  /** The client address, the default identity. */
+  readonly ip: string | undefined;
+}
+
+/** Requests this process has already checked: a global and a route guard charge once. */
+const checked = new WeakSet<object>();
+
+interface HeaderTarget {
+  setHeader?: (name: string, value: string) => unknown;
+  header?: (name: string, value: string) => unknown;
+}
+
+/**
+ * Rate limits HTTP requests. Register it app-wide
+ * (`{ provide: APP_GUARD, useClass: RateLimitGuard }`) or per controller or handler
+ * (`@UseGuards(RateLimitGuard)`); both on one request charge once. Denials throw a
+ * `RateLimitException` (429, or 503 under a `closed` policy when the store is down)
+ * after setting the headers, so exception filters still apply. The decision is set on
+ * the request as `req.rateLimit`.
+ *
+ * Other contexts (GraphQL, WebSocket, RPC) pass unlimited by default; to limit them,
+ * extend the guard and override `getRequestFacts` (see the package README).
+ */
+@Injectable()
+export class RateLimitGuard implements CanActivate {
+  constructor(protected readonly rateLimit: RateLimitService) {}
+
+  /** Decides the request; true lets it through, a `RateLimitException` denies it. */
+  async canActivate(context: ExecutionContext): Promise<boolean> {
+    const route = this.rateLimit.forRoute(context.getClass(), context.getHandler());
+    if (route === undefined) return true;
+    const facts = this.getRequestFacts(context);
+    if (facts === undefined || checked.has(facts.request)) return true;
+    checked.add(facts.request);
+    const result = await route.decide(facts.request as never, {
+      method: facts.method,
+      pattern: facts.pattern,
+      path: facts.path,
+      ip: facts.ip,
+    });
+    if (result === undefined) return true;
+    const { decision, verdict } = result;
+    this.setDecision(facts, decision);
+    for (const [name, value] of Object.entries(verdict.headers)) this.setHeader(facts, name, value);
+    if (verdict.action === 'pass') return true;
+    this.setHeader(facts, 'Content-Type', PROBLEM_CONTENT_TYPE);
+    throw new RateLimitException(verdict, decision);
+  }
+
+  /**
+   * Translates the execution context into request facts. The default handles HTTP on the
+   * Express and Fastify platforms: the route pattern from the controller's and handler's
+   * path metadata, the client IP from `req.ip`. Returns `undefined` (not limited) for any
+   * other context type. Override it to limit GraphQL, WebSocket or RPC handlers.
+   */
+  protected getRequestFacts(context: ExecutionContext): RequestFacts | undefined {
+    if (context.getType() !== 'http') return undefined;
+    const http = context.switchToHttp();
+    const request = http.getRequest<{ method: string; url: string; originalUrl?: string; ip?: string }>();
+    return {
+      request,
+      response: http.getResponse(),
+      method: handlerMethod(context.getHandler(), request.method),
+      pattern: handlerPattern(context.getClass(), context.getHandler()),
+      path: request.originalUrl ?? request.url,
+      ip: request.ip,
+    };
+  }
+
+  /** Sets a response header on an Express / Node response or a Fastify reply. */
+  protected setHeader(facts: RequestFacts, name: string, value: string): void {
+    const response = facts.response as HeaderTarget | undefined;
+    if (typeof response?.setHeader === 'function') response.setHeader(name, value);
+    else if (typeof response?.header === 'function') response.header(name, value);
+  }
+
+  /** Makes the decision available to handlers: `req.rateLimit`. */
+  protected setDecision(facts: RequestFacts, decision: Decision): void {
+    (facts.request as { rateLimit?: Decision }).rateLimit = decision;
+  }
+}

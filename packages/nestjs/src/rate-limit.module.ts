@@ -1,0 +1,77 @@
+/** `RateLimitModule`: the limiter, its store and the guard, provided through DI. */
+import { Module } from '@nestjs/common';
+import { DiscoveryModule } from '@nestjs/core';
+import { createLimiter, type Limiter, MemoryStore, type Store } from '@sluice/core';
+import {
+  ConfigurableRateLimitModule,
+  RATE_LIMIT_MODULE_OPTIONS,
+  type RateLimitModuleOptions,
+} from './module-options.js';
+import { RateLimitGuard } from './rate-limit.guard.js';
+import { RateLimitService } from './rate-limit.service.js';
+import { RATE_LIMIT_STORE, RATE_LIMITER } from './tokens.js';
+
+function checkOptions(options: RateLimitModuleOptions): void {
+  if (typeof options !== 'object' || options === null) {
+    throw new TypeError(`RateLimitModule: options must be an object, got ${String(options)}`);
+  }
+  if (options.limiter !== undefined && options.policies !== undefined) {
+    throw new TypeError('RateLimitModule: give "policies" or "limiter", not both');
+  }
+  if (options.limiter === undefined && (!Array.isArray(options.policies) || options.policies.length === 0)) {
+    throw new TypeError(
+      `RateLimitModule: "policies" must be a non-empty array of policies (or give "limiter"), got ${String(options.policies)}`,
+    );
+  }
+}
+
+function storeFactory(options: RateLimitModuleOptions): Store | undefined {
+  checkOptions(options);
+  if (options.store !== undefined) return options.store;
+  if (options.limiter !== undefined) return undefined;
+  return new MemoryStore(options.clock === undefined ? {} : { clock: options.clock });
+}
+
+function limiterFactory(options: RateLimitModuleOptions, store: Store | undefined): Limiter {
+  if (options.limiter !== undefined) return options.limiter;
+  const {
+    policies,
+    limiter: _limiter,
+    store: _store,
+    defaultPolicies: _defaultPolicies,
+    identity: _identity,
+    cost: _cost,
+    skip: _skip,
+    headers: _headers,
+    shadow: _shadow,
+    ...limiterOptions
+  } = options;
+  return createLimiter({
+    ...limiterOptions,
+    policies: policies ?? [],
+    ...(store !== undefined && { store }),
+  });
+}
+
+/**
+ * Rate limiting for NestJS.
+ *
+ * `RateLimitModule.forRoot({ policies, store })` or `forRootAsync({ useFactory, inject })`
+ * provides the limiter (`RATE_LIMITER`), the store (`RATE_LIMIT_STORE`), `RateLimitService`
+ * and `RateLimitGuard`. The module is global unless `isGlobal: false`.
+ */
+@Module({
+  imports: [DiscoveryModule],
+  providers: [
+    { provide: RATE_LIMIT_STORE, useFactory: storeFactory, inject: [RATE_LIMIT_MODULE_OPTIONS] },
+    {
+      provide: RATE_LIMITER,
+      useFactory: limiterFactory,
+      inject: [RATE_LIMIT_MODULE_OPTIONS, RATE_LIMIT_STORE],
+    },
+    RateLimitService,
+    RateLimitGuard,
+  ],
+  exports: [RATE_LIMITER, RATE_LIMIT_STORE, RATE_LIMIT_MODULE_OPTIONS, RateLimitService, RateLimitGuard],
+})
+export class RateLimitModule extends ConfigurableRateLimitModule {}

@@ -1,0 +1,170 @@
+/** `RateLimitService`: which policies apply to a handler, resolved once per handler. */
+import { Inject, Injectable, type OnModuleInit } from '@nestjs/common';
+import { PATH_METADATA } from '@nestjs/common/constants.js';
+import { DiscoveryService, MetadataScanner, Reflector } from '@nestjs/core';
+import {
+  createLimiter,
+  type DecisionEvent,
+  type Limiter,
+  type RateLimitOptions,
+  type ResolvedRateLimit,
+  resolveRateLimitOptions,
+  type Store,
+} from '@sluice/core';
+import type { RateLimitMetadata, SkipRateLimitMetadata } from './decorators.js';
+import {
+  RATE_LIMIT_MODULE_OPTIONS,
+  type RateLimitModuleOptions,
+  type RateLimitRequest,
+} from './module-options.js';
+import { RATE_LIMIT_METADATA, RATE_LIMIT_STORE, RATE_LIMITER, SKIP_RATE_LIMIT_METADATA } from './tokens.js';
+
+/** The decision maker for one handler: core's resolved options. */
+export type RouteRateLimit = ResolvedRateLimit<RateLimitRequest>;
+
+const ADAPTER = 'nestjs';
+
+/**
+ * Resolves, once per controller and handler, which policies apply (decorators, skip lists,
+ * the module's `defaultPolicies`) into core's `decide`. Every route of every controller is
+ * resolved when the module starts, so an unknown policy name fails the application start.
+ */
+@Injectable()
+export class RateLimitService implements OnModuleInit {
+  private readonly routes = new WeakMap<object, WeakMap<object, RouteRateLimit | null>>();
+  private readonly ownLimiters = new WeakMap<object, Limiter>();
+  private readonly ownLimiterList: Limiter[] = [];
+  /** Decision listeners and the unsubscribe functions of their subscriptions. */
+  private readonly listeners = new Map<(event: DecisionEvent) => void, (() => void)[]>();
+
+  constructor(
+    @Inject(RATE_LIMIT_MODULE_OPTIONS) private readonly options: RateLimitModuleOptions,
+    @Inject(RATE_LIMITER) readonly limiter: Limiter,
+    @Inject(RATE_LIMIT_STORE) private readonly store: Store | undefined,
+    private readonly reflector: Reflector,
+    private readonly discovery: DiscoveryService,
+    private readonly scanner: MetadataScanner,
+  ) {}
+
+  /** Resolves every controller handler now, so configuration errors surface at start-up. */
+  onModuleInit(): void {
+    for (const wrapper of this.discovery.getControllers()) {
+      const controller = wrapper.metatype as (abstract new (...args: never[]) => unknown) | null;
+      if (typeof controller !== 'function') continue;
+      const prototype = controller.prototype as Record<string, unknown>;
+      for (const name of this.scanner.getAllMethodNames(prototype)) {
+        const handler = prototype[name];
+        if (typeof handler === 'function' && this.reflector.get(PATH_METADATA, handler) !== undefined) {
+          this.forRoute(controller, handler);
+        }
+      }
+    }
+  }
+
+  /**
+   * Subscribes to the decisions of every limiter of the module: the module's own
+   * (`RATE_LIMITER`) and those of `@RateLimit({ limit, window })` routes. Use it for metrics.
+   *
+   * @returns a function that unsubscribes
+   */
+  onDecision(listener: (event: DecisionEvent) => void): () => void {
+    const offs = [this.limiter, ...this.ownLimiterList].map((limiter) => limiter.onDecision(listener));
+    this.listeners.set(listener, offs);
+    return () => {
+      for (const off of this.listeners.get(listener) ?? []) off();
+      this.listeners.delete(listener);
+    };
+  }
+
+  /**
+   * The rate limit of one handler, or `undefined` when no policy applies there.
+   *
+   * @param controller the controller (or resolver, gateway) class: `context.getClass()`
+   * @param handler the handler: `context.getHandler()`
+   */
+  forRoute(controller: object, handler: object): RouteRateLimit | undefined {
+    let byHandler = this.routes.get(controller);
+    if (byHandler === undefined) {
+      byHandler = new WeakMap();
+      this.routes.set(controller, byHandler);
+    }
+    let route = byHandler.get(handler);
+    if (route === undefined) {
+      route = this.resolve(controller, handler);
+      byHandler.set(handler, route);
+    }
+    return route ?? undefined;
+  }
+
+  private resolve(controller: object, handler: object): RouteRateLimit | null {
+    const targets = [handler, controller] as (() => unknown)[];
+    const skip = this.reflector.getAllAndOverride<SkipRateLimitMetadata | undefined>(
+      SKIP_RATE_LIMIT_METADATA,
+      targets,
+    );
+    if (skip === true) return null;
+    const meta = this.reflector.getAllAndOverride<RateLimitMetadata | undefined>(
+      RATE_LIMIT_METADATA,
+      targets,
+    );
+    const limiter = meta?.kind === 'own' ? this.ownLimiter(meta) : this.limiter;
+    const selected =
+      meta?.kind === 'named'
+        ? meta.policies
+        : meta?.kind === 'own'
+          ? [meta.policy.name]
+          : (this.options.defaultPolicies ?? this.limiter.policies.map((policy) => policy.name));
+    const skipped = new Set(skip ?? []);
+    const policies = selected.filter((name) => !skipped.has(name));
+    if (policies.length === 0) return null;
+    for (const name of policies) limiter.policy(name); // an unknown name throws now, naming it
+    const shared: RateLimitOptions<RateLimitRequest> = {
+      limiter,
+      policies,
+      ...(this.options.identity !== undefined && { identity: this.options.identity }),
+      ...(this.options.skip !== undefined && { skip: this.options.skip }),
+      ...(this.options.headers !== undefined && { headers: this.options.headers }),
+    };
+    const cost = meta?.cost ?? this.options.cost;
+    if (cost !== undefined) shared.cost = cost;
+    const shadow = meta?.shadow ?? this.options.shadow;
+    if (shadow !== undefined) shared.shadow = shadow;
+    return resolveRateLimitOptions<RateLimitRequest>(shared, ADAPTER);
+  }
+
+  /** One limiter per `@RateLimit({ limit, window })`, on the module's store and options. */
+  private ownLimiter(meta: Extract<RateLimitMetadata, { kind: 'own' }>): Limiter {
+    let limiter = this.ownLimiters.get(meta);
+    if (limiter === undefined) {
+      if (this.store === undefined) {
+        throw new TypeError(
+          `@RateLimit() on "${meta.policy.name}" defines its own policy, which needs the module's "store"; ` +
+            'with "limiter" alone the store is unknown: pass "store" as well',
+        );
+      }
+      const {
+        policies: _policies,
+        limiter: _limiter,
+        store: _store,
+        defaultPolicies: _defaultPolicies,
+        identity: _identity,
+        cost: _cost,
+        skip: _skip,
+        headers: _headers,
+        shadow: _shadow,
+        ...limiterOptions
+      } = this.options;
+      limiter = createLimiter({
+        ...limiterOptions,
+        prefix: this.options.prefix ?? this.limiter.prefix,
+        policies: [meta.policy],
+        store: this.store,
+      });
+      for (const [listener, offs] of this.listeners) offs.push(limiter.onDecision(listener));
+      this.ownLimiters.set(meta, limiter);
+      this.ownLimiterList.push(limiter);
+      this.ownLimiters.set(meta, limiter);
+    }
+    return limiter;
+  }
+}
