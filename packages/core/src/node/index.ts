@@ -1,0 +1,2 @@
+/** `@sluice/core/node`: Node-only helpers (ioredis). */
+export { type CreateRedisStoreOptions, createRedisStore, type RedisTarget } from './ioredis.js';

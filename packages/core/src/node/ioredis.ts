@@ -1,0 +1,81 @@
+/**
+ * Builds a `RedisStore` on ioredis (5 or 6, an optional peer dependency). Node only: import it
+ * from `@sluice/core/node`.
+ */
+import { Cluster, type ClusterOptions, Redis, type RedisOptions } from 'ioredis';
+import { RedisStore } from '../stores/redis-store.js';
+import type { Clock, EvalClient } from '../types.js';
+
+/** Where the store connects: a `redis://` URL, Cluster seed nodes, or a client you built. */
+export type RedisTarget = string | { readonly clusterNodes: readonly string[] } | EvalClient;
+
+/** Options of `createRedisStore`. */
+export interface CreateRedisStoreOptions {
+  /** Extra ioredis options for a client built from a URL. */
+  readonly redisOptions?: RedisOptions;
+  /** Extra ioredis Cluster options for a client built from seed nodes. */
+  readonly clusterOptions?: ClusterOptions;
+  /** Tests only: explicit time passed to the script. */
+  readonly clock?: Clock;
+}
+
+/**
+ * Client defaults suited to a limiter: every call has its own deadline in the limiter, so a
+ * command is retried at most once by ioredis before it fails.
+ */
+const LIMITER_REDIS_OPTIONS: RedisOptions = { maxRetriesPerRequest: 1 };
+
+/** Parses `host:port` (IPv6 as `[::1]:6379`). */
+function parseNode(node: string): { host: string; port: number } {
+  const match = /^\[?([^\]]+?)\]?:(\d+)$/.exec(node.trim());
+  const port = Number(match?.[2]);
+  if (!match || !Number.isInteger(port) || port <= 0 || port > 65_535) {
+    throw new TypeError(
+      `createRedisStore: "clusterNodes" entries must look like host:port, got ${JSON.stringify(node)}`,
+    );
+  }
+  return { host: match[1] ?? '', port };
+}
+
+function isEvalClient(value: unknown): value is EvalClient {
+  return (
+    typeof value === 'object' &&
+    value !== null &&
+    typeof (value as EvalClient).evalsha === 'function' &&
+    typeof (value as EvalClient).eval === 'function'
+  );
+}
+
+/**
+ * A `RedisStore` for a URL (`redis://` or `rediss://`), Redis Cluster seed nodes
+ * (`{ clusterNodes: ['127.0.0.1:7000', ...] }`), or an existing client (ioredis `Redis` or
+ * `Cluster`, or any `EvalClient`). Clients built here belong to the store: `store.close()` quits them.
+ */
+export function createRedisStore(target: RedisTarget, options: CreateRedisStoreOptions = {}): RedisStore {
+  const clock = options.clock;
+  if (typeof target === 'string') {
+    if (!/^rediss?:\/\//.test(target)) {
+      throw new TypeError('createRedisStore: the URL must start with redis:// or rediss://');
+    }
+    const client = new Redis(target, { ...LIMITER_REDIS_OPTIONS, ...options.redisOptions });
+    return new RedisStore({ client, clock, ownsClient: true });
+  }
+  if (isEvalClient(target)) return new RedisStore({ client: target, clock });
+  if (
+    typeof target === 'object' &&
+    target !== null &&
+    Array.isArray((target as { clusterNodes?: unknown }).clusterNodes)
+  ) {
+    const nodes = (target as { clusterNodes: readonly string[] }).clusterNodes;
+    if (nodes.length === 0)
+      throw new TypeError('createRedisStore: "clusterNodes" must list at least one host:port');
+    const client = new Cluster(nodes.map(parseNode), {
+      ...options.clusterOptions,
+      redisOptions: { ...LIMITER_REDIS_OPTIONS, ...options.clusterOptions?.redisOptions },
+    });
+    return new RedisStore({ client, clock, ownsClient: true });
+  }
+  throw new TypeError(
+    'createRedisStore: expected a redis:// URL, { clusterNodes: [...] } or a client with evalsha() and eval()',
+  );
+}
