@@ -1,0 +1,327 @@
+/**
+ * Sluice on a real 3-primary + 3-replica Redis Cluster: every algorithm and the multi-policy
+ * check hold their limit under contention from several Cluster connections, decisions equal
+ * those of a single Redis step for step, no call ever meets CROSSSLOT, and keys spread over the
+ * primaries by identity with one identity's policies in one slot.
+ */
+
+import fc from 'fast-check';
+import { Cluster, Redis } from 'ioredis';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { type RedisCluster, startRedisCluster } from '../support/redis-cluster.js';
+import { type RedisProcess, startRedis } from '../support/redis-server.js';
+import {
+  type Algorithm,
+  createLimiter,
+  type Decision,
+  type EvalClient,
+  identityTag,
+  type PolicyInput,
+  RedisStore,
+} from './core.js';
+import { keySlot, ownerOf } from './key-slot.js';
+
+const ALGORITHMS: readonly Algorithm[] = [
+  'token-bucket',
+  'gcra',
+  'sliding-window',
+  'fixed-window',
+  'sliding-log',
+];
+const CONNECTIONS = 4;
+
+let cluster: RedisCluster;
+const clients: Cluster[] = [];
+/** Every error any Cluster call returned, by message. */
+const errors: string[] = [];
+let runId = 0;
+const prefix = () => `c${process.pid}x${++runId}`;
+
+/** An EvalClient over one Cluster connection that records every error it passes on. */
+function recording(client: Cluster | Redis): EvalClient {
+  const record = (error: unknown) => {
+    errors.push(error instanceof Error ? error.message : String(error));
+    throw error;
+  };
+  return {
+    evalsha: (sha1, numKeys, ...args) => client.evalsha(sha1, numKeys, ...args).catch(record),
+    eval: (script, numKeys, ...args) => client.eval(script, numKeys, ...args).catch(record),
+  };
+}
+
+async function connect(): Promise<Cluster> {
+  const client = new Cluster(
+    cluster.seeds.map((s) => ({ ...s })),
+    { scaleReads: 'master' },
+  );
+  client.on('error', () => {});
+  if (client.status !== 'ready') await new Promise<void>((resolve) => client.once('ready', () => resolve()));
+  return client;
+}
+
+/** Seconds to the next whole `windowSeconds` boundary of Redis time. */
+async function secondsToBoundary(windowSeconds: number): Promise<number> {
+  const [seconds] = (await clients[0]!.call('TIME')) as [string, string];
+  return windowSeconds - (Number(seconds) % windowSeconds);
+}
+
+/** Fixed windows are aligned to Redis time; keep a burst clear of a boundary. */
+async function clearOfWindowBoundary(windowSeconds: number, marginSeconds = 15): Promise<void> {
+  const left = await secondsToBoundary(windowSeconds);
+  if (left < marginSeconds) await new Promise((r) => setTimeout(r, (left + 1) * 1000));
+}
+
+beforeAll(async () => {
+  cluster = await startRedisCluster();
+  console.log(`[cluster] 3 primaries + 3 replicas ready in ${cluster.startupMs} ms`);
+  for (let i = 0; i < CONNECTIONS; i++) clients.push(await connect());
+});
+
+afterAll(async () => {
+  for (const client of clients) client.disconnect();
+  await cluster?.stop();
+});
+
+describe('slot arithmetic', () => {
+  it('the local slot computation agrees with CLUSTER KEYSLOT, hash tags included', async () => {
+    const keys = [
+      'plain',
+      'sluice:{tenant-1}:burst',
+      'sluice:{tenant-1}:payments',
+      '{}x',
+      'a{b}c{d}',
+      'k{}{z}',
+    ];
+    for (let i = 0; i < 40; i++) keys.push(`p:{id-${i}-${Math.random()}}:policy`);
+    for (const key of keys) {
+      expect(keySlot(key), key).toBe(Number(await clients[0]!.cluster('KEYSLOT', key)));
+    }
+  });
+});
+
+describe.each(ALGORITHMS)('%s under contention on the Cluster', (algorithm) => {
+  it(`2,000 concurrent one-unit checks over ${CONNECTIONS} Cluster connections at one key of limit 100 admit exactly 100`, async () => {
+    if (algorithm === 'fixed-window') await clearOfWindowBoundary(3600);
+    const p = prefix();
+    const policies: PolicyInput[] = [{ name: 'contended', algorithm, limit: 100, window: '1h' }];
+    const limiters = clients.map((client) =>
+      createLimiter({
+        policies,
+        prefix: p,
+        store: new RedisStore({ client: recording(client) }),
+        timeoutMs: 20_000,
+        breaker: false,
+        denyCache: false,
+      }),
+    );
+    const decisions = await Promise.all(
+      Array.from({ length: 2000 }, (_, i) => limiters[i % CONNECTIONS]!.check({ identity: 'hot-tenant' })),
+    );
+    const allowed = decisions.filter((d) => d.allowed);
+    const outcomes = count(decisions.map((d) => d.outcome));
+    expect(outcomes).toEqual({ allowed: 100, over_limit: 1900 });
+    expect(decisions.every((d) => d.source === 'store')).toBe(true);
+    // Each admitted request saw a distinct count: the read-decide-write happened atomically.
+    expect(allowed.map((d) => d.remaining).sort((a, b) => a - b)).toEqual(
+      Array.from({ length: 100 }, (_, i) => i),
+    );
+    for (const d of decisions) {
+      expect(d.remaining).toBeGreaterThanOrEqual(0);
+      expect(d.remaining).toBeLessThanOrEqual(100);
+      if (!d.allowed) expect(d.retryAfterMs).toBeGreaterThan(0);
+    }
+    // A different identity on the same policy does not share state.
+    const fresh = await limiters[1]!.check({ identity: 'other-tenant' });
+    expect(fresh.allowed).toBe(true);
+    expect(fresh.remaining).toBe(99);
+    // Denials consumed nothing: still exactly 0 left, not negative.
+    const after = await limiters[2]!.peek({ identity: 'hot-tenant' });
+    expect(after.remaining).toBe(0);
+  });
+});
+
+describe('multi-policy check on the Cluster', () => {
+  it('five policies (one per algorithm) in one script call: all or nothing under 2,000 concurrent checks', async () => {
+    await clearOfWindowBoundary(3600);
+    const p = prefix();
+    const limits = [100, 90, 80, 70, 60];
+    const policies: PolicyInput[] = ALGORITHMS.map((algorithm, i) => ({
+      name: `p-${algorithm}`,
+      algorithm,
+      limit: limits[i]!,
+      window: '1h',
+    }));
+    const limiters = clients.map((client) =>
+      createLimiter({
+        policies,
+        prefix: p,
+        store: new RedisStore({ client: recording(client) }),
+        timeoutMs: 20_000,
+        breaker: false,
+        denyCache: false,
+      }),
+    );
+    const decisions = await Promise.all(
+      Array.from({ length: 2000 }, (_, i) => limiters[i % CONNECTIONS]!.check({ identity: 'multi-tenant' })),
+    );
+    expect(count(decisions.map((d) => d.outcome))).toEqual({ allowed: 60, over_limit: 1940 });
+    for (const d of decisions) expect(d.results).toHaveLength(5);
+    // The denying policy is the 60-limit one; the others were charged only for the 60 admitted.
+    const after = await limiters[0]!.peek({ identity: 'multi-tenant' });
+    expect(after.results.map((r) => [r.policy, r.remaining])).toEqual(
+      ALGORITHMS.map((algorithm, i) => [`p-${algorithm}`, limits[i]! - 60]),
+    );
+  });
+});
+
+describe('the Cluster decides exactly as a single Redis', () => {
+  let single: RedisProcess;
+  let singleClient: Redis;
+  beforeAll(async () => {
+    single = await startRedis();
+    singleClient = new Redis({ host: '127.0.0.1', port: single.port });
+  });
+  afterAll(async () => {
+    singleClient?.disconnect();
+    await single?.stop();
+  });
+
+  it('random sequences of multi-policy checks with an explicit clock give identical decisions', async () => {
+    const policies: PolicyInput[] = [
+      { name: 'tb', algorithm: 'token-bucket', limit: 10, window: '10s' },
+      { name: 'gcra', algorithm: 'gcra', limit: 8, window: '8s', burst: 4 },
+      { name: 'sw', algorithm: 'sliding-window', limit: 12, window: '20s' },
+      { name: 'fw', algorithm: 'fixed-window', limit: 9, window: '15s' },
+      { name: 'log', algorithm: 'sliding-log', limit: 7, window: '12s' },
+    ];
+    const names = policies.map((p) => p.name);
+    const step = fc.record({
+      identity: fc.constantFrom('a', 'b', 'c:{x}', '{d}'),
+      policies: fc.subarray(names, { minLength: 1 }),
+      cost: fc.integer({ min: 1, max: 4 }),
+      advanceMs: fc.oneof(fc.constant(0), fc.integer({ min: 1, max: 4000 })),
+      peek: fc.boolean(),
+    });
+    await fc.assert(
+      fc.asyncProperty(fc.array(step, { minLength: 5, maxLength: 25 }), async (steps) => {
+        let nowMs = 1_800_000_000_000;
+        const clock = () => nowMs;
+        const p = prefix();
+        const make = (client: Cluster | Redis) =>
+          createLimiter({
+            policies,
+            prefix: p,
+            store: new RedisStore({ client: recording(client), clock }),
+            clock,
+            timeoutMs: 10_000,
+            breaker: false,
+            denyCache: false,
+          });
+        const onCluster = make(clients[runId % CONNECTIONS]!);
+        const onSingle = make(singleClient);
+        for (const s of steps) {
+          nowMs += s.advanceMs;
+          const descriptor = { identity: s.identity, policies: s.policies, cost: s.cost };
+          const [a, b] = s.peek
+            ? await Promise.all([onCluster.peek(descriptor), onSingle.peek(descriptor)])
+            : await Promise.all([onCluster.check(descriptor), onSingle.check(descriptor)]);
+          expect(a.source).toBe('store');
+          expect(comparable(a)).toEqual(comparable(b));
+        }
+      }),
+      { numRuns: 15 },
+    );
+  });
+});
+
+describe('keys spread over the primaries by identity', () => {
+  it('10,000 identities x 2 policies: each primary holds 25-42 % of identities; one identity = one slot', async () => {
+    const p = prefix();
+    const limiter = createLimiter({
+      policies: [
+        { name: 'burst', algorithm: 'token-bucket', limit: 20, window: '1h' },
+        { name: 'daily', algorithm: 'sliding-window', limit: 1000, window: '1d' },
+      ],
+      prefix: p,
+      store: new RedisStore({ client: recording(clients[0]!) }),
+      timeoutMs: 20_000,
+      breaker: false,
+    });
+    const identities = Array.from({ length: 10_000 }, (_, i) => `user-${i}@example.test`);
+    for (let i = 0; i < identities.length; i += 500) {
+      const batch = await Promise.all(
+        identities.slice(i, i + 500).map((identity) => limiter.check({ identity })),
+      );
+      expect(batch.every((d) => d.allowed && d.source === 'store')).toBe(true);
+    }
+
+    const topology = await cluster.topology();
+    expect(topology.primaries).toHaveLength(3);
+    const tagsByPrimary = new Map<number, Map<string, string[]>>();
+    for (const primary of topology.primaries) {
+      const node = new Redis({ host: '127.0.0.1', port: primary.port });
+      const tags = new Map<string, string[]>();
+      let cursor = '0';
+      do {
+        const [next, keys] = await node.scan(cursor, 'MATCH', `${p}:*`, 'COUNT', 2000);
+        cursor = next;
+        for (const key of keys) {
+          const tag = key.slice(key.indexOf('{'), key.indexOf('}') + 1);
+          tags.set(tag, [...(tags.get(tag) ?? []), key]);
+          // The key lives on the primary that owns its slot.
+          expect(ownerOf(keySlot(key), topology.primaries)).toBe(primary.port);
+        }
+      } while (cursor !== '0');
+      node.disconnect();
+      tagsByPrimary.set(primary.port, tags);
+    }
+
+    const shares = [...tagsByPrimary.entries()].map(([port, tags]) => ({ port, identities: tags.size }));
+    const total = shares.reduce((sum, s) => sum + s.identities, 0);
+    console.log(
+      `[cluster] identities per primary: ${shares.map((s) => `${s.port}: ${s.identities} (${((100 * s.identities) / total).toFixed(1)} %)`).join(', ')}`,
+    );
+    // Every identity found exactly once, on exactly one primary, with both policies' keys there.
+    expect(total).toBe(10_000);
+    for (const s of shares) {
+      expect(s.identities / total).toBeGreaterThanOrEqual(0.25);
+      expect(s.identities / total).toBeLessThanOrEqual(0.42);
+    }
+    for (const tags of tagsByPrimary.values()) {
+      for (const keys of tags.values()) {
+        expect(keys).toHaveLength(2);
+        expect(new Set(keys.map(keySlot)).size).toBe(1);
+      }
+    }
+    // And the slot is the identity's tag, as the key module builds it.
+    const sample = identities[1234]!;
+    const tag = identityTag(p, sample);
+    const owner = ownerOf(keySlot(tag), topology.primaries)!;
+    expect(tagsByPrimary.get(owner)!.has(tag.slice(tag.indexOf('{')))).toBe(true);
+  });
+});
+
+describe('errors seen by the Cluster connections', () => {
+  it('no CROSSSLOT, and nothing but NOSCRIPT (answered by EVAL), in every call of this file', () => {
+    expect(errors.filter((m) => m.includes('CROSSSLOT'))).toEqual([]);
+    expect(errors.filter((m) => !m.startsWith('NOSCRIPT'))).toEqual([]);
+  });
+});
+
+function count(values: readonly string[]): Record<string, number> {
+  const out: Record<string, number> = {};
+  for (const v of values) out[v] = (out[v] ?? 0) + 1;
+  return out;
+}
+
+function comparable(d: Decision) {
+  return {
+    allowed: d.allowed,
+    outcome: d.outcome,
+    policy: d.policy,
+    remaining: d.remaining,
+    resetMs: d.resetMs,
+    retryAfterMs: d.retryAfterMs,
+    results: d.results.map((r) => [r.policy, r.allowed, r.remaining, r.resetMs, r.retryAfterMs]),
+  };
+}
