@@ -144,6 +144,7 @@ describe('failover: a primary killed under steady load', () => {
     });
     await Promise.all([...inFlight]);
     const endMs = now();
+    await store.close();
 
     expect(killAtMs).toBeDefined();
     expect(recoveredAtMs, 'decisions came back from the store after the failover').toBeDefined();
