@@ -1,1 +1,42 @@
+/**
+ * `@sluice/core`: policies, algorithms, stores, the limiter and framework-neutral HTTP helpers.
+ * Web-standard only: nothing reachable from here imports `node:` modules, Buffer or process.
+ * Node-only helpers (ioredis) live in `@sluice/core/node`.
+ */
+
+export { buildKey, encodeKeyComponent, identityTag, policyKey } from './keys/index.js';
+export {
+  type BreakerState,
+  createLimiter,
+  LIMITER_DEFAULTS,
+  type Limiter,
+  type LimiterOptions,
+  metricOutcome,
+  StoreTimeoutError,
+} from './limiter/index.js';
+export {
+  ALGORITHMS,
+  definePolicies,
+  definePolicy,
+  FAIL_MODES,
+  isCompiledPolicy,
+  MAX_DURATION_MS,
+  type ParsedRate,
+  POLICY_DEFAULTS,
+  PolicyError,
+  parseDuration,
+  parseRate,
+} from './policy/index.js';
+export {
+  createRestEvalClient,
+  type FetchLike,
+  fromUpstashRedis,
+  type RestEvalClientOptions,
+  RestRedisError,
+  type RestResponseEncoding,
+  type UpstashRedisLike,
+} from './redis/rest-client.js';
+export { DECIDE_SCRIPT, decodeScriptReply, encodeScriptArgs } from './redis/script.js';
+export { MemoryStore, type MemoryStoreOptions } from './stores/memory-store.js';
+export { isNoScriptError, RedisStore, type RedisStoreOptions } from './stores/redis-store.js';
 export * from './types.js';

@@ -1,0 +1,81 @@
+/** Resolving which policies apply to a request and what each one charges. */
+import { costProblem } from '../policy/define-policy.js';
+import { describeValue } from '../policy/errors.js';
+import type { CompiledPolicy, Descriptor } from '../types.js';
+
+/** The policies of `all` that apply to `descriptor`, in limiter order. */
+export function selectPolicies(
+  all: readonly CompiledPolicy[],
+  byName: ReadonlyMap<string, CompiledPolicy>,
+  names: readonly string[] | undefined,
+  method: string,
+): readonly CompiledPolicy[] {
+  if (names === undefined) return all;
+  if (!Array.isArray(names)) {
+    throw new TypeError(
+      `limiter.${method}: "policies" must be an array of policy names, got ${describeValue(names)}`,
+    );
+  }
+  for (const name of names) {
+    if (typeof name !== 'string' || !byName.has(name)) {
+      throw new TypeError(
+        `limiter.${method}: unknown policy ${describeValue(name)} in "policies" (known: ${[...byName.keys()].join(', ')})`,
+      );
+    }
+  }
+  return all.filter((p) => names.includes(p.name));
+}
+
+/**
+ * The cost `policy` charges for `descriptor`: the descriptor's number, or its record's entry for
+ * this policy, else the policy's own cost (a number or a function of the descriptor).
+ *
+ * @throws TypeError when the cost is not a positive finite number, is fractional for a window
+ *   algorithm, or exceeds what the policy could ever admit: a programmer error, not a limit.
+ */
+export function resolveCost(policy: CompiledPolicy, descriptor: Descriptor, method: string): number {
+  const given = descriptor.cost;
+  let cost: unknown;
+  let from: string;
+  if (typeof given === 'number') {
+    cost = given;
+    from = 'descriptor.cost';
+  } else if (given !== undefined && given[policy.name] !== undefined) {
+    cost = given[policy.name];
+    from = `descriptor.cost.${policy.name}`;
+  } else if (typeof policy.cost === 'function') {
+    cost = policy.cost(descriptor);
+    from = "the policy's cost function";
+  } else {
+    cost = policy.cost;
+    from = "the policy's cost";
+  }
+  const problem = costProblem(cost, policy.algorithm, policy.limit);
+  if (problem !== undefined) {
+    throw new TypeError(
+      `limiter.${method}: cost for policy "${policy.name}" (${from}) ${problem}, got ${describeValue(cost)}`,
+    );
+  }
+  return cost as number;
+}
+
+/** Checks that a descriptor's cost record names only policies of this limiter. */
+export function checkCostRecord(
+  cost: Descriptor['cost'],
+  byName: ReadonlyMap<string, CompiledPolicy>,
+  method: string,
+): void {
+  if (cost === undefined || typeof cost === 'number') return;
+  if (typeof cost !== 'object' || cost === null || Array.isArray(cost)) {
+    throw new TypeError(
+      `limiter.${method}: "cost" must be a number or a record of policy name to number, got ${describeValue(cost)}`,
+    );
+  }
+  for (const name of Object.keys(cost)) {
+    if (!byName.has(name)) {
+      throw new TypeError(
+        `limiter.${method}: "cost" names unknown policy ${JSON.stringify(name)} (known: ${[...byName.keys()].join(', ')})`,
+      );
+    }
+  }
+}
