@@ -1,0 +1,178 @@
+/**
+ * Rate-limit response headers, versioned. The default is the IETF httpapi RateLimit header
+ * draft-10 (`RateLimit-Policy` and `RateLimit` as Structured Field Lists, one member per
+ * policy, named by the policy); the older draft-7 and draft-6 forms and the de facto
+ * `X-RateLimit-*` headers are there for clients that expect them.
+ */
+import type { Decision, PolicyResult } from '../types.js';
+import { serializeSfList } from './structured-fields.js';
+
+/** Which header set to send: `'draft-10'` (default), `'draft-7'`, `'draft-6'`, `'legacy'`, or none. */
+export type HeaderFormat = 'draft-10' | 'draft-7' | 'draft-6' | 'legacy' | false;
+
+/** Every accepted `HeaderFormat`, in the order error messages list them. */
+export const HEADER_FORMATS: readonly HeaderFormat[] = ['draft-10', 'draft-7', 'draft-6', 'legacy', false];
+
+/** Options of `rateLimitHeaders`. */
+export interface RateLimitHeaderOptions {
+  /** Include shadow policies (default false: a shadow policy is never visible to clients). */
+  readonly shadowHeaders?: boolean;
+  /** Now, in epoch milliseconds, for the legacy `X-RateLimit-Reset` timestamp. Default `Date.now()`. */
+  readonly nowMs?: number;
+}
+
+/** Whole seconds, rounded up, never negative. */
+function ceilSeconds(ms: number): number {
+  if (!Number.isFinite(ms) || ms <= 0) return 0;
+  return Math.ceil(ms / 1000);
+}
+
+/** Whole units, never negative. */
+function wholeUnits(n: number): number {
+  if (!Number.isFinite(n) || n <= 0) return 0;
+  return Math.floor(n);
+}
+
+/** The `w` value: the window in whole seconds, rounded up, at least 1. */
+export function windowSeconds(windowMs: number): number {
+  return Math.max(1, ceilSeconds(windowMs));
+}
+
+/** What a header describes about one policy. `windowMs` is undefined when unknown. */
+interface HeaderPolicy {
+  readonly policy: string;
+  readonly allowed: boolean;
+  readonly limit: number;
+  readonly windowMs: number | undefined;
+  readonly remaining: number;
+  readonly resetMs: number;
+  readonly retryAfterMs: number;
+}
+
+/**
+ * The policies a client may see, in the limiter's order: every applied policy that reached
+ * a verdict (not `unavailable`), without shadow policies unless `shadowHeaders`.
+ */
+export function visibleResults(decision: Decision, shadowHeaders = false): PolicyResult[] {
+  return decision.results.filter((r) => r.outcome !== 'unavailable' && (shadowHeaders || !r.shadow));
+}
+
+function headerPolicies(decision: Decision, shadowHeaders: boolean): HeaderPolicy[] {
+  if (decision.results.length > 0) return visibleResults(decision, shadowHeaders);
+  // No per-policy results (a decision built without them): describe the deciding policy.
+  if (decision.policy === undefined || decision.outcome === 'unavailable') return [];
+  if (decision.shadowed && !shadowHeaders) return [];
+  return [
+    {
+      policy: decision.policy,
+      allowed: decision.outcome !== 'over_limit',
+      limit: decision.limit,
+      windowMs: undefined,
+      remaining: decision.remaining,
+      resetMs: decision.resetMs,
+      retryAfterMs: decision.retryAfterMs,
+    },
+  ];
+}
+
+/**
+ * The one policy the single-policy formats (draft-7, draft-6, legacy) describe: among
+ * denying policies the one with the longest wait, otherwise the one with the fewest units
+ * remaining (the first on a tie).
+ */
+function decidingPolicy(policies: readonly HeaderPolicy[]): HeaderPolicy | undefined {
+  let best: HeaderPolicy | undefined;
+  for (const p of policies) {
+    if (best === undefined) best = p;
+    else if (!p.allowed && (best.allowed || p.retryAfterMs > best.retryAfterMs)) best = p;
+    else if (p.allowed && best.allowed && p.remaining < best.remaining) best = p;
+  }
+  return best;
+}
+
+/**
+ * The rate-limit headers for a decision, as a plain record (empty for `false`, or when no
+ * visible policy applied). Values, all integers:
+ * - `q` / limit: the policy's quota (bucket capacity for token bucket and GCRA);
+ * - `w`: its window (or time to refill from empty) in seconds, rounded up, at least 1;
+ * - `r` / remaining: whole units left;
+ * - `t` / reset: seconds until the quota is fully restored (`resetMs`), rounded up; exact
+ *   for each algorithm, not the end of a nominal window.
+ *
+ * Formats:
+ * - `'draft-10'`: `RateLimit-Policy: "burst";q=20;w=20` and `RateLimit: "burst";r=19;t=1`,
+ *   one List member per visible policy (canonical RFC 9651 serialization, `, ` between members).
+ * - `'draft-7'`: `RateLimit-Policy: 20;w=20` and `RateLimit: limit=20, remaining=19, reset=1`.
+ * - `'draft-6'`: `RateLimit-Limit`, `RateLimit-Remaining`, `RateLimit-Reset` (delta seconds)
+ *   and `RateLimit-Policy: 20;w=20`.
+ * - `'legacy'`: `X-RateLimit-Limit`, `X-RateLimit-Remaining` and `X-RateLimit-Reset` as
+ *   epoch seconds (rounded up), the convention of GitHub and express-rate-limit.
+ * The single-policy formats describe the denying policy with the longest wait, or else the
+ * policy with the fewest units remaining. Shadow policies are left out unless
+ * `shadowHeaders`; policies the store could not decide (`unavailable`) are left out.
+ */
+export function rateLimitHeaders(
+  decision: Decision,
+  format: HeaderFormat = 'draft-10',
+  options: RateLimitHeaderOptions = {},
+): Record<string, string> {
+  if (format === false) return {};
+  const policies = headerPolicies(decision, options.shadowHeaders ?? false);
+  if (policies.length === 0) return {};
+
+  if (format === 'draft-10') {
+    return {
+      'RateLimit-Policy': serializeSfList(
+        policies.map((p) => ({
+          value: p.policy,
+          params:
+            p.windowMs === undefined
+              ? [['q', wholeUnits(p.limit)]]
+              : [
+                  ['q', wholeUnits(p.limit)],
+                  ['w', windowSeconds(p.windowMs)],
+                ],
+        })),
+      ),
+      RateLimit: serializeSfList(
+        policies.map((p) => ({
+          value: p.policy,
+          params: [
+            ['r', wholeUnits(p.remaining)],
+            ['t', ceilSeconds(p.resetMs)],
+          ],
+        })),
+      ),
+    };
+  }
+
+  const p = decidingPolicy(policies)!;
+  const limit = wholeUnits(p.limit);
+  const remaining = wholeUnits(p.remaining);
+  const resetSeconds = ceilSeconds(p.resetMs);
+  const policy = p.windowMs === undefined ? `${limit}` : `${limit};w=${windowSeconds(p.windowMs)}`;
+  switch (format) {
+    case 'draft-7':
+      return {
+        'RateLimit-Policy': policy,
+        RateLimit: `limit=${limit}, remaining=${remaining}, reset=${resetSeconds}`,
+      };
+    case 'draft-6':
+      return {
+        'RateLimit-Policy': policy,
+        'RateLimit-Limit': String(limit),
+        'RateLimit-Remaining': String(remaining),
+        'RateLimit-Reset': String(resetSeconds),
+      };
+    case 'legacy': {
+      const nowMs = options.nowMs ?? Date.now();
+      return {
+        'X-RateLimit-Limit': String(limit),
+        'X-RateLimit-Remaining': String(remaining),
+        'X-RateLimit-Reset': String(Math.ceil((nowMs + Math.max(0, p.resetMs)) / 1000)),
+      };
+    }
+    default:
+      throw new TypeError(`unknown header format ${JSON.stringify(format)}`);
+  }
+}

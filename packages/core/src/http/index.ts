@@ -1,0 +1,78 @@
+/** The framework-neutral HTTP layer: headers, problem bodies, verdicts, routes, client IPs, metrics, adapter options. */
+export {
+  CidrError,
+  type CidrRange,
+  createIpList,
+  formatCidr,
+  type IpList,
+  NAMED_RANGES,
+  parseCidr,
+} from './cidr.js';
+export {
+  type ClientIpInput,
+  clientIp,
+  compileTrustProxy,
+  type HeaderReader,
+  type IpIdentityOptions,
+  ipIdentity,
+  type ProxyHeader,
+  readHeader,
+  type TrustFunction,
+  type TrustProxy,
+} from './client-ip.js';
+export {
+  createDecide,
+  type DecideConfig,
+  type DecideResult,
+  previousCheck,
+  type RequestFacts,
+  shadowDecision,
+  UNKNOWN_CLIENT_IDENTITY,
+} from './decide.js';
+export { parseForwarded, parseXForwardedFor, stripPort } from './forwarded.js';
+export {
+  HEADER_FORMATS,
+  type HeaderFormat,
+  type RateLimitHeaderOptions,
+  rateLimitHeaders,
+  visibleResults,
+  windowSeconds,
+} from './headers.js';
+export { formatIp, type IpAddress, maskIp, normalizeIp, parseIp } from './ip-address.js';
+export {
+  createMetrics,
+  DEFAULT_DURATION_BUCKETS_SECONDS,
+  type DecisionSource as MetricsDecisionSource,
+  escapeHelp,
+  escapeLabelValue,
+  METRIC_OUTCOMES,
+  type MetricsOptions,
+  PROMETHEUS_CONTENT_TYPE,
+  type SluiceMetrics,
+} from './metrics.js';
+export {
+  type CostValue,
+  type RateLimitOptions,
+  type ResolvedRateLimit,
+  resolveRateLimitOptions,
+} from './options.js';
+export { RateLimitOptionsError } from './options-error.js';
+export {
+  PROBLEM_CONTENT_TYPE,
+  type ProblemBody,
+  QUOTA_EXCEEDED_TITLE,
+  QUOTA_EXCEEDED_TYPE,
+  quotaExceededProblem,
+  unavailableProblem,
+} from './problem.js';
+export { denyingResults, longestWaitPolicy, retryAfterSeconds } from './retry-after.js';
+export { isIdSegment, MAX_ROUTE_SEGMENTS, normalizePath, routeKey } from './route.js';
+export {
+  SF_INTEGER_MAX,
+  type SfStringItem,
+  serializeSfInteger,
+  serializeSfList,
+  serializeSfString,
+} from './structured-fields.js';
+export { type HttpVerdict, type HttpVerdictOptions, toHttpVerdict } from './verdict.js';
+export { resetWarnings, WARNING_CODES, warnOnce } from './warn.js';

@@ -1,0 +1,332 @@
+/**
+ * The options every adapter shares (`rateLimit({...})` in Express, Koa and Hono, the Nest
+ * module), validated once at construction, and the limiter they resolve to.
+ */
+import { createLimiter, type Limiter } from '../limiter/index.js';
+import type { Algorithm, FailMode, PolicyInput, Store } from '../types.js';
+import { createDecide, type DecideResult, type RequestFacts } from './decide.js';
+import { HEADER_FORMATS, type HeaderFormat } from './headers.js';
+import { RateLimitOptionsError } from './options-error.js';
+
+/** Per-request cost: a number for every policy, or per policy name. */
+export type CostValue = number | Readonly<Record<string, number>>;
+
+/** Options shared by every adapter. */
+export interface RateLimitOptions<Req> {
+  /** Share one limiter across routes; `policies` then names which of its policies apply here. */
+  limiter?: Limiter;
+  /** Names select from `limiter`; policy inputs build a limiter for this middleware. */
+  policies?: readonly (PolicyInput | string)[];
+  /** Shorthand with `window`: one fixed-window policy named `default`. */
+  limit?: number;
+  /** Shorthand with `limit`: `'1m'`, `'10s'` or milliseconds. */
+  window?: string | number;
+  /** Algorithm of the shorthand policy; default `'fixed-window'`. */
+  algorithm?: Algorithm;
+  /** Store of the limiter built here; default a `MemoryStore`. */
+  store?: Store;
+  /** Key prefix of the limiter built here; default `'sluice'`. */
+  prefix?: string;
+  /** Fail mode of the shorthand policy, and the default for policy inputs without one. */
+  failMode?: FailMode;
+  /**
+   * Who is limited. Default: the client IP (IPv6 grouped by `ipv6Subnet`). Returning
+   * `undefined` (or `''`) falls back to the IP. Namespace values from different sources
+   * (`key:${apiKey}`) so that one kind can never equal another.
+   */
+  identity?: (req: Req) => string | undefined | Promise<string | undefined>;
+  /** Units to charge: a number, per policy name, or a function of the request. */
+  cost?: CostValue | ((req: Req) => CostValue | Promise<CostValue>);
+  /** `true` lets the request through unlimited, with no headers and no charge. */
+  skip?: (req: Req) => boolean | Promise<boolean>;
+  /** Header format, default `'draft-10'`. */
+  headers?: HeaderFormat;
+  /** Show shadow policies in the headers too (default false). */
+  shadowHeaders?: boolean;
+  /** Force shadow mode for every policy used here: decide and record, never deny. */
+  shadow?: boolean;
+  /** Prefix length grouping IPv6 clients in the default identity; default 56, `false` for whole addresses. */
+  ipv6Subnet?: number | false;
+}
+
+/** Options validated, the limiter built, and `decide` ready for the request path. */
+export interface ResolvedRateLimit<Req> {
+  /** The adapter these options were resolved for (`express`, `koa`, `hono`, `nestjs`). */
+  readonly adapter: string;
+  readonly limiter: Limiter;
+  /** The limiter's policies that apply here, or undefined for all of them. */
+  readonly policyNames: readonly string[] | undefined;
+  readonly headerFormat: HeaderFormat;
+  readonly shadowHeaders: boolean;
+  /** Shadow forced by the `shadow` option. */
+  readonly shadow: boolean;
+  readonly ipv6Subnet: number | false;
+  /** The identity function, or undefined for the default (the client IP). */
+  readonly identity: ((req: Req) => string | undefined | Promise<string | undefined>) | undefined;
+  /** The cost as given (number, record or function), or undefined for the policies' own. */
+  readonly cost: CostValue | ((req: Req) => CostValue | Promise<CostValue>) | undefined;
+  readonly skip: ((req: Req) => boolean | Promise<boolean>) | undefined;
+  /**
+   * Decides one request: skip, identity, cost, `limiter.check`, `toHttpVerdict`.
+   * Resolves to `undefined` when `skip(req)` is true: call next(), set nothing.
+   * A request already checked by the same limiter and policy set (the same `facts.marker`,
+   * by default `req` itself) is not charged again: the first decision comes back, with
+   * `duplicate: true`. Rejects only for programmer errors (a throwing identity, skip or
+   * cost function, an invalid cost); store failures are decisions (`unavailable`).
+   */
+  decide(req: Req, facts: RequestFacts): Promise<DecideResult | undefined>;
+}
+
+const KNOWN_OPTIONS = [
+  'limiter',
+  'policies',
+  'limit',
+  'window',
+  'algorithm',
+  'store',
+  'prefix',
+  'failMode',
+  'identity',
+  'cost',
+  'skip',
+  'headers',
+  'shadowHeaders',
+  'shadow',
+  'ipv6Subnet',
+];
+
+const FAIL_MODES: readonly FailMode[] = ['closed', 'open', 'local'];
+
+function isPositiveNumber(value: unknown): value is number {
+  return typeof value === 'number' && Number.isFinite(value) && value > 0;
+}
+
+function optionalFunction(options: Record<string, unknown>, name: string): void {
+  const value = options[name];
+  if (value !== undefined && typeof value !== 'function') {
+    throw new RateLimitOptionsError(name, value, 'must be a function');
+  }
+}
+
+function optionalBoolean(options: Record<string, unknown>, name: string): boolean {
+  const value = options[name];
+  if (value !== undefined && typeof value !== 'boolean') {
+    throw new RateLimitOptionsError(name, value, 'must be true or false');
+  }
+  return value === true;
+}
+
+function validateCost(cost: unknown): void {
+  if (cost === undefined || typeof cost === 'function' || isPositiveNumber(cost)) return;
+  if (typeof cost === 'object' && cost !== null && !Array.isArray(cost)) {
+    for (const [policy, units] of Object.entries(cost)) {
+      if (!isPositiveNumber(units)) {
+        throw new RateLimitOptionsError(`cost.${policy}`, units, 'must be a positive, finite number');
+      }
+    }
+    return;
+  }
+  throw new RateLimitOptionsError(
+    'cost',
+    cost,
+    'must be a positive number, a record of them per policy, or a function',
+  );
+}
+
+function describeFormats(): string {
+  return HEADER_FORMATS.map(String)
+    .join(', ')
+    .replace(/, false$/, ' or false');
+}
+
+/**
+ * Validates adapter options and builds (or selects from) the limiter. Every problem throws
+ * here, naming the option and the value (`rateLimit: "limit" must be a positive integer,
+ * got -1`); policy problems throw the limiter's `PolicyError`.
+ *
+ * Three ways to say which policies apply:
+ * - `limiter` (shared), optionally with `policies` naming some of its policies;
+ * - `policies` as policy inputs: a limiter is built here (with `store`, `prefix`);
+ * - `limit` + `window`: one policy named `default` (`algorithm`, default fixed-window).
+ *
+ * @param options the adapter's options, without its own extras (`onLimited` etc.)
+ * @param adapter the adapter's name, for messages
+ */
+export function resolveRateLimitOptions<Req>(
+  options: RateLimitOptions<Req>,
+  adapter: string,
+): ResolvedRateLimit<Req> {
+  if (typeof options !== 'object' || options === null || Array.isArray(options)) {
+    throw new RateLimitOptionsError('options', options, 'must be an object');
+  }
+  const o = options as Record<string, unknown>;
+  for (const key of Object.keys(o)) {
+    if (!KNOWN_OPTIONS.includes(key) && o[key] !== undefined) {
+      throw new RateLimitOptionsError(key, o[key], `is not an option of ${adapter} rateLimit()`);
+    }
+  }
+
+  optionalFunction(o, 'identity');
+  optionalFunction(o, 'skip');
+  validateCost(options.cost);
+  const headerFormat = options.headers ?? 'draft-10';
+  if (!HEADER_FORMATS.includes(headerFormat)) {
+    throw new RateLimitOptionsError('headers', options.headers, `must be one of ${describeFormats()}`);
+  }
+  const shadowHeaders = optionalBoolean(o, 'shadowHeaders');
+  const shadow = optionalBoolean(o, 'shadow');
+  const ipv6Subnet = options.ipv6Subnet ?? 56;
+  if (ipv6Subnet !== false && (!Number.isInteger(ipv6Subnet) || ipv6Subnet < 1 || ipv6Subnet > 128)) {
+    throw new RateLimitOptionsError(
+      'ipv6Subnet',
+      options.ipv6Subnet,
+      'must be an integer from 1 to 128 or false',
+    );
+  }
+  if (options.failMode !== undefined && !FAIL_MODES.includes(options.failMode)) {
+    throw new RateLimitOptionsError('failMode', options.failMode, `must be one of ${FAIL_MODES.join(', ')}`);
+  }
+  if (options.policies !== undefined) {
+    if (!Array.isArray(options.policies) || options.policies.length === 0) {
+      throw new RateLimitOptionsError(
+        'policies',
+        options.policies,
+        'must be a non-empty array of policy names or policies',
+      );
+    }
+  }
+  const shorthand = options.limit !== undefined || options.window !== undefined;
+  if (shorthand && (options.policies !== undefined || options.limiter !== undefined)) {
+    throw new RateLimitOptionsError(
+      options.limit !== undefined ? 'limit' : 'window',
+      options.limit ?? options.window,
+      'cannot be combined with "policies" or "limiter" (the shorthand defines the only policy)',
+    );
+  }
+  if (options.algorithm !== undefined && !shorthand) {
+    throw new RateLimitOptionsError(
+      'algorithm',
+      options.algorithm,
+      'applies to the "limit" + "window" shorthand only',
+    );
+  }
+
+  let limiter: Limiter;
+  let policyNames: readonly string[] | undefined;
+  if (options.limiter !== undefined) {
+    const shared = options.limiter as Partial<Limiter> | null;
+    if (typeof shared !== 'object' || shared === null || typeof shared.check !== 'function') {
+      throw new RateLimitOptionsError('limiter', options.limiter, 'must be a limiter from createLimiter()');
+    }
+    for (const name of ['store', 'prefix', 'failMode'] as const) {
+      if (options[name] !== undefined) {
+        throw new RateLimitOptionsError(
+          name,
+          options[name],
+          'belongs to the shared "limiter" (set it there)',
+        );
+      }
+    }
+    limiter = options.limiter;
+    if (options.policies !== undefined) {
+      const known = limiter.policies.map((p) => p.name);
+      const names: string[] = [];
+      for (const entry of options.policies) {
+        if (typeof entry !== 'string') {
+          throw new RateLimitOptionsError(
+            'policies',
+            entry,
+            "must name the shared limiter's policies (define new policies in createLimiter())",
+          );
+        }
+        if (!known.includes(entry)) {
+          throw new RateLimitOptionsError(
+            'policies',
+            entry,
+            `must name a policy of the limiter (${known.join(', ')})`,
+          );
+        }
+        if (!names.includes(entry)) names.push(entry);
+      }
+      policyNames = names;
+    }
+  } else {
+    let inputs: PolicyInput[];
+    if (options.policies !== undefined) {
+      inputs = options.policies.map((entry) => {
+        if (typeof entry === 'string') {
+          throw new RateLimitOptionsError(
+            'policies',
+            entry,
+            'names a policy, which needs a shared "limiter"',
+          );
+        }
+        if (typeof entry !== 'object' || entry === null) {
+          throw new RateLimitOptionsError('policies', entry, 'must hold policy names or policies');
+        }
+        return entry;
+      });
+    } else if (shorthand) {
+      const { limit, window } = options;
+      if (typeof limit !== 'number' || !Number.isSafeInteger(limit) || limit <= 0) {
+        throw new RateLimitOptionsError('limit', limit, 'must be a positive integer');
+      }
+      if (window === undefined) {
+        throw new RateLimitOptionsError(
+          'window',
+          window,
+          "is required with \"limit\" (e.g. '1m', '10s' or milliseconds)",
+        );
+      }
+      inputs = [{ name: 'default', algorithm: options.algorithm ?? 'fixed-window', limit, window }];
+    } else {
+      throw new RateLimitOptionsError(
+        'policies',
+        undefined,
+        'is required: give "policies", "limit" and "window", or a shared "limiter"',
+      );
+    }
+    inputs = inputs.map((input) => {
+      let p = input;
+      if (options.failMode !== undefined && p.failMode === undefined)
+        p = { ...p, failMode: options.failMode };
+      if (shadow && p.shadow !== true) p = { ...p, shadow: true };
+      return p;
+    });
+    limiter = createLimiter({
+      policies: inputs,
+      ...(options.store !== undefined && { store: options.store }),
+      ...(options.prefix !== undefined && { prefix: options.prefix }),
+    });
+  }
+
+  const identity = options.identity;
+  const cost = options.cost;
+  const skip = options.skip;
+  const decide = createDecide<Req>({
+    adapter,
+    limiter,
+    policyNames,
+    headerFormat,
+    shadowHeaders,
+    // A limiter built here carries shadow in its policies; a shared one is shadowed per decision.
+    shadowDecisions: shadow && options.limiter !== undefined,
+    ipv6Subnet,
+    identity,
+    cost,
+    skip,
+  });
+  return {
+    adapter,
+    limiter,
+    policyNames,
+    headerFormat,
+    shadowHeaders,
+    shadow,
+    ipv6Subnet,
+    identity,
+    cost,
+    skip,
+    decide,
+  };
+}

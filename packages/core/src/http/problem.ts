@@ -1,0 +1,71 @@
+/**
+ * Problem details bodies (RFC 9457) for denied (429) and unavailable (503) requests. They
+ * carry policy names and a wait time, never the identity, a storage key or anything internal.
+ */
+import type { Decision } from '../types.js';
+import { denyingResults, longestWaitPolicy, retryAfterSeconds } from './retry-after.js';
+
+/** The media type of every body here. */
+export const PROBLEM_CONTENT_TYPE = 'application/problem+json';
+
+/** The problem type the RateLimit header draft (draft-10, section 5.1) defines for exceeded quotas. */
+export const QUOTA_EXCEEDED_TYPE = 'https://iana.org/assignments/http-problem-types#quota-exceeded';
+
+/** Its registered title (draft-10, section 10.2.1). */
+export const QUOTA_EXCEEDED_TITLE = 'Quota Exceeded';
+
+/** A problem details object as Sluice sends it. */
+export interface ProblemBody {
+  /** A URI naming the problem type; `about:blank` when the status code says it all. */
+  type: string;
+  title: string;
+  status: number;
+  /** Names of the policies whose quota was exceeded (429 only). */
+  'violated-policies'?: string[];
+  /** `rate limit exceeded` or `rate limiter unavailable`. */
+  error: string;
+  /** 429: the denying policy with the longest wait. 503: the policy that could not be decided. */
+  policy?: string;
+  /** 429: the same integer as the `Retry-After` header. */
+  retry_after_seconds?: number;
+}
+
+/**
+ * The 429 body for an over-limit decision:
+ * `{"type":"https://iana.org/assignments/http-problem-types#quota-exceeded","title":"Quota Exceeded",
+ * "status":429,"violated-policies":["transfers"],"error":"rate limit exceeded","policy":"transfers",
+ * "retry_after_seconds":20}`.
+ */
+export function quotaExceededProblem(decision: Decision): ProblemBody {
+  const violated = denyingResults(decision).map((r) => r.policy);
+  const policy = longestWaitPolicy(decision);
+  if (violated.length === 0 && policy !== undefined) violated.push(policy);
+  const body: ProblemBody = {
+    type: QUOTA_EXCEEDED_TYPE,
+    title: QUOTA_EXCEEDED_TITLE,
+    status: 429,
+    'violated-policies': violated,
+    error: 'rate limit exceeded',
+  };
+  if (policy !== undefined) body.policy = policy;
+  body.retry_after_seconds = retryAfterSeconds(decision);
+  return body;
+}
+
+/**
+ * The 503 body for a decision the limiter could not make under `failMode: 'closed'`:
+ * `{"type":"about:blank","title":"Service Unavailable","status":503,
+ * "error":"rate limiter unavailable","policy":"strict"}`.
+ */
+export function unavailableProblem(decision: Decision): ProblemBody {
+  const failed = decision.results.find((r) => r.outcome === 'unavailable' && !r.shadow);
+  const policy = failed?.policy ?? decision.policy;
+  const body: ProblemBody = {
+    type: 'about:blank',
+    title: 'Service Unavailable',
+    status: 503,
+    error: 'rate limiter unavailable',
+  };
+  if (policy !== undefined) body.policy = policy;
+  return body;
+}

@@ -1,0 +1,142 @@
+import { describe, expect, it } from 'vitest';
+import { decision, result } from './fixtures.test-util.js';
+import { QUOTA_EXCEEDED_TYPE, quotaExceededProblem } from './problem.js';
+import { retryAfterSeconds } from './retry-after.js';
+import { toHttpVerdict } from './verdict.js';
+
+const over = (policy: string, retryAfterMs: number, extra = {}) =>
+  result({
+    policy,
+    allowed: false,
+    outcome: 'over_limit',
+    remaining: 0,
+    retryAfterMs,
+    resetMs: retryAfterMs,
+    ...extra,
+  });
+
+describe('retryAfterSeconds', () => {
+  it('rounds up to whole seconds', () => {
+    expect(retryAfterSeconds(decision([over('a', 1001)]))).toBe(2);
+    expect(retryAfterSeconds(decision([over('a', 3000)]))).toBe(3);
+  });
+
+  it('is at least 1', () => {
+    expect(retryAfterSeconds(decision([over('a', 0)]))).toBe(1);
+    expect(retryAfterSeconds(decision([over('a', 1)]))).toBe(1);
+  });
+
+  it('takes the longest wait among denying policies, ignoring shadow ones', () => {
+    const d = decision([over('a', 2000), over('b', 7500), over('s', 99_000, { shadow: true })]);
+    expect(retryAfterSeconds(d)).toBe(8);
+  });
+
+  it('falls back to the decision when no result denies', () => {
+    expect(
+      retryAfterSeconds(decision([], { outcome: 'over_limit', allowed: false, retryAfterMs: 4200 })),
+    ).toBe(5);
+  });
+});
+
+describe('toHttpVerdict', () => {
+  const ok = result({ policy: 'burst' });
+
+  it('passes allowed decisions with their headers and no body', () => {
+    expect(toHttpVerdict(decision([ok]))).toEqual({
+      action: 'pass',
+      status: 200,
+      headers: { 'RateLimit-Policy': '"burst";q=20;w=20', RateLimit: '"burst";r=19;t=1' },
+      body: undefined,
+    });
+  });
+
+  it('denies over-limit decisions with 429, Retry-After, problem+json and the exact body', () => {
+    const payments = result({ policy: 'payments', remaining: 15, resetMs: 2500 });
+    const transfers = over('transfers', 40_000, { limit: 3, windowMs: 60_000, resetMs: 60_000 });
+    const verdict = toHttpVerdict(decision([payments, transfers]));
+    expect(verdict.action).toBe('deny');
+    expect(verdict.status).toBe(429);
+    expect(verdict.headers).toEqual({
+      'RateLimit-Policy': '"payments";q=20;w=20, "transfers";q=3;w=60',
+      RateLimit: '"payments";r=15;t=3, "transfers";r=0;t=60',
+      'Retry-After': '40',
+      'Content-Type': 'application/problem+json',
+    });
+    expect(verdict.body).toEqual({
+      type: 'https://iana.org/assignments/http-problem-types#quota-exceeded',
+      title: 'Quota Exceeded',
+      status: 429,
+      'violated-policies': ['transfers'],
+      error: 'rate limit exceeded',
+      policy: 'transfers',
+      retry_after_seconds: 40,
+    });
+  });
+
+  it('names every violated policy and the one with the longest wait', () => {
+    const body = quotaExceededProblem(decision([over('a', 9000), over('b', 12_000), over('c', 3000)]));
+    expect(body['violated-policies']).toEqual(['a', 'b', 'c']);
+    expect(body.policy).toBe('b');
+    expect(body.retry_after_seconds).toBe(12);
+    expect(body.type).toBe(QUOTA_EXCEEDED_TYPE);
+  });
+
+  it('keeps Retry-After and retry_after_seconds equal', () => {
+    for (const ms of [1, 999, 1000, 1001, 59_999, 3_600_001]) {
+      const v = toHttpVerdict(decision([over('a', ms)]));
+      expect(v.headers['Retry-After']).toBe(String(v.body?.retry_after_seconds));
+    }
+  });
+
+  it('answers 503 for a closed failure, without Retry-After', () => {
+    const failed = result({ policy: 'strict', allowed: false, outcome: 'unavailable', remaining: 0 });
+    const verdict = toHttpVerdict(decision([failed]));
+    expect(verdict).toEqual({
+      action: 'deny',
+      status: 503,
+      headers: { 'Content-Type': 'application/problem+json' },
+      body: {
+        type: 'about:blank',
+        title: 'Service Unavailable',
+        status: 503,
+        error: 'rate limiter unavailable',
+        policy: 'strict',
+      },
+    });
+  });
+
+  it('passes an open failure', () => {
+    const failed = result({ policy: 'lenient', allowed: true, outcome: 'unavailable', failMode: 'open' });
+    const verdict = toHttpVerdict(decision([failed], { allowed: true, outcome: 'unavailable' }));
+    expect(verdict).toEqual({ action: 'pass', status: 200, headers: {}, body: undefined });
+  });
+
+  it('lets shadow denies pass with no headers unless shadowHeaders', () => {
+    const probe = over('shadow-probe', 30_000, { shadow: true });
+    const d = decision([probe]);
+    expect(d.allowed).toBe(true);
+    expect(toHttpVerdict(d)).toEqual({ action: 'pass', status: 200, headers: {}, body: undefined });
+    const shown = toHttpVerdict(d, { shadowHeaders: true });
+    expect(shown.action).toBe('pass');
+    expect(shown.headers['RateLimit']).toBe('"shadow-probe";r=0;t=30');
+  });
+
+  it('honours the header format, including none', () => {
+    expect(toHttpVerdict(decision([over('a', 1000)]), { headers: false }).headers).toEqual({
+      'Retry-After': '1',
+      'Content-Type': 'application/problem+json',
+    });
+    expect(Object.keys(toHttpVerdict(decision([ok]), { headers: 'legacy', nowMs: 0 }).headers)).toEqual([
+      'X-RateLimit-Limit',
+      'X-RateLimit-Remaining',
+      'X-RateLimit-Reset',
+    ]);
+  });
+
+  it('puts only the documented members in the body', () => {
+    const v = toHttpVerdict(decision([over('a', 1000)]));
+    expect(Object.keys(v.body!).sort()).toEqual(
+      ['error', 'policy', 'retry_after_seconds', 'status', 'title', 'type', 'violated-policies'].sort(),
+    );
+  });
+});

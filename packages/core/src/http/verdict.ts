@@ -1,0 +1,67 @@
+/** `toHttpVerdict`: what an adapter does with a decision, framework-neutral. */
+import type { Decision } from '../types.js';
+import { type HeaderFormat, rateLimitHeaders } from './headers.js';
+import {
+  PROBLEM_CONTENT_TYPE,
+  type ProblemBody,
+  quotaExceededProblem,
+  unavailableProblem,
+} from './problem.js';
+import { retryAfterSeconds } from './retry-after.js';
+
+/** The HTTP answer to a decision. */
+export interface HttpVerdict {
+  /** 'pass': call next(); 'deny': respond with status, headers and body. */
+  readonly action: 'pass' | 'deny';
+  readonly status: 200 | 429 | 503;
+  /** Set these in both cases (may be empty). Denies include `Retry-After` (429) and `Content-Type`. */
+  readonly headers: Readonly<Record<string, string>>;
+  /** JSON, content type application/problem+json; undefined for a pass. */
+  readonly body: ProblemBody | undefined;
+}
+
+/** Options of `toHttpVerdict`. */
+export interface HttpVerdictOptions {
+  /** Header format, default `'draft-10'`; `false` sends no rate-limit headers. */
+  readonly headers?: HeaderFormat;
+  /** Show shadow policies in the headers (default false). */
+  readonly shadowHeaders?: boolean;
+  /** Now in epoch milliseconds, for the legacy reset timestamp. */
+  readonly nowMs?: number;
+}
+
+/**
+ * Maps a decision to an HTTP verdict:
+ * - allowed (including shadow would-denies and `open` failures): pass, status 200, the
+ *   rate-limit headers of the enforced policies (shadow policies only with `shadowHeaders`);
+ * - over limit: deny with 429, rate-limit headers, `Retry-After` (whole seconds, the longest
+ *   wait among denying policies, at least 1), `Content-Type: application/problem+json` and a
+ *   quota-exceeded problem body;
+ * - unavailable under `closed`: deny with 503, `Content-Type` and an unavailable problem body.
+ */
+export function toHttpVerdict(decision: Decision, options: HttpVerdictOptions = {}): HttpVerdict {
+  const headerOptions =
+    options.nowMs === undefined
+      ? { shadowHeaders: options.shadowHeaders ?? false }
+      : { shadowHeaders: options.shadowHeaders ?? false, nowMs: options.nowMs };
+  const headers = rateLimitHeaders(decision, options.headers ?? 'draft-10', headerOptions);
+  if (decision.allowed) return { action: 'pass', status: 200, headers, body: undefined };
+  if (decision.outcome === 'unavailable') {
+    return {
+      action: 'deny',
+      status: 503,
+      headers: { ...headers, 'Content-Type': PROBLEM_CONTENT_TYPE },
+      body: unavailableProblem(decision),
+    };
+  }
+  return {
+    action: 'deny',
+    status: 429,
+    headers: {
+      ...headers,
+      'Retry-After': String(retryAfterSeconds(decision)),
+      'Content-Type': PROBLEM_CONTENT_TYPE,
+    },
+    body: quotaExceededProblem(decision),
+  };
+}
