@@ -2,6 +2,7 @@
  * The core entry points the Cluster and failure suites use, imported from source in one place
  * (so the suites run without a build).
  */
+export { createMetrics, toHttpVerdict } from '../../packages/core/src/http/index.js';
 export { identityTag } from '../../packages/core/src/keys/index.js';
 export { createLimiter } from '../../packages/core/src/limiter/index.js';
 export { createRedisStore } from '../../packages/core/src/node/index.js';
