@@ -1,0 +1,120 @@
+/**
+ * The example apps on Redis Cluster (`REDIS_CLUSTER_NODES`): one node of every example app,
+ * all sharing one 3 + 3 Cluster. The global limit holds across apps, the multi-policy route is
+ * all or nothing, and when the primary holding a tenant's slot dies, `/strict` answers 503 and
+ * `/lenient` 200 within the deadline until the replica takes over, then 200 again.
+ */
+import { randomUUID } from 'node:crypto';
+import { Redis } from 'ioredis';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { request } from '../integration/client.js';
+import { type AppNode, EXAMPLE_APPS, startApps, stopApps } from '../support/apps.js';
+import { type RedisCluster, startRedisCluster } from '../support/redis-cluster.js';
+
+let cluster: RedisCluster;
+let nodes: AppNode[] = [];
+const prefix = `itc-${randomUUID().slice(0, 8)}`;
+const apiKey = () => `itc-${randomUUID()}`;
+
+beforeAll(async () => {
+  cluster = await startRedisCluster();
+  const names = EXAMPLE_APPS.map((app) => app.name);
+  nodes = await startApps(names.length >= 2 ? names : [names[0]!, names[0]!], {
+    REDIS_CLUSTER_NODES: cluster.nodesEnv,
+    SLUICE_PREFIX: prefix,
+  });
+});
+afterAll(async () => {
+  await stopApps(nodes);
+  await cluster?.stop();
+});
+
+const nodeFor = (i: number) => nodes[i % nodes.length]!;
+
+/** The primary holding the keys written for `key` (found by scanning each primary). */
+async function primaryHolding(key: string): Promise<number | undefined> {
+  const { primaries } = await cluster.topology();
+  const before = new Map<number, number>();
+  for (const p of primaries) {
+    const client = new Redis({ host: '127.0.0.1', port: p.port });
+    before.set(p.port, (await client.keys(`${prefix}:*`)).length);
+    client.disconnect();
+  }
+  const reply = await request(`${nodeFor(0).url}/strict`, { headers: { 'x-api-key': key } });
+  expect(reply.status).toBe(200);
+  for (const p of primaries) {
+    const client = new Redis({ host: '127.0.0.1', port: p.port });
+    const after = (await client.keys(`${prefix}:*`)).length;
+    client.disconnect();
+    if (after > before.get(p.port)!) return p.port;
+  }
+  return undefined;
+}
+
+describe(`example apps on Redis Cluster (${EXAMPLE_APPS.map((a) => a.name).join(', ')})`, () => {
+  it('600 concurrent requests, one API key, across the apps: 20 plus refill admitted, the rest 429, no 503', async () => {
+    const key = apiKey();
+    const started = performance.now();
+    const replies = await Promise.all(
+      Array.from({ length: 600 }, (_, i) =>
+        request(`${nodeFor(i).url}/limited`, { headers: { 'x-api-key': key } }),
+      ),
+    );
+    const elapsedSeconds = (performance.now() - started) / 1000;
+    const admitted = replies.filter((r) => r.status === 200).length;
+    const denied = replies.filter((r) => r.status === 429).length;
+    console.log(
+      `[cluster apps] ${nodes.length} nodes: admitted ${admitted}, denied ${denied} in ${elapsedSeconds.toFixed(2)} s`,
+    );
+    expect(admitted + denied).toBe(600);
+    expect(admitted).toBeGreaterThanOrEqual(20);
+    expect(admitted).toBeLessThanOrEqual(20 + Math.ceil(elapsedSeconds) + 1);
+  });
+
+  it('POST /transfers/:id: two policies in one Cluster call, the fourth denied by "transfers" without charging "payments"', async () => {
+    const headers = { 'x-api-key': apiKey() };
+    for (let i = 1; i <= 3; i++) {
+      const reply = await request(`${nodeFor(i).url}/transfers/${i}`, { method: 'POST', headers });
+      expect(reply.status, reply.text).toBe(200);
+    }
+    const fourth = await request(`${nodeFor(4).url}/transfers/4`, { method: 'POST', headers });
+    expect(fourth.status).toBe(429);
+    const payments = /"payments";r=(\d+)/.exec(fourth.headers.ratelimit ?? '')?.[1];
+    expect(Number(payments)).toBeGreaterThanOrEqual(5);
+    expect(JSON.parse(fourth.text)['violated-policies']).toEqual(['transfers']);
+  });
+
+  it("the tenant's primary dies: /strict 503 and /lenient 200 within the deadline, then 200 again after failover", async () => {
+    const key = apiKey();
+    const victim = await primaryHolding(key);
+    expect(victim).toBeDefined();
+    const headers = { 'x-api-key': key };
+    await cluster.killNode(victim!);
+    const killedAt = performance.now();
+
+    const strict = await request(`${nodeFor(0).url}/strict`, { headers });
+    const lenient = await request(`${nodeFor(1).url}/lenient`, { headers });
+    expect(strict.status, strict.text).toBe(503);
+    expect(lenient.status, lenient.text).toBe(200);
+    // 100 ms store deadline plus process scheduling on a shared machine.
+    expect(strict.elapsedMs).toBeLessThan(750);
+    expect(lenient.elapsedMs).toBeLessThan(750);
+
+    const statuses: number[] = [];
+    let backAfterMs: number | undefined;
+    while (performance.now() - killedAt < 25_000) {
+      const replies = await Promise.all(nodes.map((node) => request(`${node.url}/strict`, { headers })));
+      statuses.push(...replies.map((r) => r.status));
+      if (replies.every((r) => r.status === 200)) {
+        backAfterMs = performance.now() - killedAt;
+        break;
+      }
+      await new Promise((r) => setTimeout(r, 100));
+    }
+    console.log(
+      `[cluster apps] primary killed: /strict answered 503 for ${backAfterMs?.toFixed(0)} ms on every node until the replica served (${statuses.filter((s) => s === 503).length} x 503)`,
+    );
+    expect(backAfterMs).toBeDefined();
+    expect(statuses.every((s) => s === 200 || s === 503)).toBe(true);
+  });
+});
