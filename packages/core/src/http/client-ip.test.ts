@@ -1,0 +1,308 @@
+import fc from 'fast-check';
+import { afterEach, describe, expect, it, vi } from 'vitest';
+import { CidrError, createIpList, formatCidr, parseCidr } from './cidr.js';
+import { clientIp, ipIdentity } from './client-ip.js';
+import { parseForwarded, parseXForwardedFor } from './forwarded.js';
+import { formatIp, maskIp, normalizeIp, parseIp } from './ip-address.js';
+import { resetWarnings, WARNING_CODES } from './warn.js';
+
+const ipv4 = fc.tuple(fc.nat(255), fc.nat(255), fc.nat(255), fc.nat(255)).map((b) => b.join('.'));
+const ipv6Bytes = fc.uint8Array({ minLength: 16, maxLength: 16 });
+
+describe('parseIp / formatIp', () => {
+  it('reads IPv4 and canonical IPv6', () => {
+    expect(normalizeIp('10.0.0.1')).toBe('10.0.0.1');
+    expect(normalizeIp('2001:DB8:0:0:0:0:0:1')).toBe('2001:db8::1');
+    expect(normalizeIp('2001:db8:0:0:1:0:0:1')).toBe('2001:db8::1:0:0:1');
+    expect(normalizeIp('2001:db8::1:0:0:0:1')).toBe('2001:db8:0:1::1');
+    expect(normalizeIp('2001:db8:1:1:1:1:1:0')).toBe('2001:db8:1:1:1:1:1:0');
+    expect(normalizeIp('::')).toBe('::');
+    expect(normalizeIp('::1')).toBe('::1');
+    expect(normalizeIp('[::1]')).toBe('::1');
+    expect(normalizeIp('fe80::1%eth0')).toBe('fe80::1');
+  });
+
+  it('treats IPv4-mapped IPv6 as IPv4', () => {
+    expect(normalizeIp('::ffff:1.2.3.4')).toBe('1.2.3.4');
+    expect(normalizeIp('::FFFF:0102:0304')).toBe('1.2.3.4');
+    expect(parseIp('::ffff:1.2.3.4')?.version).toBe(4);
+  });
+
+  it('rejects what is not an address', () => {
+    for (const bad of [
+      '',
+      '1.2.3',
+      '1.2.3.4.5',
+      '256.1.1.1',
+      '01.2.3.4',
+      '1.2.3.-4',
+      '1::2::3',
+      '1:2:3:4:5:6:7:8:9',
+      '12345::',
+      ':1:2:3:4:5:6:7',
+      'unknown',
+      '_hidden',
+      '1.2.3.4::',
+      'g::1',
+    ]) {
+      expect(parseIp(bad), bad).toBeUndefined();
+    }
+  });
+
+  it('round-trips every IPv4 address', () => {
+    fc.assert(
+      fc.property(ipv4, (ip) => {
+        expect(normalizeIp(ip)).toBe(ip);
+      }),
+    );
+  });
+
+  it('round-trips every IPv6 address through its canonical form', () => {
+    fc.assert(
+      fc.property(ipv6Bytes, (bytes) => {
+        const text = formatIp({ version: 6, bytes });
+        const back = parseIp(text)!;
+        if (back.version === 4) {
+          // Only IPv4-mapped addresses come back as IPv4.
+          expect(Array.from(bytes.slice(0, 12))).toEqual([0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 255, 255]);
+          expect(Array.from(back.bytes)).toEqual(Array.from(bytes.slice(12)));
+        } else {
+          expect(Array.from(back.bytes)).toEqual(Array.from(bytes));
+          expect(formatIp(back)).toBe(text);
+          // RFC 5952: lower case, no leading zeros, at most one ::, no single-group ::.
+          expect(text).toBe(text.toLowerCase());
+          expect(text.split('::').length).toBeLessThanOrEqual(2);
+          expect(text).not.toMatch(/(^|:)0[0-9a-f]/);
+        }
+      }),
+    );
+  });
+
+  it('masking keeps exactly the prefix bits', () => {
+    fc.assert(
+      fc.property(ipv6Bytes, fc.integer({ min: 0, max: 128 }), (bytes, prefix) => {
+        const masked = maskIp({ version: 6, bytes }, prefix).bytes;
+        for (let bit = 0; bit < 128; bit++) {
+          const get = (b: Uint8Array) => (b[bit >> 3]! >> (7 - (bit & 7))) & 1;
+          expect(get(masked)).toBe(bit < prefix ? get(bytes) : 0);
+        }
+        // Idempotent.
+        expect(Array.from(maskIp({ version: 6, bytes: masked }, prefix).bytes)).toEqual(Array.from(masked));
+      }),
+    );
+  });
+});
+
+describe('CIDR lists', () => {
+  it('matches IPv4, IPv6 and single addresses', () => {
+    const list = createIpList(['10.0.0.0/8', '2001:db8::/32', '1.2.3.4']);
+    expect(list.has('10.255.0.1')).toBe(true);
+    expect(list.has('11.0.0.1')).toBe(false);
+    expect(list.has('2001:db8:ffff::1')).toBe(true);
+    expect(list.has('2001:db9::1')).toBe(false);
+    expect(list.has('1.2.3.4')).toBe(true);
+    expect(list.has('1.2.3.5')).toBe(false);
+    expect(list.has('::ffff:10.1.1.1')).toBe(true);
+    expect(list.has('not an ip')).toBe(false);
+    expect(list.ranges).toEqual(['10.0.0.0/8', '2001:db8::/32', '1.2.3.4/32']);
+  });
+
+  it('accepts the named ranges and IPv4-mapped ranges', () => {
+    const list = createIpList(['loopback', '::ffff:192.168.0.0/112']);
+    expect(list.has('127.0.0.1')).toBe(true);
+    expect(list.has('::1')).toBe(true);
+    expect(list.has('192.168.3.4')).toBe(true);
+    expect(list.has('192.169.0.1')).toBe(false);
+  });
+
+  it('masks host bits and formats canonically', () => {
+    expect(formatCidr(parseCidr('10.1.2.3/8'))).toBe('10.0.0.0/8');
+    expect(formatCidr(parseCidr('2001:DB8:0:12ab::1/56'))).toBe('2001:db8:0:1200::/56');
+    expect(formatCidr(parseCidr('0.0.0.0/0'))).toBe('0.0.0.0/0');
+  });
+
+  it('rejects bad ranges with clear errors', () => {
+    expect(() => parseCidr('10.0.0.0/33')).toThrow('IP list: "10.0.0.0/33" has a prefix length above 32');
+    expect(() => parseCidr('10.0.0/8')).toThrow(CidrError);
+    expect(() => parseCidr('10.0.0.0/x')).toThrow('not a whole number');
+    expect(() => parseCidr('10.0.0.0/')).toThrow(CidrError);
+    expect(() => parseCidr('::/129')).toThrow('above 128');
+    expect(() => parseCidr('::ffff:1.2.3.4/90')).toThrow('shorter than /96');
+    expect(() => createIpList(['10.0.0.0/8', 'nope'], 'allowList')).toThrow(
+      'allowList: "nope" is not an IPv4',
+    );
+  });
+
+  it('an address is in its own range at every prefix, and membership agrees with masking', () => {
+    fc.assert(
+      fc.property(ipv6Bytes, ipv6Bytes, fc.integer({ min: 0, max: 128 }), (a, b, prefix) => {
+        const aText = formatIp({ version: 6, bytes: a });
+        const bText = formatIp({ version: 6, bytes: b });
+        if (parseIp(aText)?.version !== 6 || parseIp(bText)?.version !== 6) return;
+        const list = createIpList([`${aText}/${prefix}`]);
+        expect(list.has(aText)).toBe(true);
+        const same =
+          formatIp(maskIp({ version: 6, bytes: a }, prefix)) ===
+          formatIp(maskIp({ version: 6, bytes: b }, prefix));
+        expect(list.has(bText)).toBe(same);
+      }),
+    );
+  });
+
+  it('IPv4 ranges round-trip through parse and format', () => {
+    fc.assert(
+      fc.property(ipv4, fc.integer({ min: 0, max: 32 }), (ip, prefix) => {
+        const text = formatCidr(parseCidr(`${ip}/${prefix}`));
+        expect(formatCidr(parseCidr(text))).toBe(text);
+        expect(createIpList([text]).has(ip)).toBe(true);
+      }),
+    );
+  });
+});
+
+describe('forwarded headers', () => {
+  it('parses X-Forwarded-For with ports', () => {
+    expect(parseXForwardedFor('203.0.113.7, 10.0.0.2:8080, [2001:db8::1]:443, 2001:db8::2')).toEqual([
+      '203.0.113.7',
+      '10.0.0.2',
+      '2001:db8::1',
+      '2001:db8::2',
+    ]);
+    expect(parseXForwardedFor('')).toEqual([]);
+  });
+
+  it('parses RFC 7239 Forwarded', () => {
+    expect(
+      parseForwarded(
+        'for=192.0.2.60;proto=http;by=203.0.113.43, For="[2001:db8:cafe::17]:4711", for=unknown, proto=https',
+      ),
+    ).toEqual(['192.0.2.60', '2001:db8:cafe::17', 'unknown', '']);
+    expect(parseForwarded('for="_gazonk"')).toEqual(['_gazonk']);
+    expect(parseForwarded('for="1.2.3.4;x", for=5.6.7.8')).toEqual(['1.2.3.4;x', '5.6.7.8']);
+  });
+});
+
+describe('clientIp', () => {
+  afterEach(() => {
+    vi.restoreAllMocks();
+    resetWarnings();
+  });
+  const xff = { 'x-forwarded-for': '6.6.6.6, 203.0.113.7, 10.0.0.2' };
+
+  it('uses the socket by default and ignores forwarded headers', () => {
+    expect(clientIp({ remoteAddress: '10.0.0.1', headers: xff })).toBe('10.0.0.1');
+    expect(clientIp({ remoteAddress: '::ffff:10.0.0.1', headers: xff, trustProxy: false })).toBe('10.0.0.1');
+    expect(clientIp({ remoteAddress: undefined })).toBeUndefined();
+    expect(clientIp({ remoteAddress: 'garbage' })).toBeUndefined();
+  });
+
+  it('trusts a number of hops', () => {
+    expect(clientIp({ remoteAddress: '10.0.0.1', headers: xff, trustProxy: 1 })).toBe('10.0.0.2');
+    expect(clientIp({ remoteAddress: '10.0.0.1', headers: xff, trustProxy: 2 })).toBe('203.0.113.7');
+    expect(clientIp({ remoteAddress: '10.0.0.1', headers: xff, trustProxy: 3 })).toBe('6.6.6.6');
+    expect(clientIp({ remoteAddress: '10.0.0.1', headers: xff, trustProxy: 9 })).toBe('6.6.6.6');
+    expect(clientIp({ remoteAddress: '10.0.0.1', headers: xff, trustProxy: 0 })).toBe('10.0.0.1');
+  });
+
+  it('trusts proxies by CIDR, stopping at the first untrusted hop', () => {
+    const trustProxy = ['10.0.0.0/8'];
+    expect(clientIp({ remoteAddress: '10.0.0.1', headers: xff, trustProxy })).toBe('203.0.113.7');
+    expect(clientIp({ remoteAddress: '8.8.8.8', headers: xff, trustProxy })).toBe('8.8.8.8');
+    expect(clientIp({ remoteAddress: '10.0.0.1', headers: xff, trustProxy: 'loopback, 10.0.0.0/8' })).toBe(
+      '203.0.113.7',
+    );
+    expect(clientIp({ remoteAddress: '10.0.0.1', headers: xff, trustProxy: createIpList(trustProxy) })).toBe(
+      '203.0.113.7',
+    );
+  });
+
+  it('trusts everything with true, and warns once with a code', () => {
+    const warn = vi.spyOn(console, 'warn').mockImplementation(() => {});
+    expect(clientIp({ remoteAddress: '10.0.0.1', headers: xff, trustProxy: true })).toBe('6.6.6.6');
+    expect(clientIp({ remoteAddress: '10.0.0.1', headers: xff, trustProxy: true })).toBe('6.6.6.6');
+    expect(warn).toHaveBeenCalledTimes(1);
+    expect(String(warn.mock.calls[0]![0])).toContain(WARNING_CODES.PERMISSIVE_TRUST_PROXY);
+  });
+
+  it('stops at an entry that is not an address', () => {
+    const headers = { 'x-forwarded-for': '1.1.1.1, unknown, 10.0.0.2' };
+    expect(clientIp({ remoteAddress: '10.0.0.1', headers, trustProxy: 5 })).toBe('10.0.0.2');
+  });
+
+  it('reads RFC 7239 Forwarded only when asked', () => {
+    const headers = { forwarded: 'for=198.51.100.17, for="[2001:db8::5]:80"', 'x-forwarded-for': '6.6.6.6' };
+    expect(clientIp({ remoteAddress: '10.0.0.1', headers, trustProxy: 1, proxyHeader: 'forwarded' })).toBe(
+      '2001:db8::5',
+    );
+    expect(clientIp({ remoteAddress: '10.0.0.1', headers, trustProxy: 2, proxyHeader: 'forwarded' })).toBe(
+      '198.51.100.17',
+    );
+    expect(clientIp({ remoteAddress: '10.0.0.1', headers, trustProxy: 1 })).toBe('6.6.6.6');
+  });
+
+  it('reads Headers objects, arrays and mixed-case records', () => {
+    const h = new Headers({ 'X-Forwarded-For': '203.0.113.7' });
+    expect(clientIp({ remoteAddress: '10.0.0.1', headers: h, trustProxy: 1 })).toBe('203.0.113.7');
+    expect(
+      clientIp({
+        remoteAddress: '10.0.0.1',
+        headers: { 'X-Forwarded-For': ['1.1.1.1', '2.2.2.2'] },
+        trustProxy: 1,
+      }),
+    ).toBe('2.2.2.2');
+  });
+
+  it('validates trustProxy', () => {
+    expect(() => clientIp({ remoteAddress: '1.1.1.1', trustProxy: -1 })).toThrow('trustProxy');
+    expect(() => clientIp({ remoteAddress: '1.1.1.1', trustProxy: ['10.0.0.0/40'] })).toThrow(
+      'trustProxy: "10.0.0.0/40" has a prefix length above 32',
+    );
+  });
+
+  it('never returns an address a client wrote past an untrusted hop', () => {
+    fc.assert(
+      fc.property(fc.array(ipv4, { minLength: 0, maxLength: 6 }), ipv4, (spoofed, real) => {
+        const headers = { 'x-forwarded-for': [...spoofed, real].join(', ') };
+        // One trusted proxy at 10.0.0.1 that appended the real peer.
+        expect(clientIp({ remoteAddress: '10.0.0.1', headers, trustProxy: 1 })).toBe(real);
+        expect(clientIp({ remoteAddress: '10.0.0.1', headers })).toBe('10.0.0.1');
+      }),
+    );
+  });
+});
+
+describe('ipIdentity', () => {
+  it('groups IPv6 by /56 by default', () => {
+    expect(ipIdentity('2001:db8:0:12ab::1')).toBe('2001:db8:0:1200::/56');
+    expect(ipIdentity('2001:db8:0:12ff:ffff::9')).toBe('2001:db8:0:1200::/56');
+    expect(ipIdentity('2001:db8:0:12ab::1', { ipv6Subnet: 64 })).toBe('2001:db8:0:12ab::/64');
+    expect(ipIdentity('2001:db8:0:12ab::1', { ipv6Subnet: false })).toBe('2001:db8:0:12ab::1');
+  });
+
+  it('keeps IPv4 whole, including mapped addresses, and leaves non-addresses alone', () => {
+    expect(ipIdentity('1.2.3.4')).toBe('1.2.3.4');
+    expect(ipIdentity('::ffff:1.2.3.4')).toBe('1.2.3.4');
+    expect(ipIdentity('unix-socket')).toBe('unix-socket');
+  });
+
+  it('validates the subnet', () => {
+    expect(() => ipIdentity('::1', { ipv6Subnet: 0 })).toThrow(RangeError);
+    expect(() => ipIdentity('::1', { ipv6Subnet: 129 })).toThrow(RangeError);
+  });
+
+  it('every address of a /56 maps to the same identity, which parses back as that network', () => {
+    fc.assert(
+      fc.property(ipv6Bytes, fc.uint8Array({ minLength: 9, maxLength: 9 }), (bytes, host) => {
+        const a = formatIp({ version: 6, bytes });
+        if (parseIp(a)?.version !== 6) return;
+        const other = bytes.slice();
+        other.set(host, 7);
+        other[6] = bytes[6]!; // first 56 bits = bytes 0..6
+        const b = formatIp({ version: 6, bytes: other });
+        if (parseIp(b)?.version !== 6) return;
+        expect(ipIdentity(a)).toBe(ipIdentity(b));
+        expect(formatCidr(parseCidr(ipIdentity(a)))).toBe(ipIdentity(a));
+      }),
+    );
+  });
+});
