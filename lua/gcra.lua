@@ -1,33 +1,58 @@
 -- GCRA (generic cell rate algorithm): exact rate with burst tolerance, one number of state.
 --
--- State (one Redis string): "<tat>", the theoretical arrival time expressed in emission
---   intervals (TAT in ms divided by intervalMs). Counting in intervals instead of ms keeps
---   whole-unit costs exact: adding a cost of n adds exactly n, with no rounding drift.
+-- State (one Redis string holding an integer, so Redis stores it int-encoded, no
+--   allocation besides the key): the theoretical arrival time (TAT) counted in
+--   1/scale-ths of an emission interval: tat = TAT_ms / intervalMs * scale.
+--   scale = 2^s with s = 11 + floor(log2(intervalMs)) (clamped to 10..40), which keeps
+--   tat below 2^53 (exact in a double) until the year 2109 at a resolution of 0.5-1 us.
+--   Whole-unit costs add exactly `cost * scale`: no rounding drift, however many
+--   requests arrive at the same instant.
 -- Parameters: limit (burst capacity, units), intervalMs (emission interval: ms per unit;
 --   the time from empty to full is limit * intervalMs; windowMs is not used),
---   cost (units, any positive number).
--- Clock: used = tat - nowMs / intervalMs, clamped to [0, limit]: idle time never refills
---   beyond the limit, and time going backwards only raises `used` (never creates capacity).
--- Returns (see decide.lua): allowed when used + cost <= limit (EPS slack);
---   remaining = floor(limit - used); resetMs = used * intervalMs (until tat is reached);
+--   cost (units, any positive number; a fraction is rounded up to 1/scale of a unit).
+-- Clock: used = (tat - now_scaled) / scale, clamped to [0, limit + slack]: idle time
+--   never refills beyond the limit, and time going backwards only raises `used`.
+-- Slack: comparisons allow 4 / scale units (a few microseconds), the rounding noise of
+--   now_scaled, so a unit that is due is never hidden.
+-- Returns (see decide.lua): allowed when used + cost <= limit + slack;
+--   remaining = floor(limit - used + slack); resetMs = used * intervalMs (until TAT is reached);
 --   retryAfterMs = (used + cost - limit) * intervalMs (0 when allowed, -1 when
---   cost > limit: never). A charge writes tat = nowMs / intervalMs + used + cost with a TTL.
+--   cost > limit: never). A charge writes tat = max(tat, floor(now_scaled)) + ceil(cost * scale).
+
+-- 2^s for an emission interval (see above); multiplication only, so Lua and
+-- TypeScript get the same power of two.
+local function gcra_scale(intervalMs)
+  local scale, t, s = 2048, intervalMs, 11
+  while t >= 2 and s < 40 do
+    t = t / 2
+    scale = scale * 2
+    s = s + 1
+  end
+  while t < 1 and s > 10 do
+    t = t * 2
+    scale = scale / 2
+    s = s - 1
+  end
+  return scale
+end
 
 ALGORITHMS['gcra'] = function(key, now, limit, windowMs, intervalMs, cost)
-  local nowU = now / intervalMs
-  local used = 0
+  local scale = gcra_scale(intervalMs)
+  local nowF = now / intervalMs * scale
+  local slack = 4 / scale
   local tat = tonumber(get_string(key) or '')
+  local used = 0
   if tat ~= nil then
-    used = tat - nowU
+    used = (tat - nowF) / scale
     if used < 0 then
       used = 0
-    elseif used > limit then
-      used = limit
+    elseif used > limit + slack then
+      used = limit + slack
     end
   end
 
-  local r = { allowed = used + cost <= limit + EPS }
-  r.remaining = whole(limit - used, limit)
+  local r = { allowed = used + cost <= limit + slack }
+  r.remaining = whole(limit - used + slack, limit)
   r.resetMs = used * intervalMs
   if r.allowed then
     r.retryAfterMs = 0
@@ -37,11 +62,16 @@ ALGORITHMS['gcra'] = function(key, now, limit, windowMs, intervalMs, cost)
     r.retryAfterMs = (used + cost - limit) * intervalMs
   end
 
-  local used2 = used + cost
-  r.chargedRemaining = whole(limit - used2, limit)
+  local base = math.floor(nowF)
+  if tat ~= nil and tat > nowF then
+    base = tat
+  end
+  local tat2 = base + math.ceil(cost * scale)
+  local used2 = (tat2 - nowF) / scale
+  r.chargedRemaining = whole(limit - used2 + slack, limit)
   r.chargedResetMs = used2 * intervalMs
   r.write = function(ttlMs)
-    redis.call('SET', key, fmt(nowU + used2), 'PX', ttlMs)
+    redis.call('SET', key, string.format('%.0f', tat2), 'PX', ttlMs)
   end
   return r
 end

@@ -9,8 +9,11 @@
 --   any positive number).
 -- Clock: elapsed = nowMs - tsMs, clamped at 0: when time goes backwards the bucket is
 --   frozen at the later time, so it never gains tokens.
--- Returns (see decide.lua): allowed when tokens >= cost (EPS slack);
---   remaining = floor(tokens); resetMs = ms until the bucket is full;
+-- Slack: comparisons allow min(0.001, 0.001 / intervalMs) tokens, the refill of one
+--   microsecond (the clock's resolution), so rounding of ms timestamps never hides a token
+--   that is due. A charge may leave up to that much below 0 (kept, never forgiven).
+-- Returns (see decide.lua): allowed when tokens + slack >= cost;
+--   remaining = floor(tokens + slack); resetMs = ms until the bucket is full;
 --   retryAfterMs = ms until `cost` tokens are there (0 when allowed, -1 when
 --   cost > limit: never). A charge subtracts cost and writes "<tokens>|<tsMs>" with a TTL.
 
@@ -31,12 +34,14 @@ ALGORITHMS['token-bucket'] = function(key, now, limit, windowMs, intervalMs, cos
   end
   if tokens > limit then
     tokens = limit
-  elseif tokens < 0 then
-    tokens = 0
+  end
+  local slack = 0.001 / intervalMs
+  if slack > 0.001 then
+    slack = 0.001
   end
 
-  local r = { allowed = tokens + EPS >= cost }
-  r.remaining = whole(tokens, limit)
+  local r = { allowed = tokens + slack >= cost }
+  r.remaining = whole(tokens + slack, limit)
   if tokens >= limit then
     r.resetMs = 0
   else
@@ -51,10 +56,7 @@ ALGORITHMS['token-bucket'] = function(key, now, limit, windowMs, intervalMs, cos
   end
 
   local left = tokens - cost
-  if left < 0 then
-    left = 0
-  end
-  r.chargedRemaining = whole(left, limit)
+  r.chargedRemaining = whole(left + slack, limit)
   r.chargedResetMs = (ts - now) + (limit - left) * intervalMs
   r.write = function(ttlMs)
     redis.call('SET', key, fmt(left) .. '|' .. fmt(ts), 'PX', ttlMs)

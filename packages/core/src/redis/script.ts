@@ -6,6 +6,8 @@
  * Reply: four items per entry: `allowed` (1/0), `remaining`, `resetMs`, `retryAfterMs`
  * (decimal strings). See lua/decide.lua for the full contract.
  */
+
+import { assertValidEntries } from '../algorithms/validate.js';
 import { DECIDE_SCRIPT_SHA1, DECIDE_SCRIPT_SOURCE } from '../generated/scripts.js';
 import type { StoreEntry, StoreMode, StoreVerdict } from '../types.js';
 
@@ -15,41 +17,13 @@ export const DECIDE_SCRIPT: { readonly source: string; readonly sha1: string } =
   sha1: DECIDE_SCRIPT_SHA1,
 });
 
+export { assertValidEntries };
+
 /** Number of ARGV items per entry. */
 export const ARGS_PER_ENTRY = 5;
 
 /** Number of reply items per entry. */
 export const REPLY_ITEMS_PER_ENTRY = 4;
-
-/**
- * Throws unless `entries` can be sent to the decide script (or the memory store):
- * distinct keys, positive finite numbers, whole costs for sliding-log.
- */
-export function assertValidEntries(entries: readonly StoreEntry[]): void {
-  const seen = new Set<string>();
-  for (const entry of entries) {
-    const { policy, cost } = entry;
-    if (seen.has(entry.key)) throw new Error(`store: duplicate key in one check (policy "${policy.name}")`);
-    seen.add(entry.key);
-    for (const [field, value] of [
-      ['limit', policy.limit],
-      ['windowMs', policy.windowMs],
-      ['intervalMs', policy.intervalMs],
-      ['cost', cost],
-    ] as const) {
-      if (typeof value !== 'number' || !Number.isFinite(value) || value <= 0) {
-        throw new Error(
-          `store: "${field}" must be a positive finite number, got ${String(value)} (policy "${policy.name}")`,
-        );
-      }
-    }
-    if (policy.algorithm === 'sliding-log' && !Number.isInteger(cost)) {
-      throw new Error(
-        `store: sliding-log "cost" must be a whole number, got ${cost} (policy "${policy.name}")`,
-      );
-    }
-  }
-}
 
 /**
  * ARGV for the decide script. KEYS are `entries.map((e) => e.key)`, in order.

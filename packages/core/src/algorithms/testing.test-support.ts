@@ -1,0 +1,187 @@
+/**
+ * Test support for the algorithm, memory-store and decide-script tests (not shipped:
+ * nothing in src/index.ts reaches it). Generators, a policy factory and the invariant
+ * checks of design.md, written once against a `Decide` function so the same checks run
+ * against MemoryStore and the Redis decide script.
+ */
+import fc from 'fast-check';
+import { expect } from 'vitest';
+import { MemoryStore } from '../stores/memory-store.js';
+import type { Algorithm, CompiledPolicy, StoreEntry, StoreMode, StoreVerdict } from '../types.js';
+
+export const ALL_ALGORITHMS: readonly Algorithm[] = [
+  'token-bucket',
+  'gcra',
+  'sliding-window',
+  'fixed-window',
+  'sliding-log',
+];
+
+/** Decide `entries` at the explicit time `nowMs`. */
+export type Decide = (
+  entries: readonly StoreEntry[],
+  mode: StoreMode,
+  nowMs: number,
+) => Promise<StoreVerdict[]>;
+
+/** A compiled policy the way definePolicy builds one: intervalMs = windowMs / limit. */
+export function makePolicy(
+  algorithm: Algorithm,
+  limit: number,
+  windowMs: number,
+  name?: string,
+): CompiledPolicy {
+  return {
+    name: name ?? algorithm,
+    algorithm,
+    limit,
+    windowMs,
+    intervalMs: windowMs / limit,
+    cost: 1,
+    failMode: 'closed',
+    shadow: false,
+    scope: 'identity',
+  };
+}
+
+/** A MemoryStore whose clock is the `nowMs` of each call. */
+export function memoryDecide(options: { maxKeys?: number } = {}): { decide: Decide; store: MemoryStore } {
+  let now = 0;
+  const store = new MemoryStore({ clock: () => now, ...options });
+  return {
+    store,
+    decide: (entries, mode, nowMs) => {
+      now = nowMs;
+      return store.check(entries, mode);
+    },
+  };
+}
+
+/** A start time like Redis TIME gives: epoch ms with microseconds. */
+export const startTimeArb = fc
+  .integer({ min: 1_700_000_000_000_000, max: 1_800_000_000_000_000 })
+  .map((us) => us / 1000);
+
+export const policyArb = (algorithm: Algorithm): fc.Arbitrary<CompiledPolicy> =>
+  fc
+    .record({
+      limit: fc.integer({ min: 1, max: 12 }),
+      windowMs: fc.oneof(fc.constantFrom(1000, 60_000, 999, 7, 3), fc.integer({ min: 1, max: 100_000 })),
+    })
+    .map(({ limit, windowMs }) => makePolicy(algorithm, limit, windowMs));
+
+/** Costs: whole units (sometimes above the limit) and, where allowed, fractions. */
+export const costArb = (policy: CompiledPolicy): fc.Arbitrary<number> => {
+  const whole = fc.integer({ min: 1, max: policy.limit + 2 });
+  if (policy.algorithm === 'sliding-log') return whole;
+  return fc.oneof(
+    { arbitrary: whole, weight: 3 },
+    { arbitrary: fc.integer({ min: 1, max: 40 * policy.limit }).map((n) => n / 40), weight: 1 },
+  );
+};
+
+/** Time steps in ms relative to a policy's window: zero, small, fractional, window-sized, huge. */
+export const stepArb = (policy: CompiledPolicy, backwards: boolean): fc.Arbitrary<number> => {
+  const w = policy.windowMs;
+  const forward = fc.oneof(
+    fc.constant(0),
+    fc.integer({ min: 0, max: 2 * w }),
+    fc.integer({ min: 0, max: 4000 }).map((us) => us / 1000),
+    fc.integer({ min: 1, max: 8 }).map((k) => (k * w) / 4),
+    fc.constant(1e7),
+  );
+  if (!backwards) return forward;
+  return fc.oneof(
+    { arbitrary: forward, weight: 4 },
+    { arbitrary: fc.integer({ min: 1, max: 2 * w }).map((d) => -d), weight: 1 },
+  );
+};
+
+export interface Op {
+  readonly key: number;
+  readonly cost: number;
+  readonly dtMs: number;
+  readonly mode: StoreMode;
+}
+
+export const opsArb = (policy: CompiledPolicy, backwards: boolean, maxLength = 30): fc.Arbitrary<Op[]> =>
+  fc.array(
+    fc.record({
+      key: fc.integer({ min: 0, max: 2 }),
+      cost: costArb(policy),
+      dtMs: stepArb(policy, backwards),
+      mode: fc.constantFrom<StoreMode>('consume', 'consume', 'consume', 'peek'),
+    }),
+    { minLength: 1, maxLength },
+  );
+
+/** The contract every verdict keeps, whatever the history. */
+export function expectWellFormed(v: StoreVerdict, policy: CompiledPolicy, cost: number): void {
+  expect(Number.isInteger(v.remaining)).toBe(true);
+  expect(v.remaining).toBeGreaterThanOrEqual(0);
+  expect(v.remaining).toBeLessThanOrEqual(policy.limit);
+  expect(v.resetMs).toBeGreaterThanOrEqual(0);
+  expect(Number.isFinite(v.resetMs)).toBe(true);
+  if (v.allowed) {
+    expect(v.retryAfterMs).toBe(0);
+  } else if (cost > policy.limit) {
+    expect(v.retryAfterMs).toBe(-1);
+  } else {
+    expect(v.retryAfterMs).toBeGreaterThanOrEqual(0);
+  }
+}
+
+/**
+ * Runs `ops` on keys `<prefix>:{k<n>}:<policy>` and checks, at every step: well-formed
+ * verdicts; peek predicts the verdict; a denied request or a peek changes nothing; an
+ * admitted request takes its whole cost exactly once; time going backwards gives no more
+ * than the latest time seen; at the end, idle keys are exactly full. Returns the verdicts.
+ */
+export async function runInvariants(
+  decide: Decide,
+  policy: CompiledPolicy,
+  ops: readonly Op[],
+  t0: number,
+  prefix: string,
+): Promise<StoreVerdict[]> {
+  let now = t0;
+  let maxNow = t0;
+  const seen = new Set<string>();
+  const verdicts: StoreVerdict[] = [];
+  for (const op of ops) {
+    now += op.dtMs;
+    const key = `${prefix}:{k${op.key}}:${policy.name}`;
+    seen.add(key);
+    const entry: StoreEntry = { key, policy, cost: op.cost };
+    const [before] = (await decide([entry], 'peek', now)) as [StoreVerdict];
+    const [v] = (await decide([entry], op.mode, now)) as [StoreVerdict];
+    const [after] = (await decide([entry], 'peek', now)) as [StoreVerdict];
+    verdicts.push(v);
+    for (const x of [before, v, after]) expectWellFormed(x, policy, op.cost);
+    expect(v.allowed).toBe(before.allowed);
+    if (op.mode === 'peek' || !v.allowed) {
+      expect(v).toEqual(before);
+      expect(after).toEqual(before);
+    } else {
+      expect(after.remaining).toBe(v.remaining);
+      expect(after.resetMs).toBe(v.resetMs);
+      if (Number.isInteger(op.cost)) {
+        expect(v.remaining).toBe(before.remaining - op.cost);
+      } else {
+        expect(v.remaining).toBeGreaterThanOrEqual(before.remaining - Math.ceil(op.cost));
+        expect(v.remaining).toBeLessThanOrEqual(before.remaining - Math.floor(op.cost));
+      }
+    }
+    if (now < maxNow) {
+      const [latest] = (await decide([entry], 'peek', maxNow)) as [StoreVerdict];
+      expect(after.remaining).toBeLessThanOrEqual(latest.remaining);
+    }
+    maxNow = Math.max(maxNow, now);
+  }
+  const idle = maxNow + 100 * policy.windowMs + 1e8;
+  for (const key of seen) {
+    const [v] = (await decide([{ key, policy, cost: 1 }], 'peek', idle)) as [StoreVerdict];
+    expect(v).toEqual({ allowed: true, remaining: policy.limit, resetMs: 0, retryAfterMs: 0 });
+  }
+  return verdicts;
+}

@@ -1,0 +1,154 @@
+/**
+ * MemoryStore: the algorithms in TypeScript, in one process. Decides exactly like the
+ * Redis decide script for the same entries and clock (same arithmetic, same TTLs).
+ *
+ * Memory is bounded without timers: a key's state expires lazily (checked on access, and
+ * the least recently used keys are inspected on every write), and at most `maxKeys` keys
+ * are held; beyond that the least recently used key is dropped (expired keys go first,
+ * as they sit at the old end). Dropping a live key forgets its usage, so size `maxKeys`
+ * for the number of identities you expect to be active at once.
+ */
+import { ALGORITHMS } from '../algorithms/index.js';
+import { assertValidEntries } from '../algorithms/validate.js';
+import type { Algorithm, Clock, Store, StoreEntry, StoreMode, StoreVerdict } from '../types.js';
+
+/** Options of `MemoryStore`. */
+export interface MemoryStoreOptions {
+  /** Milliseconds since the epoch; `Date.now` when unset. Inject one in tests. */
+  readonly clock?: Clock;
+  /** Most keys held at once (default 1_000_000); the least recently used goes first. */
+  readonly maxKeys?: number;
+}
+
+/** Same ceiling as lua/decide.lua MAX_TTL_MS. */
+const MAX_TTL_MS = 1e15;
+
+/** How many old-end keys a write inspects for expiry (amortized clean-up, no timers). */
+const SWEEP_PER_WRITE = 2;
+
+interface Slot {
+  readonly algorithm: Algorithm;
+  readonly state: unknown;
+  /** Expired when the clock is past this (like Redis: expired once now > expiry time). */
+  readonly expiresAtMs: number;
+}
+
+/** An in-process `Store`: one process, bounded memory, identical decisions to `RedisStore`. */
+export class MemoryStore implements Store {
+  /** Identifies the store kind in events and logs. */
+  readonly kind = 'memory';
+  readonly #clock: Clock;
+  readonly #maxKeys: number;
+  /** Insertion order = least recently used first. */
+  readonly #slots = new Map<string, Slot>();
+
+  constructor(options: MemoryStoreOptions = {}) {
+    const maxKeys = options.maxKeys ?? 1_000_000;
+    if (!Number.isInteger(maxKeys) || maxKeys < 1) {
+      throw new Error(`MemoryStore: "maxKeys" must be a positive integer, got ${String(options.maxKeys)}`);
+    }
+    if (options.clock !== undefined && typeof options.clock !== 'function') {
+      throw new Error(`MemoryStore: "clock" must be a function, got ${typeof options.clock}`);
+    }
+    this.#clock = options.clock ?? Date.now;
+    this.#maxKeys = maxKeys;
+  }
+
+  /** Number of keys held now (expired keys not yet swept included). */
+  get size(): number {
+    return this.#slots.size;
+  }
+
+  /** Decide every entry at once, all or nothing. Never rejects for valid entries. */
+  check(entries: readonly StoreEntry[], mode: StoreMode): Promise<StoreVerdict[]> {
+    try {
+      return Promise.resolve(this.checkSync(entries, mode));
+    } catch (error) {
+      return Promise.reject(error);
+    }
+  }
+
+  /**
+   * The synchronous form of `check`: phase 1 evaluates every entry, phase 2 charges all
+   * of them only when every entry allows and `mode` is `'consume'`.
+   */
+  checkSync(entries: readonly StoreEntry[], mode: StoreMode): StoreVerdict[] {
+    assertValidEntries(entries);
+    if (mode !== 'consume' && mode !== 'peek') throw new Error(`MemoryStore: unknown mode ${String(mode)}`);
+    const now = this.#clock();
+    if (typeof now !== 'number' || !Number.isFinite(now)) {
+      throw new Error(`MemoryStore: the clock returned ${String(now)}, not a finite number`);
+    }
+
+    const evaluations = entries.map((entry) => {
+      const { policy, cost } = entry;
+      const params = { limit: policy.limit, windowMs: policy.windowMs, intervalMs: policy.intervalMs, cost };
+      return ALGORITHMS[policy.algorithm](this.#read(entry.key, policy.algorithm, now), now, params);
+    });
+    const charge = mode === 'consume' && evaluations.every((e) => e.allowed);
+
+    const verdicts: StoreVerdict[] = [];
+    for (let i = 0; i < entries.length; i++) {
+      const entry = entries[i] as StoreEntry;
+      const e = evaluations[i] as (typeof evaluations)[number];
+      if (charge) {
+        let ttlMs = Math.ceil(e.chargedResetMs) + 1;
+        if (ttlMs > MAX_TTL_MS) ttlMs = MAX_TTL_MS;
+        this.#write(
+          entry.key,
+          { algorithm: entry.policy.algorithm, state: e.charge(), expiresAtMs: now + ttlMs },
+          now,
+        );
+      }
+      verdicts.push({
+        allowed: e.allowed,
+        remaining: charge ? e.chargedRemaining : e.remaining,
+        resetMs: charge ? e.chargedResetMs : e.resetMs,
+        retryAfterMs: e.retryAfterMs,
+      });
+    }
+    if (charge) this.#sweep(now);
+    return verdicts;
+  }
+
+  /** Forget these keys. */
+  reset(keys: readonly string[]): Promise<void> {
+    for (const key of keys) this.#slots.delete(key);
+    return Promise.resolve();
+  }
+
+  /** Forget every key. */
+  clear(): void {
+    this.#slots.clear();
+  }
+
+  /** Live state of a key or undefined; a live key moves to the recently used end. */
+  #read(key: string, algorithm: Algorithm, now: number): unknown {
+    const slot = this.#slots.get(key);
+    if (slot === undefined) return undefined;
+    this.#slots.delete(key);
+    if (now > slot.expiresAtMs) return undefined;
+    this.#slots.set(key, slot);
+    return slot.algorithm === algorithm ? slot.state : undefined;
+  }
+
+  #write(key: string, slot: Slot, now: number): void {
+    if (!this.#slots.delete(key) && this.#slots.size >= this.#maxKeys) {
+      this.#sweep(now);
+      if (this.#slots.size >= this.#maxKeys) {
+        const oldest = this.#slots.keys().next();
+        if (!oldest.done) this.#slots.delete(oldest.value);
+      }
+    }
+    this.#slots.set(key, slot);
+  }
+
+  /** Drop a few expired keys from the least recently used end. */
+  #sweep(now: number): void {
+    for (let i = 0; i < SWEEP_PER_WRITE; i++) {
+      const oldest = this.#slots.entries().next();
+      if (oldest.done || now <= oldest.value[1].expiresAtMs) return;
+      this.#slots.delete(oldest.value[0]);
+    }
+  }
+}
