@@ -1,0 +1,194 @@
+/**
+ * Contention: 2 OS processes x 4 Redis connections (8 connections) fire 2,000 concurrent
+ * one-unit checks at one key of capacity 100 with no refill. Exactly 100 are admitted, for
+ * every algorithm and for a multi-policy check (whose other policies are charged exactly 100).
+ */
+import { type ChildProcess, fork } from 'node:child_process';
+import { mkdirSync } from 'node:fs';
+import { dirname, join, resolve } from 'node:path';
+import { fileURLToPath } from 'node:url';
+import { build } from 'esbuild';
+import { Redis } from 'ioredis';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { createLimiter } from '../../packages/core/src/limiter/create-limiter.js';
+import { RedisStore } from '../../packages/core/src/stores/redis-store.js';
+import type { Algorithm, PolicyInput } from '../../packages/core/src/types.js';
+import { type RedisProcess, startRedis } from '../support/redis-server.js';
+
+const here = dirname(fileURLToPath(import.meta.url));
+const root = resolve(here, '../..');
+const PROCESSES = 2;
+const CONNECTIONS_PER_PROCESS = 4;
+const CHECKS = 2000;
+const CHECKS_PER_CONNECTION = CHECKS / (PROCESSES * CONNECTIONS_PER_PROCESS);
+/** The longest window a policy accepts: nothing refills during the test. */
+const NO_REFILL = '366d';
+
+interface Result {
+  type: 'result';
+  pid: number;
+  checks: number;
+  admitted: number;
+  overLimit: number;
+  unavailable: number;
+  ms: number;
+}
+
+interface Worker {
+  readonly child: ChildProcess;
+  next(type: string): Promise<Record<string, unknown>>;
+}
+
+let redis: RedisProcess;
+let admin: Redis;
+const workers: Worker[] = [];
+/** Measured per round, printed at the end. */
+const figures: string[] = [];
+
+function startWorker(script: string, id: number): Worker {
+  const child = fork(script, [], {
+    env: {
+      ...process.env,
+      SLUICE_CONTENTION_URL: redis.url,
+      SLUICE_CONTENTION_CONNECTIONS: String(CONNECTIONS_PER_PROCESS),
+      SLUICE_CONTENTION_WORKER: String(id),
+    },
+    stdio: ['ignore', 'inherit', 'inherit', 'ipc'],
+  });
+  const inbox: Record<string, unknown>[] = [];
+  const waiting: ((m: Record<string, unknown>) => void)[] = [];
+  child.on('message', (m: Record<string, unknown>) => {
+    const waiter = waiting.shift();
+    if (waiter) waiter(m);
+    else inbox.push(m);
+  });
+  return {
+    child,
+    async next(type) {
+      const m = inbox.shift() ?? (await new Promise<Record<string, unknown>>((r) => waiting.push(r)));
+      if (m.type !== type) throw new Error(`worker ${id}: expected ${type}, got ${JSON.stringify(m)}`);
+      return m;
+    },
+  };
+}
+
+beforeAll(async () => {
+  redis = await startRedis();
+  admin = new Redis(redis.port, '127.0.0.1');
+  const outDir = join(root, 'node_modules/.cache/sluice-test');
+  mkdirSync(outDir, { recursive: true });
+  const script = join(outDir, 'contention-worker.mjs');
+  await build({
+    entryPoints: [join(here, 'contention-worker.ts')],
+    bundle: true,
+    platform: 'node',
+    format: 'esm',
+    target: 'node20',
+    outfile: script,
+    external: ['ioredis'],
+    logLevel: 'silent',
+  });
+  for (let i = 0; i < PROCESSES; i++) workers.push(startWorker(script, i));
+  await Promise.all(workers.map((w) => w.next('ready')));
+});
+
+afterAll(async () => {
+  await Promise.all(
+    workers.map(
+      (w) =>
+        new Promise<void>((done) => {
+          if (w.child.exitCode !== null) return done();
+          w.child.once('exit', () => done());
+          w.child.send({ type: 'exit' });
+          setTimeout(() => w.child.kill('SIGKILL'), 3000).unref();
+        }),
+    ),
+  );
+  admin?.disconnect();
+  await redis?.stop();
+  if (figures.length > 0)
+    console.log(`contention (${CHECKS} checks, 8 connections, 2 processes):\n${figures.join('\n')}`);
+});
+
+/** Runs one round on every worker at once; returns the combined counts. */
+async function round(label: string, policies: PolicyInput[], prefix: string) {
+  for (const w of workers) {
+    w.child.send({
+      type: 'round',
+      policies,
+      identity: 'hot-tenant',
+      checksPerConnection: CHECKS_PER_CONNECTION,
+      prefix,
+    });
+  }
+  await Promise.all(workers.map((w) => w.next('armed')));
+  const started = performance.now();
+  for (const w of workers) w.child.send({ type: 'go' });
+  const results = (await Promise.all(workers.map((w) => w.next('result')))) as unknown as Result[];
+  const wallMs = performance.now() - started;
+  const total = { checks: 0, admitted: 0, overLimit: 0, unavailable: 0 };
+  for (const r of results) {
+    total.checks += r.checks;
+    total.admitted += r.admitted;
+    total.overLimit += r.overLimit;
+    total.unavailable += r.unavailable;
+  }
+  figures.push(
+    `  ${label}: admitted ${total.admitted}, over_limit ${total.overLimit}, unavailable ${total.unavailable}, ` +
+      `per process ${results.map((r) => r.admitted).join('+')}, ${Math.round(wallMs)} ms`,
+  );
+  return { total, results };
+}
+
+const algorithms: Algorithm[] = ['token-bucket', 'gcra', 'sliding-window', 'fixed-window', 'sliding-log'];
+
+describe('contention across processes and connections', () => {
+  it('runs on at least 8 connections from at least 2 processes', async () => {
+    const list = String(await admin.client('LIST'));
+    const names = [...list.matchAll(/name=sluice-contention-w(\d+)-p(\d+)-c(\d+)/g)];
+    expect(names.length).toBe(PROCESSES * CONNECTIONS_PER_PROCESS);
+    expect(new Set(names.map((m) => m[2])).size).toBe(PROCESSES);
+    expect(new Set(workers.map((w) => w.child.pid)).size).toBe(PROCESSES);
+  });
+
+  it.each(algorithms)('%s: exactly 100 of 2,000 admitted', async (algorithm) => {
+    const policy: PolicyInput = { name: 'hot', algorithm, limit: 100, window: NO_REFILL };
+    const { total, results } = await round(algorithm, [policy], `c-${algorithm}`);
+    expect(total.checks).toBe(CHECKS);
+    expect(total.unavailable).toBe(0);
+    expect(total.admitted).toBe(100);
+    expect(total.overLimit).toBe(CHECKS - 100);
+    expect(results.every((r) => r.checks === CHECKS / PROCESSES)).toBe(true);
+  });
+
+  it('multi-policy: exactly 100 admitted, and the other policies charged exactly 100 times', async () => {
+    const policies: PolicyInput[] = [
+      { name: 'tight', algorithm: 'token-bucket', limit: 100, window: NO_REFILL },
+      { name: 'log', algorithm: 'sliding-log', limit: 150, window: NO_REFILL },
+      { name: 'fixed', algorithm: 'fixed-window', limit: 120, window: NO_REFILL },
+      { name: 'gcra', algorithm: 'gcra', limit: 130, window: NO_REFILL },
+      { name: 'sliding', algorithm: 'sliding-window', limit: 140, window: NO_REFILL },
+    ];
+    const { total } = await round('multi-policy (5 policies, tightest 100)', policies, 'c-multi');
+    expect(total.unavailable).toBe(0);
+    expect(total.admitted).toBe(100);
+    const observer = new Redis(redis.port, '127.0.0.1');
+    try {
+      const limiter = createLimiter({
+        policies,
+        prefix: 'c-multi',
+        store: new RedisStore({ client: observer }),
+      });
+      const peeked = await limiter.peek({ identity: 'hot-tenant' });
+      expect(peeked.results.map((r) => [r.policy, r.remaining])).toEqual([
+        ['tight', 0],
+        ['log', 50],
+        ['fixed', 20],
+        ['gcra', 30],
+        ['sliding', 40],
+      ]);
+    } finally {
+      observer.disconnect();
+    }
+  });
+});
