@@ -289,7 +289,6 @@ describe('decide', () => {
       title: 'Service Unavailable',
       status: 503,
       error: 'rate limiter unavailable',
-      policy: 'strict',
     });
     const lenient = resolve({
       policies: [{ name: 'lenient', limit: 5, window: '1s' }],

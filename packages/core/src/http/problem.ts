@@ -24,7 +24,7 @@ export interface ProblemBody {
   'violated-policies'?: string[];
   /** `rate limit exceeded` or `rate limiter unavailable`. */
   error: string;
-  /** 429: the denying policy with the longest wait. 503: the policy that could not be decided. */
+  /** 429: the denying policy with the longest wait. */
   policy?: string;
   /** 429: the same integer as the `Retry-After` header. */
   retry_after_seconds?: number;
@@ -54,18 +54,15 @@ export function quotaExceededProblem(decision: Decision): ProblemBody {
 
 /**
  * The 503 body for a decision the limiter could not make under `failMode: 'closed'`:
- * `{"type":"about:blank","title":"Service Unavailable","status":503,
- * "error":"rate limiter unavailable","policy":"strict"}`.
+ * `{"type":"about:blank","title":"Service Unavailable","status":503,"error":"rate limiter unavailable"}`.
+ * No policy is named: which policy could not be decided is an operator's concern (metrics
+ * report it as `fail_closed`), not the client's.
  */
-export function unavailableProblem(decision: Decision): ProblemBody {
-  const failed = decision.results.find((r) => r.outcome === 'unavailable' && !r.shadow);
-  const policy = failed?.policy ?? decision.policy;
-  const body: ProblemBody = {
+export function unavailableProblem(_decision?: Decision): ProblemBody {
+  return {
     type: 'about:blank',
     title: 'Service Unavailable',
     status: 503,
     error: 'rate limiter unavailable',
   };
-  if (policy !== undefined) body.policy = policy;
-  return body;
 }

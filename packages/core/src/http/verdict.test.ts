@@ -100,7 +100,6 @@ describe('toHttpVerdict', () => {
         title: 'Service Unavailable',
         status: 503,
         error: 'rate limiter unavailable',
-        policy: 'strict',
       },
     });
   });
