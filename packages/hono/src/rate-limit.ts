@@ -47,6 +47,7 @@ export interface HonoRateLimitOptions<E extends Env = Env> extends RateLimitOpti
   onLimited?: OnLimited<E>;
 }
 
+const PROBLEM_CONTENT_TYPE = 'application/problem+json';
 const HEADER_NAME = /^[!#$%&'*+.^_`|~0-9A-Za-z-]+$/;
 
 /**
@@ -110,11 +111,15 @@ export function rateLimit<E extends Env = Env>(
       for (const [name, value] of Object.entries(verdict.headers)) c.header(name, value);
       return;
     }
-    for (const [name, value] of Object.entries(verdict.headers)) c.header(name, value);
+    for (const [name, value] of Object.entries(verdict.headers)) {
+      if (name.toLowerCase() !== 'content-type') c.header(name, value);
+    }
     if (onLimited !== undefined) return onLimited(c as unknown as Context<E>, verdict);
+    const headers = new Headers(verdict.headers);
+    headers.set('content-type', PROBLEM_CONTENT_TYPE);
     return new Response(verdict.body === undefined ? null : JSON.stringify(verdict.body), {
       status: verdict.status,
-      headers: { ...verdict.headers, 'content-type': 'application/problem+json' },
+      headers,
     });
   };
 }

@@ -14,7 +14,7 @@ export interface RateLimitRouteOptions {
   shadow?: boolean;
   /**
    * A policy of this route's own: give `limit` + `window` (or `rate`), optionally
-   * `algorithm`, `burst`, `failMode`, `scope` (default `'route'`: one budget per route) and
+   * `algorithm` (default `'fixed-window'`, like core's shorthand), `burst`, `failMode`, `scope` (default `'route'`: one budget per route) and
    * `name` (default `<Controller>.<handler>`, or `<Controller>` on a controller).
    */
   limit?: number;
@@ -112,7 +112,7 @@ function toMetadata(
   const policy: PolicyInput = {
     name: options.name ?? defaultName(target, propertyKey),
     scope: options.scope ?? 'route',
-    ...(options.algorithm !== undefined && { algorithm: options.algorithm }),
+    algorithm: options.algorithm ?? 'fixed-window',
     ...(options.limit !== undefined && { limit: options.limit }),
     ...(options.window !== undefined && { window: options.window }),
     ...(options.rate !== undefined && { rate: options.rate }),
@@ -139,8 +139,8 @@ function setMetadata(
  *
  * - `@RateLimit('payments', 'transfers')`: these module policies, decided together.
  * - `@RateLimit({ policies: ['payments'], cost: 5 })`: with a cost for this route.
- * - `@RateLimit({ limit: 10, window: '1m' })`: a policy of this route's own (token bucket
- *   by default), on the module's store.
+ * - `@RateLimit({ limit: 10, window: '1m' })`: a policy of this route's own (fixed window
+ *   by default), on the module's store, one budget per route.
  *
  * Bad arguments throw when the class is defined.
  */

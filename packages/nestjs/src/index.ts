@@ -20,7 +20,7 @@ export {
   type RateLimitModuleOptions,
   type RateLimitRequest,
 } from './module-options.js';
-export { PROBLEM_CONTENT_TYPE, RateLimitException } from './rate-limit.exception.js';
+export { RateLimitException } from './rate-limit.exception.js';
 export { RateLimitGuard, type RequestFacts } from './rate-limit.guard.js';
 export { RateLimitModule } from './rate-limit.module.js';
 export { RateLimitService, type RouteRateLimit } from './rate-limit.service.js';

@@ -38,8 +38,36 @@ export interface RateLimitModuleOptions extends Omit<LimiterOptions, 'policies' 
   skip?: RateLimitOptions<RateLimitRequest>['skip'];
   /** Header format: `'draft-10'` (default), `'draft-7'`, `'draft-6'`, `'legacy'` or `false`. */
   headers?: RateLimitOptions<RateLimitRequest>['headers'];
-  /** Decide and record, never enforce, for every policy of this module. Default false. */
+  /** Show shadow policies in the headers too. Default false. */
+  shadowHeaders?: boolean;
+  /** Prefix length grouping IPv6 clients in the default identity. Default 56; `false`: whole addresses. */
+  ipv6Subnet?: number | false;
+  /**
+   * Decide and record, never enforce, for every policy of this module (the policies are
+   * built in shadow mode, so metrics report `shadow_over_limit`). Default false.
+   */
   shadow?: boolean;
+}
+
+/** The module options that go to `createLimiter()` as they are (`prefix`, `timeoutMs`, `clock`...). */
+export function limiterOptionsOf(
+  options: RateLimitModuleOptions,
+): Omit<LimiterOptions, 'policies' | 'store'> {
+  const {
+    policies: _policies,
+    store: _store,
+    limiter: _limiter,
+    defaultPolicies: _defaultPolicies,
+    identity: _identity,
+    cost: _cost,
+    skip: _skip,
+    headers: _headers,
+    shadowHeaders: _shadowHeaders,
+    ipv6Subnet: _ipv6Subnet,
+    shadow: _shadow,
+    ...limiterOptions
+  } = options;
+  return limiterOptions;
 }
 
 /** Extra options of `forRoot()` / `forRootAsync()` that shape the module itself. */

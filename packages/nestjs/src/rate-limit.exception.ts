@@ -22,9 +22,9 @@ export class RateLimitException extends HttpException {
     this.decision = decision;
   }
 
-  /** The response headers of the verdict, `Content-Type` included. */
+  /** The response headers of the verdict (`Content-Type` and `Retry-After` included). */
   get headers(): Readonly<Record<string, string>> {
-    return { ...this.verdict.headers, 'Content-Type': PROBLEM_CONTENT_TYPE };
+    return this.verdict.headers;
   }
 
   /** The problem+json body. */
@@ -32,6 +32,3 @@ export class RateLimitException extends HttpException {
     return this.verdict.body ?? { status: this.verdict.status };
   }
 }
-
-/** The content type of problem bodies (RFC 9457). */
-export const PROBLEM_CONTENT_TYPE = 'application/problem+json';

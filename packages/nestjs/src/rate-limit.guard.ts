@@ -1,28 +1,24 @@
 /** `RateLimitGuard`: asks core for a decision for each request and applies it. */
 import { type CanActivate, type ExecutionContext, Injectable } from '@nestjs/common';
-import type { Decision } from '@sluice/core';
-import { PROBLEM_CONTENT_TYPE, RateLimitException } from './rate-limit.exception.js';
+import type { RequestFacts as CoreRequestFacts, Decision } from '@sluice/core';
+import type { RateLimitRequest } from './module-options.js';
+import { RateLimitException } from './rate-limit.exception.js';
 import { RateLimitService } from './rate-limit.service.js';
 import { handlerMethod, handlerPattern } from './route-pattern.js';
 
-/** What the guard needs to know about one request; see `RateLimitGuard.getRequestFacts`. */
-export interface RequestFacts {
-  /** The request object passed to `identity`, `cost` and `skip`; also marks the request as checked. */
+/**
+ * What the guard needs to know about one request; see `RateLimitGuard.getRequestFacts`.
+ * Core's facts (`method`, `pattern`, `path`, `ip`, optional `marker`) plus the objects.
+ */
+export interface RequestFacts extends CoreRequestFacts {
+  /**
+   * The request object passed to `identity`, `cost` and `skip`. It also marks the request
+   * for double-count protection, unless `marker` is given.
+   */
   readonly request: object;
   /** Where headers go: an Express / Node response or a Fastify reply. Undefined: no headers. */
   readonly response?: unknown;
-  /** HTTP method, e.g. `POST`. */
-  readonly method: string;
-  /** The route pattern (`/transfers/:id`); undefined folds ids in `path`. */
-  readonly pattern: string | undefined;
-  /** The raw path, used only when `pattern` is undefined. */
-  readonly path: string;
-  /** The client address, the default identity. */
-  readonly ip: string | undefined;
 }
-
-/** Requests this process has already checked: a global and a route guard charge once. */
-const checked = new WeakSet<object>();
 
 interface HeaderTarget {
   setHeader?: (name: string, value: string) => unknown;
@@ -49,20 +45,14 @@ export class RateLimitGuard implements CanActivate {
     const route = this.rateLimit.forRoute(context.getClass(), context.getHandler());
     if (route === undefined) return true;
     const facts = this.getRequestFacts(context);
-    if (facts === undefined || checked.has(facts.request)) return true;
-    checked.add(facts.request);
-    const result = await route.decide(facts.request as never, {
-      method: facts.method,
-      pattern: facts.pattern,
-      path: facts.path,
-      ip: facts.ip,
-    });
+    if (facts === undefined) return true;
+    // Core charges a request once per limiter and policy set: a second guard gets the first decision.
+    const result = await route.decide(facts.request as RateLimitRequest, facts);
     if (result === undefined) return true;
     const { decision, verdict } = result;
     this.setDecision(facts, decision);
     for (const [name, value] of Object.entries(verdict.headers)) this.setHeader(facts, name, value);
     if (verdict.action === 'pass') return true;
-    this.setHeader(facts, 'Content-Type', PROBLEM_CONTENT_TYPE);
     throw new RateLimitException(verdict, decision);
   }
 

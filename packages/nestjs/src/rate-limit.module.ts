@@ -4,6 +4,7 @@ import { DiscoveryModule } from '@nestjs/core';
 import { createLimiter, type Limiter, MemoryStore, type Store } from '@sluice/core';
 import {
   ConfigurableRateLimitModule,
+  limiterOptionsOf,
   RATE_LIMIT_MODULE_OPTIONS,
   type RateLimitModuleOptions,
 } from './module-options.js';
@@ -34,23 +35,10 @@ function storeFactory(options: RateLimitModuleOptions): Store | undefined {
 
 function limiterFactory(options: RateLimitModuleOptions, store: Store | undefined): Limiter {
   if (options.limiter !== undefined) return options.limiter;
-  const {
-    policies,
-    limiter: _limiter,
-    store: _store,
-    defaultPolicies: _defaultPolicies,
-    identity: _identity,
-    cost: _cost,
-    skip: _skip,
-    headers: _headers,
-    shadow: _shadow,
-    ...limiterOptions
-  } = options;
-  return createLimiter({
-    ...limiterOptions,
-    policies: policies ?? [],
-    ...(store !== undefined && { store }),
-  });
+  const policies = (options.policies ?? []).map((policy) =>
+    options.shadow === true ? { ...policy, shadow: true } : policy,
+  );
+  return createLimiter({ ...limiterOptionsOf(options), policies, ...(store !== undefined && { store }) });
 }
 
 /**

@@ -13,6 +13,7 @@ import {
 } from '@sluice/core';
 import type { RateLimitMetadata, SkipRateLimitMetadata } from './decorators.js';
 import {
+  limiterOptionsOf,
   RATE_LIMIT_MODULE_OPTIONS,
   type RateLimitModuleOptions,
   type RateLimitRequest,
@@ -124,11 +125,13 @@ export class RateLimitService implements OnModuleInit {
       ...(this.options.identity !== undefined && { identity: this.options.identity }),
       ...(this.options.skip !== undefined && { skip: this.options.skip }),
       ...(this.options.headers !== undefined && { headers: this.options.headers }),
+      ...(this.options.shadowHeaders !== undefined && { shadowHeaders: this.options.shadowHeaders }),
+      ...(this.options.ipv6Subnet !== undefined && { ipv6Subnet: this.options.ipv6Subnet }),
     };
     const cost = meta?.cost ?? this.options.cost;
     if (cost !== undefined) shared.cost = cost;
-    const shadow = meta?.shadow ?? this.options.shadow;
-    if (shadow !== undefined) shared.shadow = shadow;
+    // Module-wide and own-policy shadow is built into the policies; this is a route's shadow.
+    if (meta?.kind === 'named' && meta.shadow !== undefined) shared.shadow = meta.shadow;
     return resolveRateLimitOptions<RateLimitRequest>(shared, ADAPTER);
   }
 
@@ -142,22 +145,11 @@ export class RateLimitService implements OnModuleInit {
             'with "limiter" alone the store is unknown: pass "store" as well',
         );
       }
-      const {
-        policies: _policies,
-        limiter: _limiter,
-        store: _store,
-        defaultPolicies: _defaultPolicies,
-        identity: _identity,
-        cost: _cost,
-        skip: _skip,
-        headers: _headers,
-        shadow: _shadow,
-        ...limiterOptions
-      } = this.options;
+      const shadow = meta.shadow ?? this.options.shadow;
       limiter = createLimiter({
-        ...limiterOptions,
+        ...limiterOptionsOf(this.options),
         prefix: this.options.prefix ?? this.limiter.prefix,
-        policies: [meta.policy],
+        policies: [shadow === undefined ? meta.policy : { ...meta.policy, shadow }],
         store: this.store,
       });
       for (const [listener, offs] of this.listeners) offs.push(limiter.onDecision(listener));

@@ -1,0 +1,427 @@
+/**
+ * The adapter scenario table on Hono over real HTTP (@hono/node-server on 127.0.0.1), with
+ * the memory store and an injected clock, plus what is Hono's own: identityHeader and
+ * clientIp, the matched route pattern, `c.get('rateLimit')`, construction errors.
+ */
+import type { AddressInfo } from 'node:net';
+import { serve } from '@hono/node-server';
+import { getConnInfo } from '@hono/node-server/conninfo';
+import {
+  createLimiter,
+  type Decision,
+  type Limiter,
+  MemoryStore,
+  type PolicyInput,
+  type Store,
+} from '@sluice/core';
+import { type Context, Hono } from 'hono';
+import { afterEach, describe, expect, it, test } from 'vitest';
+import { EXPECTED, json, type Reply, request } from '../test-support/client.js';
+import { type HonoRateLimitOptions, type RateLimitEnv, rateLimit } from './index.js';
+
+/** A start time on a 10 s boundary, so fixed windows start with it. */
+const T0 = 1_800_000_000_000;
+
+interface World {
+  now: number;
+  advance(ms: number): void;
+  limiter(policies: readonly PolicyInput[], store?: Store): Limiter;
+}
+
+function world(): World {
+  const w: World = {
+    now: T0,
+    advance(ms) {
+      w.now += ms;
+    },
+    limiter(policies, store) {
+      const clock = () => w.now;
+      return createLimiter({ policies, store: store ?? new MemoryStore({ clock }), clock });
+    },
+  };
+  return w;
+}
+
+/** A store whose every call rejects: the limiter cannot decide. */
+const failingStore: Store = {
+  kind: 'failing',
+  check: () => Promise.reject(new Error('store down')),
+  reset: () => Promise.reject(new Error('store down')),
+};
+
+type Mount = 'route' | 'app' | 'both';
+
+function summary(decision: Decision | undefined) {
+  if (decision === undefined) return null;
+  const { allowed, outcome, policy, remaining, shadowed } = decision;
+  return { allowed, outcome, policy, remaining, shadowed };
+}
+
+const clientIp = (c: Context) => getConnInfo(c).remote.address;
+
+interface Served {
+  readonly url: string;
+  close(): Promise<void>;
+}
+
+async function listen(app: Hono<RateLimitEnv>): Promise<Served> {
+  return new Promise((done) => {
+    const server = serve({ fetch: app.fetch, port: 0, hostname: '127.0.0.1' }, (info: AddressInfo) => {
+      done({
+        url: `http://127.0.0.1:${info.port}`,
+        close: () =>
+          new Promise<void>((closed) => {
+            if ('closeAllConnections' in server) server.closeAllConnections();
+            server.close(() => closed());
+          }),
+      });
+    });
+  });
+}
+
+/** The test app: `GET /items/:id` and `GET /other`, limited on the route, app-wide or both. */
+function testApp(options: HonoRateLimitOptions, mount: Mount): Hono<RateLimitEnv> {
+  const limit = rateLimit({ clientIp, ...options });
+  const app = new Hono<RateLimitEnv>();
+  if (mount !== 'route') app.use('*', limit);
+  const echo = (c: Context<RateLimitEnv>) => c.json({ ok: true, rateLimit: summary(c.get('rateLimit')) });
+  if (mount === 'app') {
+    app.get('/items/:id', echo);
+    app.get('/other', echo);
+  } else {
+    app.get('/items/:id', limit, echo);
+    app.get('/other', limit, echo);
+  }
+  return app;
+}
+
+interface Client {
+  get(path: string, headers?: Record<string, string>): Promise<Reply>;
+}
+
+interface Scenario {
+  name: string;
+  mount: Mount;
+  options(w: World): HonoRateLimitOptions;
+  run(client: Client, w: World): Promise<void>;
+}
+
+const API_3_PER_10S: PolicyInput = { name: 'api', algorithm: 'fixed-window', limit: 3, window: '10s' };
+const API_1_PER_10S: PolicyInput = { name: 'api', algorithm: 'fixed-window', limit: 1, window: '10s' };
+
+const SCENARIOS: Scenario[] = [
+  {
+    name: '200s then 429 with exact headers and a problem+json body; the clock restores the quota',
+    mount: 'route',
+    options: (w) => ({ limiter: w.limiter([API_3_PER_10S]) }),
+    async run(client, w) {
+      for (const remaining of [2, 1, 0]) {
+        const reply = await client.get('/items/1');
+        expect(reply.status).toBe(200);
+        expect(reply.headers['ratelimit-policy']).toBe('"api";q=3;w=10');
+        expect(reply.headers.ratelimit).toBe(`"api";r=${remaining};t=10`);
+        expect(reply.headers['retry-after']).toBeUndefined();
+        expect(reply.headers['content-type']).toMatch(/^application\/json/);
+        expect(json(reply)).toEqual({
+          ok: true,
+          rateLimit: { allowed: true, outcome: 'allowed', policy: 'api', remaining, shadowed: false },
+        });
+      }
+      w.advance(4000);
+      const denied = await client.get('/items/2');
+      expect(denied.status).toBe(429);
+      expect(denied.headers['content-type']).toBe('application/problem+json');
+      expect(denied.headers['retry-after']).toBe('6');
+      expect(denied.headers['ratelimit-policy']).toBe('"api";q=3;w=10');
+      expect(denied.headers.ratelimit).toBe('"api";r=0;t=6');
+      expect(json(denied)).toEqual(EXPECTED.tooManyRequests(['api'], 'api', 6));
+      expect(denied.text).not.toContain('127.0.0.1');
+      w.advance(6000);
+      const again = await client.get('/items/1');
+      expect(again.status).toBe(200);
+      expect(again.headers.ratelimit).toBe('"api";r=2;t=10');
+    },
+  },
+  {
+    name: 'shorthand limit + window builds one policy named "default"',
+    mount: 'route',
+    options: () => ({ limit: 2, window: '1m' }),
+    async run(client) {
+      expect((await client.get('/items/1')).status).toBe(200);
+      const second = await client.get('/items/1');
+      expect(second.headers['ratelimit-policy']).toBe('"default";q=2;w=60');
+      const third = await client.get('/items/1');
+      expect(third.status).toBe(429);
+      expect((json(third) as { policy: string }).policy).toBe('default');
+    },
+  },
+  {
+    name: '503 problem+json when the store fails and the policy fails closed',
+    mount: 'route',
+    options: (w) => ({ limiter: w.limiter([{ name: 'api', limit: 5, window: '1s' }], failingStore) }),
+    async run(client) {
+      const reply = await client.get('/items/1');
+      expect(reply.status).toBe(503);
+      expect(reply.headers['content-type']).toBe('application/problem+json');
+      expect(reply.headers['retry-after']).toBeUndefined();
+      expect(json(reply)).toEqual(EXPECTED.unavailable());
+      expect(reply.text).not.toContain('store down');
+    },
+  },
+  {
+    name: 'the request goes through when the store fails and the policy fails open',
+    mount: 'route',
+    options: (w) => ({
+      limiter: w.limiter([{ name: 'api', limit: 5, window: '1s', failMode: 'open' }], failingStore),
+    }),
+    async run(client) {
+      const reply = await client.get('/items/1');
+      expect(reply.status).toBe(200);
+      expect((json(reply) as { rateLimit: unknown }).rateLimit).toMatchObject({
+        allowed: true,
+        outcome: 'unavailable',
+      });
+    },
+  },
+  {
+    name: 'shadow: decided and visible to the handler, never enforced, no headers',
+    mount: 'route',
+    options: (w) => ({ limiter: w.limiter([{ ...API_1_PER_10S, shadow: true }]) }),
+    async run(client) {
+      const first = await client.get('/items/1');
+      const second = await client.get('/items/1');
+      for (const reply of [first, second]) {
+        expect(reply.status).toBe(200);
+        expect(reply.headers.ratelimit).toBeUndefined();
+        expect(reply.headers['ratelimit-policy']).toBeUndefined();
+        expect(reply.headers['retry-after']).toBeUndefined();
+      }
+      expect((json(first) as { rateLimit: { shadowed: boolean } }).rateLimit.shadowed).toBe(false);
+      expect((json(second) as { rateLimit: unknown }).rateLimit).toMatchObject({
+        shadowed: true,
+        allowed: true,
+      });
+    },
+  },
+  {
+    name: 'skip: skipped requests are neither charged nor decorated',
+    mount: 'route',
+    options: (w) => ({
+      limiter: w.limiter([API_3_PER_10S]),
+      skip: (c) => c.req.header('x-internal') === 'yes',
+    }),
+    async run(client) {
+      for (let i = 0; i < 5; i++) {
+        const skipped = await client.get('/items/1', { 'x-internal': 'yes' });
+        expect(skipped.status).toBe(200);
+        expect(skipped.headers.ratelimit).toBeUndefined();
+        expect((json(skipped) as { rateLimit: unknown }).rateLimit).toBeNull();
+      }
+      expect((await client.get('/items/1')).headers.ratelimit).toBe('"api";r=2;t=10');
+    },
+  },
+  {
+    name: 'custom identity: each tenant has its own quota, and the tenant never shows',
+    mount: 'route',
+    options: (w) => ({ limiter: w.limiter([API_1_PER_10S]), identity: (c) => c.req.header('x-tenant') }),
+    async run(client) {
+      expect((await client.get('/items/1', { 'x-tenant': 'acme' })).status).toBe(200);
+      const acmeAgain = await client.get('/items/1', { 'x-tenant': 'acme' });
+      expect(acmeAgain.status).toBe(429);
+      expect(acmeAgain.text).not.toContain('acme');
+      expect(JSON.stringify(acmeAgain.headers)).not.toContain('acme');
+      expect((await client.get('/items/1', { 'x-tenant': 'globex' })).status).toBe(200);
+    },
+  },
+  {
+    name: 'identityHeader: keyed by the header; without it, by clientIp',
+    mount: 'route',
+    options: (w) => ({ limiter: w.limiter([API_1_PER_10S]), identityHeader: 'x-api-key' }),
+    async run(client) {
+      expect((await client.get('/items/1', { 'x-api-key': 'k1' })).status).toBe(200);
+      expect((await client.get('/items/1', { 'x-api-key': 'k1' })).status).toBe(429);
+      expect((await client.get('/items/1', { 'x-api-key': 'k2' })).status).toBe(200);
+      expect((await client.get('/items/1')).status).toBe(200); // the client IP's own quota
+      expect((await client.get('/items/1')).status).toBe(429);
+    },
+  },
+  {
+    name: 'cost: a request charges its cost; a denied one charges nothing',
+    mount: 'route',
+    options: (w) => ({
+      limiter: w.limiter([{ name: 'api', algorithm: 'fixed-window', limit: 10, window: '10s' }]),
+      cost: (c) => Number(c.req.header('x-cost') ?? '1'),
+    }),
+    async run(client) {
+      expect((await client.get('/items/1', { 'x-cost': '4' })).headers.ratelimit).toBe('"api";r=6;t=10');
+      expect((await client.get('/items/1', { 'x-cost': '7' })).status).toBe(429);
+      const rest = await client.get('/items/1', { 'x-cost': '6' });
+      expect(rest.status).toBe(200);
+      expect(rest.headers.ratelimit).toBe('"api";r=0;t=10');
+    },
+  },
+  {
+    name: 'the same middleware twice on one request (app-wide and on the route) charges once',
+    mount: 'both',
+    options: (w) => ({ limiter: w.limiter([API_3_PER_10S]) }),
+    async run(client) {
+      for (const remaining of [2, 1, 0]) {
+        const reply = await client.get('/items/1');
+        expect(reply.status).toBe(200);
+        expect(reply.headers.ratelimit).toBe(`"api";r=${remaining};t=10`);
+      }
+      expect((await client.get('/items/1')).status).toBe(429);
+    },
+  },
+  {
+    name: 'onLimited replaces the response; the rate-limit headers stay',
+    mount: 'route',
+    options: (w) => ({
+      limiter: w.limiter([API_1_PER_10S]),
+      onLimited: (c, verdict) => c.json({ custom: true, status: verdict.status }, 418),
+    }),
+    async run(client) {
+      expect((await client.get('/items/1')).status).toBe(200);
+      const limited = await client.get('/items/1');
+      expect(limited.status).toBe(418);
+      expect(limited.headers['content-type']).toMatch(/^application\/json/);
+      expect(json(limited)).toEqual({ custom: true, status: 429 });
+      expect(limited.headers['retry-after']).toBe('10');
+      expect(limited.headers.ratelimit).toBe('"api";r=0;t=10');
+    },
+  },
+  {
+    name: 'route scope on a route: keyed by the matched pattern, not the URL',
+    mount: 'route',
+    options: (w) => ({ limiter: w.limiter([{ ...API_1_PER_10S, scope: 'route' }]) }),
+    async run(client) {
+      expect((await client.get('/items/1')).status).toBe(200);
+      expect((await client.get('/items/2?x=1')).status).toBe(429);
+      expect((await client.get('/other')).status).toBe(200);
+    },
+  },
+  {
+    name: 'route scope app-wide: still the matched pattern of the route that answers',
+    mount: 'app',
+    options: (w) => ({ limiter: w.limiter([{ ...API_1_PER_10S, scope: 'route' }]) }),
+    async run(client) {
+      expect((await client.get('/items/abc')).status).toBe(200);
+      expect((await client.get('/items/def')).status).toBe(429); // not folded: same pattern
+      expect((await client.get('/other')).status).toBe(200);
+    },
+  },
+  {
+    name: 'header formats: legacy X-RateLimit-*',
+    mount: 'route',
+    options: (w) => ({ limiter: w.limiter([API_3_PER_10S]), headers: 'legacy' }),
+    async run(client) {
+      const reply = await client.get('/items/1');
+      expect(reply.headers['x-ratelimit-limit']).toBe('3');
+      expect(reply.headers['x-ratelimit-remaining']).toBe('2');
+      expect(reply.headers.ratelimit).toBeUndefined();
+    },
+  },
+  {
+    name: 'headers: false sends no rate-limit headers but still limits',
+    mount: 'route',
+    options: (w) => ({ limiter: w.limiter([API_1_PER_10S]), headers: false }),
+    async run(client) {
+      const first = await client.get('/items/1');
+      expect(first.headers.ratelimit).toBeUndefined();
+      expect(first.headers['ratelimit-policy']).toBeUndefined();
+      const second = await client.get('/items/1');
+      expect(second.status).toBe(429);
+      expect(second.headers['retry-after']).toBe('10');
+      expect(second.headers['content-type']).toBe('application/problem+json');
+    },
+  },
+];
+
+let served: Served | undefined;
+afterEach(async () => {
+  await served?.close();
+  served = undefined;
+});
+
+async function start(app: Hono<RateLimitEnv>): Promise<Client> {
+  served = await listen(app);
+  const base = served.url;
+  return { get: (path, headers) => request(`${base}${path}`, headers === undefined ? {} : { headers }) };
+}
+
+describe('rateLimit() on Hono over HTTP', () => {
+  test.each(SCENARIOS)('$name', async (scenario) => {
+    const w = world();
+    const client = await start(testApp(scenario.options(w), scenario.mount));
+    await scenario.run(client, w);
+  });
+
+  it('puts the headers on a raw Response a handler returns, and on error responses', async () => {
+    const w = world();
+    const app = new Hono<RateLimitEnv>();
+    app.use('*', rateLimit({ limiter: w.limiter([API_3_PER_10S]), clientIp }));
+    app.get('/raw', () => new Response('raw', { headers: { 'x-own': '1' } }));
+    app.get('/boom', () => {
+      throw new Error('boom');
+    });
+    const client = await start(app);
+    const raw = await client.get('/raw');
+    expect(raw.text).toBe('raw');
+    expect(raw.headers['x-own']).toBe('1');
+    expect(raw.headers.ratelimit).toBe('"api";r=2;t=10');
+    const boom = await client.get('/boom');
+    expect(boom.status).toBe(500);
+    expect(boom.headers.ratelimit).toBe('"api";r=1;t=10');
+  });
+
+  it('route key through sub-apps and wildcard middleware: the pattern of the answering route', async () => {
+    const w = world();
+    const limiter = w.limiter([{ ...API_1_PER_10S, scope: 'route' }]);
+    const api = new Hono<RateLimitEnv>();
+    api.get('/items/:id', (c) => c.json({ ok: true }));
+    api.post('/items/:id', (c) => c.json({ ok: true }));
+    const app = new Hono<RateLimitEnv>();
+    app.use('/api/*', rateLimit({ limiter, clientIp }));
+    app.route('/api', api);
+    const client = await start(app);
+    const base = served?.url;
+    expect((await client.get('/api/items/1')).status).toBe(200);
+    expect((await client.get('/api/items/2')).status).toBe(429);
+    expect((await request(`${base}/api/items/3`, { method: 'POST' })).status).toBe(200); // POST is its own route
+    expect((await client.get('/api/nothing-here/1')).status).toBe(404); // unmatched: folded path, still answered
+  });
+});
+
+describe('rateLimit() construction', () => {
+  test.each([
+    [{ limit: 10, window: '1m' }, /"identity".*"identityHeader".*"clientIp"/],
+    [
+      { limit: 10, window: '1m', identityHeader: 'bad header' },
+      /"identityHeader" must be a header name, got bad header/,
+    ],
+    [{ limit: 10, window: '1m', clientIp: 'x' }, /"clientIp" must be a function/],
+    [
+      { limit: 10, window: '1m', identityHeader: 'x-api-key', onLimited: 'teapot' },
+      /"onLimited" must be a function/,
+    ],
+    [{ limit: -1, window: '1m', identityHeader: 'x-api-key' }, /"limit".*-1/],
+    [{ limit: 10, window: 'soon', identityHeader: 'x-api-key' }, /"window".*soon/],
+    [
+      { policies: [{ name: 'api', algorithm: 'leaky', limit: 1, window: '1s' }], identityHeader: 'x' },
+      /algorithm.*leaky/,
+    ],
+    [
+      { limiter: createLimiter({ policies: [API_3_PER_10S] }), policies: ['nope'], identityHeader: 'x' },
+      /nope/,
+    ],
+    [{ limit: 10, window: '1m', headers: 'draft-99', identityHeader: 'x' }, /"headers".*draft-99/],
+  ] as const)('rejects %o', (options, message) => {
+    expect(() => rateLimit(options as unknown as HonoRateLimitOptions)).toThrow(message);
+  });
+
+  it('rejects a missing options object', () => {
+    expect(() => rateLimit(undefined as unknown as HonoRateLimitOptions)).toThrow(
+      /options must be an object/,
+    );
+  });
+});

@@ -1,0 +1,57 @@
+/** A small HTTP client for the adapter tests: fetch to 127.0.0.1, the whole reply read. */
+
+/** One response, read in full. */
+export interface Reply {
+  readonly status: number;
+  readonly headers: Readonly<Record<string, string>>;
+  readonly text: string;
+}
+
+/** Sends one request and reads the whole response. */
+export async function request(
+  url: string,
+  init: { method?: string; headers?: Record<string, string> } = {},
+): Promise<Reply> {
+  const response = await fetch(url, { method: init.method ?? 'GET', headers: init.headers });
+  const text = await response.text();
+  const headers: Record<string, string> = {};
+  response.headers.forEach((value, name) => {
+    headers[name] = value;
+  });
+  return { status: response.status, headers, text };
+}
+
+/** Parses a JSON body, with the body in the error when it is not JSON. */
+export function json(reply: Reply): unknown {
+  try {
+    return JSON.parse(reply.text);
+  } catch {
+    throw new Error(`answered ${reply.status} with a body that is not JSON: ${reply.text}`);
+  }
+}
+
+/** The problem type the IETF RateLimit header draft defines for a quota that is used up. */
+const QUOTA_EXCEEDED = 'https://iana.org/assignments/http-problem-types#quota-exceeded';
+
+/** The bodies design.md specifies, written out literally. */
+export const EXPECTED = {
+  tooManyRequests(violated: string[], policy: string, retryAfterSeconds: number) {
+    return {
+      type: QUOTA_EXCEEDED,
+      title: 'Quota Exceeded',
+      status: 429,
+      'violated-policies': violated,
+      error: 'rate limit exceeded',
+      policy,
+      retry_after_seconds: retryAfterSeconds,
+    };
+  },
+  unavailable() {
+    return {
+      type: 'about:blank',
+      title: 'Service Unavailable',
+      status: 503,
+      error: 'rate limiter unavailable',
+    };
+  },
+};
