@@ -122,8 +122,9 @@ export function createDecide<Req>(
   if (config.shadowDecisions) {
     warnOnce(
       WARNING_CODES.SHADOW_WITH_SHARED_LIMITER,
-      `${config.adapter} rateLimit(): "shadow" with a shared limiter lets denied requests through here, but ` +
-        'the limiter still reports them as over_limit. Set shadow on the policies to report shadow_over_limit.',
+      `${config.adapter} rateLimit(): "shadow" with a shared limiter (or a policy from definePolicy()) lets ` +
+        'denied requests through here, but the limiter still reports them as over_limit. Set shadow on the ' +
+        'policies themselves to report shadow_over_limit.',
     );
   }
   const verdictOptions = { headers: config.headerFormat, shadowHeaders: config.shadowHeaders };

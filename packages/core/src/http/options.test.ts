@@ -1,6 +1,6 @@
 import { afterEach, describe, expect, it, vi } from 'vitest';
 import { createLimiter, type Limiter } from '../limiter/index.js';
-import { PolicyError } from '../policy/index.js';
+import { definePolicy, PolicyError } from '../policy/index.js';
 import type { Decision, Descriptor } from '../types.js';
 import { decision, result } from './fixtures.test-util.js';
 import { type RateLimitOptions, resolveRateLimitOptions } from './options.js';
@@ -272,6 +272,19 @@ describe('decide', () => {
     const out = await r.decide({ headers: {} }, facts());
     expect(out?.verdict.action).toBe('pass');
     expect(out?.verdict.headers).toEqual({});
+    expect(out?.decision.shadowed).toBe(true);
+  });
+
+  it('shadow with a policy from definePolicy() shadows each decision', async () => {
+    vi.spyOn(console, 'warn').mockImplementation(() => {});
+    const r = resolve({
+      policies: [definePolicy({ name: 'p', algorithm: 'fixed-window', limit: 1, window: '1m' })],
+      shadow: true,
+    });
+    await r.decide({ headers: {} }, facts());
+    const out = await r.decide({ headers: {} }, facts());
+    expect(out?.verdict.action).toBe('pass');
+    expect(out?.decision.outcome).toBe('over_limit');
     expect(out?.decision.shadowed).toBe(true);
   });
 

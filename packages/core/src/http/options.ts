@@ -3,6 +3,7 @@
  * module), validated once at construction, and the limiter they resolve to.
  */
 import { createLimiter, type Limiter } from '../limiter/index.js';
+import { isCompiledPolicy } from '../policy/index.js';
 import type { Algorithm, FailMode, PolicyInput, Store } from '../types.js';
 import { createDecide, type DecideResult, type RequestFacts } from './decide.js';
 import { HEADER_FORMATS, type HeaderFormat } from './headers.js';
@@ -212,6 +213,8 @@ export function resolveRateLimitOptions<Req>(
   }
 
   let limiter: Limiter;
+  // A shared limiter (or a compiled policy) cannot carry shadow itself: shadow each decision.
+  let shadowPerDecision = shadow && options.limiter !== undefined;
   let policyNames: readonly string[] | undefined;
   if (options.limiter !== undefined) {
     const shared = options.limiter as Partial<Limiter> | null;
@@ -290,7 +293,11 @@ export function resolveRateLimitOptions<Req>(
       let p = input;
       if (options.failMode !== undefined && p.failMode === undefined)
         p = { ...p, failMode: options.failMode };
-      if (shadow && p.shadow !== true) p = { ...p, shadow: true };
+      if (shadow && p.shadow !== true) {
+        // A policy from definePolicy() cannot be re-validated with changes: shadow its decisions instead.
+        if (isCompiledPolicy(p)) shadowPerDecision = true;
+        else p = { ...p, shadow: true };
+      }
       return p;
     });
     limiter = createLimiter({
@@ -309,8 +316,7 @@ export function resolveRateLimitOptions<Req>(
     policyNames,
     headerFormat,
     shadowHeaders,
-    // A limiter built here carries shadow in its policies; a shared one is shadowed per decision.
-    shadowDecisions: shadow && options.limiter !== undefined,
+    shadowDecisions: shadowPerDecision,
     ipv6Subnet,
     identity,
     cost,
