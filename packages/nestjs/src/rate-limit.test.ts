@@ -1,0 +1,748 @@
+/**
+ * The adapter scenario table on NestJS over real HTTP, on the Express and the Fastify
+ * platform, with the memory store and an injected clock; plus what is Nest's own:
+ * decorators and their precedence, skip lists, a global and a route guard on one request,
+ * exception filters, DI tokens, forRootAsync, other contexts and construction errors.
+ */
+import 'reflect-metadata';
+import type { AddressInfo } from 'node:net';
+import {
+  type ArgumentsHost,
+  Catch,
+  Controller,
+  type ExceptionFilter,
+  Get,
+  Inject,
+  Injectable,
+  Module,
+  type ModuleMetadata,
+  Post,
+  Req,
+  UseGuards,
+} from '@nestjs/common';
+import { APP_FILTER, APP_GUARD } from '@nestjs/core';
+import { FastifyAdapter } from '@nestjs/platform-fastify';
+import { Test } from '@nestjs/testing';
+import {
+  createLimiter,
+  type Decision,
+  type Limiter,
+  MemoryStore,
+  type PolicyInput,
+  type Store,
+} from '@sluice/core';
+import { afterEach, describe, expect, it, test } from 'vitest';
+import { EXPECTED, json, type Reply, request } from '../test-support/client.js';
+import {
+  RATE_LIMIT_STORE,
+  RATE_LIMITER,
+  RateLimit,
+  RateLimitException,
+  RateLimitGuard,
+  RateLimitModule,
+  type RateLimitModuleOptions,
+  type RateLimitRequest,
+  SkipRateLimit,
+} from './index.js';
+
+/** A start time on a 10 s boundary, so fixed windows start with it. */
+const T0 = 1_800_000_000_000;
+
+interface World {
+  now: number;
+  advance(ms: number): void;
+  clock(): number;
+  limiter(policies: readonly PolicyInput[], store?: Store): Limiter;
+}
+
+function world(): World {
+  const w: World = {
+    now: T0,
+    advance(ms) {
+      w.now += ms;
+    },
+    clock: () => w.now,
+    limiter(policies, store) {
+      return createLimiter({ policies, store: store ?? new MemoryStore({ clock: w.clock }), clock: w.clock });
+    },
+  };
+  return w;
+}
+
+/** A store whose every call rejects: the limiter cannot decide. */
+const failingStore: Store = {
+  kind: 'failing',
+  check: () => Promise.reject(new Error('store down')),
+  reset: () => Promise.reject(new Error('store down')),
+};
+
+function summary(decision: Decision | undefined) {
+  if (decision === undefined) return null;
+  const { allowed, outcome, policy, remaining, shadowed } = decision;
+  return { allowed, outcome, policy, remaining, shadowed };
+}
+
+const echo = (req: { rateLimit?: Decision }) => ({ ok: true, rateLimit: summary(req.rateLimit) });
+
+// Unguarded controllers: limited only by a global guard.
+@Controller('items')
+class ItemsController {
+  @Get(':id')
+  item(@Req() req: { rateLimit?: Decision }) {
+    return echo(req);
+  }
+}
+
+@Controller()
+class OtherController {
+  @Get('other')
+  other(@Req() req: { rateLimit?: Decision }) {
+    return echo(req);
+  }
+}
+
+// The same routes with the guard on the controller.
+@Controller('items')
+@UseGuards(RateLimitGuard)
+class GuardedItemsController {
+  @Get(':id')
+  item(@Req() req: { rateLimit?: Decision }) {
+    return echo(req);
+  }
+}
+
+@Controller()
+@UseGuards(RateLimitGuard)
+class GuardedOtherController {
+  @Get('other')
+  other(@Req() req: { rateLimit?: Decision }) {
+    return echo(req);
+  }
+}
+
+/** Replaces the limited response, as an app's own filter would. */
+@Catch(RateLimitException)
+class TeapotFilter implements ExceptionFilter {
+  catch(exception: RateLimitException, host: ArgumentsHost) {
+    const response = host.switchToHttp().getResponse<{
+      status?: (code: number) => unknown;
+      code?: (code: number) => unknown;
+      header?: (name: string, value: string) => unknown;
+      setHeader?: (name: string, value: string) => unknown;
+      send: (body: string) => unknown;
+    }>();
+    const body = JSON.stringify({
+      custom: true,
+      status: exception.getStatus(),
+      policy: exception.decision.policy,
+    });
+    if (typeof response.code === 'function') response.code(418);
+    else response.status?.(418);
+    if (response.setHeader) response.setHeader('Content-Type', 'application/json');
+    else response.header?.('Content-Type', 'application/json');
+    response.send(body);
+  }
+}
+
+type Platform = 'express' | 'fastify';
+type Mount = 'route' | 'app' | 'both';
+
+interface Served {
+  readonly url: string;
+  close(): Promise<void>;
+}
+
+async function serve(platform: Platform, metadata: ModuleMetadata): Promise<Served> {
+  const moduleRef = await Test.createTestingModule(metadata).compile();
+  const app =
+    platform === 'fastify'
+      ? moduleRef.createNestApplication(new FastifyAdapter(), { logger: false })
+      : moduleRef.createNestApplication({ logger: false });
+  await app.listen(0, '127.0.0.1');
+  const { port } = app.getHttpServer().address() as AddressInfo;
+  return { url: `http://127.0.0.1:${port}`, close: () => app.close() };
+}
+
+function scenarioModule(options: RateLimitModuleOptions, mount: Mount, teapot: boolean): ModuleMetadata {
+  return {
+    imports: [RateLimitModule.forRoot(options)],
+    controllers:
+      mount === 'app' ? [ItemsController, OtherController] : [GuardedItemsController, GuardedOtherController],
+    providers: [
+      ...(mount === 'route' ? [] : [{ provide: APP_GUARD, useClass: RateLimitGuard }]),
+      ...(teapot ? [{ provide: APP_FILTER, useClass: TeapotFilter }] : []),
+    ],
+  };
+}
+
+interface Client {
+  get(path: string, headers?: Record<string, string>): Promise<Reply>;
+  post(path: string, headers?: Record<string, string>): Promise<Reply>;
+}
+
+interface Scenario {
+  name: string;
+  mount: Mount;
+  teapot?: boolean;
+  options(w: World): RateLimitModuleOptions;
+  run(client: Client, w: World): Promise<void>;
+}
+
+const header = (req: RateLimitRequest, name: string): string | undefined => {
+  const value = req.headers[name];
+  return typeof value === 'string' ? value : undefined;
+};
+
+const API_3_PER_10S: PolicyInput = { name: 'api', algorithm: 'fixed-window', limit: 3, window: '10s' };
+const API_1_PER_10S: PolicyInput = { name: 'api', algorithm: 'fixed-window', limit: 1, window: '10s' };
+
+const SCENARIOS: Scenario[] = [
+  {
+    name: '200s then 429 with exact headers and a problem+json body; the clock restores the quota',
+    mount: 'route',
+    options: (w) => ({ limiter: w.limiter([API_3_PER_10S]) }),
+    async run(client, w) {
+      for (const remaining of [2, 1, 0]) {
+        const reply = await client.get('/items/1');
+        expect(reply.status).toBe(200);
+        expect(reply.headers['ratelimit-policy']).toBe('"api";q=3;w=10');
+        expect(reply.headers.ratelimit).toBe(`"api";r=${remaining};t=10`);
+        expect(reply.headers['retry-after']).toBeUndefined();
+        expect(json(reply)).toEqual({
+          ok: true,
+          rateLimit: { allowed: true, outcome: 'allowed', policy: 'api', remaining, shadowed: false },
+        });
+      }
+      w.advance(4000);
+      const denied = await client.get('/items/2');
+      expect(denied.status).toBe(429);
+      expect(denied.headers['content-type']).toMatch(/^application\/problem\+json(; charset=utf-8)?$/);
+      expect(denied.headers['retry-after']).toBe('6');
+      expect(denied.headers['ratelimit-policy']).toBe('"api";q=3;w=10');
+      expect(denied.headers.ratelimit).toBe('"api";r=0;t=6');
+      expect(json(denied)).toEqual(EXPECTED.tooManyRequests(['api'], 'api', 6));
+      expect(denied.text).not.toContain('127.0.0.1');
+      w.advance(6000);
+      const again = await client.get('/items/1');
+      expect(again.status).toBe(200);
+      expect(again.headers.ratelimit).toBe('"api";r=2;t=10');
+    },
+  },
+  {
+    name: 'module policies on the module store, with an injected clock',
+    mount: 'app',
+    options: (w) => ({
+      policies: [API_1_PER_10S],
+      store: new MemoryStore({ clock: w.clock }),
+      clock: w.clock,
+    }),
+    async run(client, w) {
+      expect((await client.get('/items/1')).headers.ratelimit).toBe('"api";r=0;t=10');
+      expect((await client.get('/other')).status).toBe(429);
+      w.advance(10_000);
+      expect((await client.get('/other')).status).toBe(200);
+    },
+  },
+  {
+    name: '503 problem+json when the store fails and the policy fails closed',
+    mount: 'route',
+    options: (w) => ({ limiter: w.limiter([{ name: 'api', limit: 5, window: '1s' }], failingStore) }),
+    async run(client) {
+      const reply = await client.get('/items/1');
+      expect(reply.status).toBe(503);
+      expect(reply.headers['content-type']).toMatch(/^application\/problem\+json/);
+      expect(reply.headers['retry-after']).toBeUndefined();
+      expect(json(reply)).toEqual(EXPECTED.unavailable());
+      expect(reply.text).not.toContain('store down');
+    },
+  },
+  {
+    name: 'the request goes through when the store fails and the policy fails open',
+    mount: 'route',
+    options: (w) => ({
+      limiter: w.limiter([{ name: 'api', limit: 5, window: '1s', failMode: 'open' }], failingStore),
+    }),
+    async run(client) {
+      const reply = await client.get('/items/1');
+      expect(reply.status).toBe(200);
+      expect((json(reply) as { rateLimit: unknown }).rateLimit).toMatchObject({
+        allowed: true,
+        outcome: 'unavailable',
+      });
+    },
+  },
+  {
+    name: 'shadow (module-wide): decided and visible to the handler, never enforced, no headers',
+    mount: 'route',
+    options: (w) => ({ policies: [API_1_PER_10S], shadow: true, clock: w.clock }),
+    async run(client) {
+      const first = await client.get('/items/1');
+      const second = await client.get('/items/1');
+      for (const reply of [first, second]) {
+        expect(reply.status).toBe(200);
+        expect(reply.headers.ratelimit).toBeUndefined();
+        expect(reply.headers['ratelimit-policy']).toBeUndefined();
+        expect(reply.headers['retry-after']).toBeUndefined();
+      }
+      expect((json(first) as { rateLimit: { shadowed: boolean } }).rateLimit.shadowed).toBe(false);
+      expect((json(second) as { rateLimit: unknown }).rateLimit).toMatchObject({
+        shadowed: true,
+        allowed: true,
+      });
+    },
+  },
+  {
+    name: 'skip: skipped requests are neither charged nor decorated',
+    mount: 'route',
+    options: (w) => ({
+      limiter: w.limiter([API_3_PER_10S]),
+      skip: (req) => header(req, 'x-internal') === 'yes',
+    }),
+    async run(client) {
+      for (let i = 0; i < 5; i++) {
+        const skipped = await client.get('/items/1', { 'x-internal': 'yes' });
+        expect(skipped.status).toBe(200);
+        expect(skipped.headers.ratelimit).toBeUndefined();
+        expect((json(skipped) as { rateLimit: unknown }).rateLimit).toBeNull();
+      }
+      expect((await client.get('/items/1')).headers.ratelimit).toBe('"api";r=2;t=10');
+    },
+  },
+  {
+    name: 'custom identity: each tenant has its own quota, and the tenant never shows',
+    mount: 'route',
+    options: (w) => ({ limiter: w.limiter([API_1_PER_10S]), identity: (req) => header(req, 'x-tenant') }),
+    async run(client) {
+      expect((await client.get('/items/1', { 'x-tenant': 'acme' })).status).toBe(200);
+      const acmeAgain = await client.get('/items/1', { 'x-tenant': 'acme' });
+      expect(acmeAgain.status).toBe(429);
+      expect(acmeAgain.text).not.toContain('acme');
+      expect(JSON.stringify(acmeAgain.headers)).not.toContain('acme');
+      expect((await client.get('/items/1', { 'x-tenant': 'globex' })).status).toBe(200);
+      expect((await client.get('/items/1')).status).toBe(200); // no tenant: the client IP
+    },
+  },
+  {
+    name: 'cost: a request charges its cost; a denied one charges nothing',
+    mount: 'route',
+    options: (w) => ({
+      limiter: w.limiter([{ name: 'api', algorithm: 'fixed-window', limit: 10, window: '10s' }]),
+      cost: (req) => Number(header(req, 'x-cost') ?? '1'),
+    }),
+    async run(client) {
+      expect((await client.get('/items/1', { 'x-cost': '4' })).headers.ratelimit).toBe('"api";r=6;t=10');
+      expect((await client.get('/items/1', { 'x-cost': '7' })).status).toBe(429);
+      const rest = await client.get('/items/1', { 'x-cost': '6' });
+      expect(rest.status).toBe(200);
+      expect(rest.headers.ratelimit).toBe('"api";r=0;t=10');
+    },
+  },
+  {
+    name: 'a global guard and a controller guard on one request charge once',
+    mount: 'both',
+    options: (w) => ({ limiter: w.limiter([API_3_PER_10S]) }),
+    async run(client) {
+      for (const remaining of [2, 1, 0]) {
+        const reply = await client.get('/items/1');
+        expect(reply.status).toBe(200);
+        expect(reply.headers.ratelimit).toBe(`"api";r=${remaining};t=10`);
+      }
+      expect((await client.get('/items/1')).status).toBe(429);
+    },
+  },
+  {
+    name: "an app's exception filter sees the 429 and replaces the body; the rate-limit headers stay",
+    mount: 'route',
+    teapot: true,
+    options: (w) => ({ limiter: w.limiter([API_1_PER_10S]) }),
+    async run(client) {
+      expect((await client.get('/items/1')).status).toBe(200);
+      const limited = await client.get('/items/1');
+      expect(limited.status).toBe(418);
+      expect(limited.headers['content-type']).toMatch(/^application\/json/);
+      expect(json(limited)).toEqual({ custom: true, status: 429, policy: 'api' });
+      expect(limited.headers['retry-after']).toBe('10');
+      expect(limited.headers.ratelimit).toBe('"api";r=0;t=10');
+    },
+  },
+  {
+    name: 'route scope: keyed by the controller and handler pattern, not the URL',
+    mount: 'route',
+    options: (w) => ({ limiter: w.limiter([{ ...API_1_PER_10S, scope: 'route' }]) }),
+    async run(client) {
+      expect((await client.get('/items/1')).status).toBe(200);
+      expect((await client.get('/items/2?x=1')).status).toBe(429);
+      expect((await client.get('/other')).status).toBe(200);
+    },
+  },
+  {
+    name: 'route scope with a global guard: the same patterns',
+    mount: 'app',
+    options: (w) => ({ limiter: w.limiter([{ ...API_1_PER_10S, scope: 'route' }]) }),
+    async run(client) {
+      expect((await client.get('/items/abc')).status).toBe(200);
+      expect((await client.get('/items/def')).status).toBe(429); // not folded: same pattern
+      expect((await client.get('/other')).status).toBe(200);
+    },
+  },
+  {
+    name: 'header formats: legacy X-RateLimit-*',
+    mount: 'route',
+    options: (w) => ({ limiter: w.limiter([API_3_PER_10S]), headers: 'legacy' }),
+    async run(client) {
+      const reply = await client.get('/items/1');
+      expect(reply.headers['x-ratelimit-limit']).toBe('3');
+      expect(reply.headers['x-ratelimit-remaining']).toBe('2');
+      expect(reply.headers.ratelimit).toBeUndefined();
+    },
+  },
+  {
+    name: 'headers: false sends no rate-limit headers but still limits',
+    mount: 'route',
+    options: (w) => ({ limiter: w.limiter([API_1_PER_10S]), headers: false }),
+    async run(client) {
+      const first = await client.get('/items/1');
+      expect(first.headers.ratelimit).toBeUndefined();
+      expect(first.headers['ratelimit-policy']).toBeUndefined();
+      const second = await client.get('/items/1');
+      expect(second.status).toBe(429);
+      expect(second.headers['retry-after']).toBe('10');
+      expect(second.headers['content-type']).toMatch(/^application\/problem\+json/);
+    },
+  },
+];
+
+// Decorated controllers for the Nest-specific tests.
+const POLICIES: PolicyInput[] = [
+  { name: 'a', algorithm: 'fixed-window', limit: 5, window: '10s' },
+  { name: 'b', algorithm: 'fixed-window', limit: 2, window: '10s' },
+];
+
+@Controller('deco')
+@RateLimit('a')
+class DecoratedController {
+  @Get('inherits')
+  inherits() {
+    return { ok: true };
+  }
+
+  @Get('override')
+  @RateLimit('b')
+  override() {
+    return { ok: true };
+  }
+
+  @Get('both')
+  @RateLimit('a', 'b')
+  both() {
+    return { ok: true };
+  }
+
+  @Get('skip-all')
+  @SkipRateLimit()
+  skipAll() {
+    return { ok: true };
+  }
+
+  @Get('skip-b')
+  @RateLimit('a', 'b')
+  @SkipRateLimit('b')
+  skipB() {
+    return { ok: true };
+  }
+
+  @Post('own/:id')
+  @RateLimit({ limit: 2, window: '10s' })
+  own() {
+    return { ok: true };
+  }
+
+  @Get('cost')
+  @RateLimit({ policies: ['a'], cost: 5 })
+  cost() {
+    return { ok: true };
+  }
+}
+
+@Controller('plain')
+class PlainController {
+  @Get()
+  plain() {
+    return { ok: true };
+  }
+}
+
+@Controller('skipped')
+@SkipRateLimit()
+class SkippedController {
+  @Get()
+  skipped() {
+    return { ok: true };
+  }
+
+  @Get('named')
+  @SkipRateLimit('b')
+  named() {
+    return { ok: true };
+  }
+}
+
+describe.each(['express', 'fastify'] as const)('NestJS on %s', (platform) => {
+  let served: Served | undefined;
+  afterEach(async () => {
+    await served?.close();
+    served = undefined;
+  });
+
+  async function start(metadata: ModuleMetadata): Promise<Client> {
+    served = await serve(platform, metadata);
+    const base = served.url;
+    const send = (method: string) => (path: string, headers?: Record<string, string>) =>
+      request(`${base}${path}`, { method, ...(headers === undefined ? {} : { headers }) });
+    return { get: send('GET'), post: send('POST') };
+  }
+
+  test.each(SCENARIOS)('$name', async (scenario) => {
+    const w = world();
+    const client = await start(scenarioModule(scenario.options(w), scenario.mount, scenario.teapot === true));
+    await scenario.run(client, w);
+  });
+
+  describe('decorators', () => {
+    async function decorated(extra: Partial<RateLimitModuleOptions> = {}) {
+      const w = world();
+      const client = await start({
+        imports: [RateLimitModule.forRoot({ policies: POLICIES, clock: w.clock, ...extra })],
+        controllers: [DecoratedController, PlainController, SkippedController],
+        providers: [{ provide: APP_GUARD, useClass: RateLimitGuard }],
+      });
+      return { client, w };
+    }
+
+    it("the handler's @RateLimit wins over the controller's", async () => {
+      const { client } = await decorated();
+      expect((await client.get('/deco/inherits')).headers['ratelimit-policy']).toBe('"a";q=5;w=10');
+      expect((await client.get('/deco/override')).headers['ratelimit-policy']).toBe('"b";q=2;w=10');
+      expect((await client.get('/deco/both')).headers['ratelimit-policy']).toBe('"a";q=5;w=10, "b";q=2;w=10');
+    });
+
+    it('several policies are decided together: a denial by one charges none', async () => {
+      const { client } = await decorated();
+      expect((await client.get('/deco/both')).headers.ratelimit).toBe('"a";r=4;t=10, "b";r=1;t=10');
+      expect((await client.get('/deco/override')).headers.ratelimit).toBe('"b";r=0;t=10');
+      const denied = await client.get('/deco/both');
+      expect(denied.status).toBe(429);
+      expect(json(denied)).toEqual(EXPECTED.tooManyRequests(['b'], 'b', 10));
+      expect((await client.get('/deco/inherits')).headers.ratelimit).toBe('"a";r=3;t=10'); // 'a' not charged by the denial
+    });
+
+    it('@SkipRateLimit() skips every policy; @SkipRateLimit(name) only that one', async () => {
+      const { client } = await decorated();
+      for (let i = 0; i < 3; i++) {
+        const skipped = await client.get('/deco/skip-all');
+        expect(skipped.status).toBe(200);
+        expect(skipped.headers.ratelimit).toBeUndefined();
+      }
+      const skipB = await client.get('/deco/skip-b');
+      expect(skipB.headers['ratelimit-policy']).toBe('"a";q=5;w=10');
+      expect((await client.get('/deco/override')).headers.ratelimit).toBe('"b";r=1;t=10'); // b untouched
+    });
+
+    it("the handler's @SkipRateLimit wins over the controller's", async () => {
+      const { client } = await decorated();
+      expect((await client.get('/skipped')).headers.ratelimit).toBeUndefined();
+      expect((await client.get('/skipped/named')).headers['ratelimit-policy']).toBe('"a";q=5;w=10');
+    });
+
+    it('routes without @RateLimit get defaultPolicies (every module policy by default)', async () => {
+      const all = await decorated();
+      expect((await all.client.get('/plain')).headers['ratelimit-policy']).toBe('"a";q=5;w=10, "b";q=2;w=10');
+      await served?.close();
+      const none = await decorated({ defaultPolicies: [] });
+      const plain = await none.client.get('/plain');
+      expect(plain.status).toBe(200);
+      expect(plain.headers.ratelimit).toBeUndefined();
+      expect((await none.client.get('/deco/inherits')).headers.ratelimit).toBe('"a";r=4;t=10');
+    });
+
+    it('@RateLimit({ limit, window }) gives the route a policy of its own, keyed by route', async () => {
+      const { client, w } = await decorated();
+      const first = await client.post('/deco/own/1');
+      expect(first.status).toBe(201);
+      expect(first.headers['ratelimit-policy']).toBe('"DecoratedController.own";q=2;w=10');
+      expect((await client.post('/deco/own/2')).headers.ratelimit).toBe('"DecoratedController.own";r=0;t=10');
+      const denied = await client.post('/deco/own/3');
+      expect(denied.status).toBe(429);
+      expect((json(denied) as { policy: string }).policy).toBe('DecoratedController.own');
+      expect((await client.get('/deco/inherits')).headers.ratelimit).toBe('"a";r=4;t=10');
+      w.advance(10_000);
+      expect((await client.post('/deco/own/1')).status).toBe(201);
+    });
+
+    it('@RateLimit({ policies, cost }) charges that cost', async () => {
+      const { client } = await decorated();
+      expect((await client.get('/deco/cost')).headers.ratelimit).toBe('"a";r=0;t=10');
+      expect((await client.get('/deco/cost')).status).toBe(429);
+    });
+  });
+
+  it('forRootAsync: options from a factory with injected dependencies; DI tokens resolve', async () => {
+    const w = world();
+    const store = new MemoryStore({ clock: w.clock });
+
+    @Injectable()
+    class Settings {
+      readonly limit = 2;
+    }
+    @Module({ providers: [Settings], exports: [Settings] })
+    class SettingsModule {}
+
+    @Controller('di')
+    class DiController {
+      constructor(
+        @Inject(RATE_LIMITER) private readonly limiter: Limiter,
+        @Inject(RATE_LIMIT_STORE) private readonly injectedStore: Store,
+      ) {}
+      @Get()
+      get() {
+        return {
+          policies: this.limiter.policies.map((p) => p.name),
+          sameStore: this.injectedStore === store,
+        };
+      }
+    }
+
+    const client = await start({
+      imports: [
+        RateLimitModule.forRootAsync({
+          imports: [SettingsModule],
+          inject: [Settings],
+          useFactory: (settings: Settings) => ({
+            policies: [{ name: 'async', algorithm: 'fixed-window', limit: settings.limit, window: '10s' }],
+            store,
+            clock: w.clock,
+          }),
+        }),
+      ],
+      controllers: [DiController],
+      providers: [{ provide: APP_GUARD, useClass: RateLimitGuard }],
+    });
+    const reply = await client.get('/di');
+    expect(json(reply)).toEqual({ policies: ['async'], sameStore: true });
+    expect(reply.headers.ratelimit).toBe('"async";r=1;t=10');
+  });
+});
+
+describe('RateLimitGuard in other contexts', () => {
+  const limiter = () => world().limiter([API_1_PER_10S]);
+
+  function rpcContext(data: { client: string }) {
+    return {
+      getType: () => 'rpc',
+      getClass: () => OtherController,
+      getHandler: () => OtherController.prototype.other,
+      switchToRpc: () => ({ getData: () => data, getContext: () => ({}) }),
+      switchToHttp: () => {
+        throw new Error('not http');
+      },
+    } as never;
+  }
+
+  async function guards(extend: boolean) {
+    class RpcGuard extends RateLimitGuard {
+      protected override getRequestFacts(context: Parameters<RateLimitGuard['canActivate']>[0]) {
+        if (context.getType() !== 'rpc') return super.getRequestFacts(context);
+        const data = context.switchToRpc().getData<{ client: string }>();
+        return {
+          request: data,
+          method: 'RPC',
+          pattern: 'orders.create',
+          path: 'orders.create',
+          ip: data.client,
+        };
+      }
+    }
+    const moduleRef = await Test.createTestingModule({
+      imports: [RateLimitModule.forRoot({ limiter: limiter() })],
+      providers: [RpcGuard],
+    }).compile();
+    return moduleRef.get(extend ? RpcGuard : RateLimitGuard);
+  }
+
+  it('lets non-HTTP contexts through by default', async () => {
+    const guard = await guards(false);
+    for (let i = 0; i < 3; i++)
+      expect(await guard.canActivate(rpcContext({ client: '10.0.0.1' }))).toBe(true);
+  });
+
+  it('limits them when getRequestFacts is overridden, throwing RateLimitException', async () => {
+    const guard = await guards(true);
+    expect(await guard.canActivate(rpcContext({ client: '10.0.0.1' }))).toBe(true);
+    const denied = guard.canActivate(rpcContext({ client: '10.0.0.1' }));
+    await expect(denied).rejects.toBeInstanceOf(RateLimitException);
+    await expect(denied).rejects.toMatchObject({ status: 429, decision: { policy: 'api', allowed: false } });
+    expect(await guard.canActivate(rpcContext({ client: '10.0.0.2' }))).toBe(true);
+  });
+});
+
+describe('construction errors', () => {
+  async function compile(options: RateLimitModuleOptions, controllers: ModuleMetadata['controllers'] = []) {
+    const moduleRef = await Test.createTestingModule({
+      imports: [RateLimitModule.forRoot(options)],
+      controllers,
+    }).compile();
+    const app = moduleRef.createNestApplication({ logger: false });
+    try {
+      await app.init();
+    } finally {
+      await app.close();
+    }
+  }
+
+  it('rejects a module without policies or limiter, and one with both', async () => {
+    await expect(compile({})).rejects.toThrow(/"policies" must be a non-empty array/);
+    await expect(
+      compile({ policies: POLICIES, limiter: createLimiter({ policies: POLICIES }) }),
+    ).rejects.toThrow(/"policies" or "limiter", not both/);
+  });
+
+  it('rejects a bad policy at start-up, naming the field', async () => {
+    await expect(
+      compile({ policies: [{ name: 'x', algorithm: 'fixed-window', limit: -1, window: '1s' }] }),
+    ).rejects.toThrow(/limit/);
+  });
+
+  it('rejects an unknown policy name in @RateLimit() when the application starts', async () => {
+    @Controller('typo')
+    class TypoController {
+      @Get()
+      @RateLimit('paymnets')
+      get() {
+        return {};
+      }
+    }
+    await expect(compile({ policies: POLICIES }, [TypoController])).rejects.toThrow(/paymnets/);
+  });
+
+  it('rejects bad options to the decorators when the class is defined', () => {
+    const decorate = (...args: unknown[]) => {
+      class Target {
+        handler() {}
+      }
+      const descriptor = Object.getOwnPropertyDescriptor(Target.prototype, 'handler');
+      (RateLimit as (...a: unknown[]) => MethodDecorator)(...args)(
+        Target.prototype,
+        'handler',
+        descriptor as never,
+      );
+    };
+    expect(() => decorate()).toThrow(/give policy names or an options object/);
+    expect(() => decorate({ policies: ['a'], limit: 3, window: '1s' })).toThrow(
+      /either "policies" or a policy/,
+    );
+    expect(() => decorate({ limit: -1, window: '1s' })).toThrow(/limit/);
+    expect(() => decorate({ limit: 1, window: '1s', colour: 'red' })).toThrow(/unknown option "colour"/);
+    expect(() => decorate({ policies: [''] })).toThrow(/non-empty strings/);
+    expect(() => SkipRateLimit('')).toThrow(/non-empty strings/);
+  });
+});
