@@ -4,6 +4,7 @@
  * Node-only helpers (ioredis) live in `@sluice/core/node`.
  */
 
+export * from './http/index.js';
 export { buildKey, encodeKeyComponent, identityTag, policyKey } from './keys/index.js';
 export {
   type BreakerState,

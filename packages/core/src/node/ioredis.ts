@@ -17,6 +17,11 @@ export interface CreateRedisStoreOptions {
   readonly clusterOptions?: ClusterOptions;
   /** Tests only: explicit time passed to the script. */
   readonly clock?: Clock;
+  /**
+   * Connection errors of a client built here (the limiter already turns failed calls into
+   * `unavailable`). Default: ignored, so ioredis prints no "Unhandled error event".
+   */
+  readonly onError?: (error: Error) => void;
 }
 
 /**
@@ -53,11 +58,13 @@ function isEvalClient(value: unknown): value is EvalClient {
  */
 export function createRedisStore(target: RedisTarget, options: CreateRedisStoreOptions = {}): RedisStore {
   const clock = options.clock;
+  const onError = options.onError ?? (() => {});
   if (typeof target === 'string') {
     if (!/^rediss?:\/\//.test(target)) {
       throw new TypeError('createRedisStore: the URL must start with redis:// or rediss://');
     }
     const client = new Redis(target, { ...LIMITER_REDIS_OPTIONS, ...options.redisOptions });
+    client.on('error', onError);
     return new RedisStore({ client, clock, ownsClient: true });
   }
   if (isEvalClient(target)) return new RedisStore({ client: target, clock });
@@ -73,6 +80,7 @@ export function createRedisStore(target: RedisTarget, options: CreateRedisStoreO
       ...options.clusterOptions,
       redisOptions: { ...LIMITER_REDIS_OPTIONS, ...options.clusterOptions?.redisOptions },
     });
+    client.on('error', onError);
     return new RedisStore({ client, clock, ownsClient: true });
   }
   throw new TypeError(
