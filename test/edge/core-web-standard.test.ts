@@ -1,6 +1,8 @@
 /**
  * Guard: everything reachable from @sluice/core's entry (and the REST client for edge
  * runtimes) bundles for a Web-standard runtime with no `node:` import, no Buffer, no process.
+ * A `typeof x` feature test (as in @opentelemetry/api's `typeof global === "object"`) is allowed:
+ * it runs on every runtime.
  */
 import { fileURLToPath } from 'node:url';
 import { describe, expect, it } from 'vitest';
@@ -37,10 +39,14 @@ describe('@sluice/core is Web-standard', () => {
         // Locals and property names with the same names are not Node globals.
         'export function e(process: number, obj: { Buffer: number }) { return process + obj.Buffer; }',
         'export const f = new ArrayBuffer(8);',
+        // A typeof feature test runs anywhere; a use after it does not.
+        "export const g = typeof global === 'object' ? global : {};",
+        "export const h = typeof setImmediate === 'function' ? 1 : setImmediate(() => {});",
       ].join('\n'),
     });
     expect(report.nodeImports).toEqual(['node:crypto', 'path']);
-    expect(report.nodeGlobals).toEqual(['Buffer', 'process']);
+    expect(report.nodeGlobals).toEqual(['Buffer', 'process', 'setImmediate']);
+    expect(report.guardedGlobals).toEqual(['global']);
   });
 
   it('the guard passes code that only uses Web standards', async () => {

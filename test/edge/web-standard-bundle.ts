@@ -10,8 +10,10 @@ import { type BuildOptions, build, type Plugin } from 'esbuild';
 export interface WebStandardReport {
   /** Node built-in modules imported anywhere in the bundle (`node:fs`, `crypto`, ...). */
   readonly nodeImports: string[];
-  /** Node globals referenced as free variables (`Buffer`, `process`, ...). */
+  /** Node globals used as free variables (`Buffer.from`, `process.env`, ...) outside a `typeof` test. */
   readonly nodeGlobals: string[];
+  /** Node globals only feature-tested with `typeof` (`typeof global === 'object'`), which is harmless. */
+  readonly guardedGlobals: string[];
   /** The bundled code. */
   readonly code: string;
 }
@@ -61,6 +63,16 @@ export async function inspectWebStandard(
     plugins: [recordNode],
   });
   const code = result.outputFiles?.[0]?.text ?? '';
-  const nodeGlobals = NODE_GLOBALS.filter((name) => code.includes(`${MARK}${name}`));
-  return { nodeImports: [...nodeImports].sort(), nodeGlobals, code };
+  // `typeof g === "object" ? g : ...` and `typeof g !== "undefined" && g` only touch g where it exists.
+  const guardIdiom = new RegExp(
+    `typeof (${MARK}\\w+)\\s*[!=]==?\\s*["'](?:object|function|undefined)["']\\s*(?:\\?|&&)\\s*\\1\\b`,
+    'g',
+  );
+  const unguardedCode = code
+    .replace(guardIdiom, 'GUARDED')
+    .replace(new RegExp(`typeof ${MARK}\\w+`, 'g'), 'GUARDED');
+  const used = (text: string, name: string) => text.includes(`${MARK}${name}`);
+  const nodeGlobals = NODE_GLOBALS.filter((name) => used(unguardedCode, name));
+  const guardedGlobals = NODE_GLOBALS.filter((name) => used(code, name) && !used(unguardedCode, name));
+  return { nodeImports: [...nodeImports].sort(), nodeGlobals, guardedGlobals, code };
 }
