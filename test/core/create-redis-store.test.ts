@@ -20,7 +20,12 @@ describe('createRedisStore', () => {
   it('builds an ioredis client from a URL, owns it and quits it on close', async () => {
     const store = createRedisStore(redis.url);
     expect(store).toBeInstanceOf(RedisStore);
-    const limiter = createLimiter({ policies: [{ name: 'one', limit: 1, window: '1m' }], store });
+    // A generous deadline: this test is about the client, not about latency on a busy machine.
+    const limiter = createLimiter({
+      policies: [{ name: 'one', limit: 1, window: '1m' }],
+      store,
+      timeoutMs: 5000,
+    });
     expect((await limiter.check({ identity: 'a' })).allowed).toBe(true);
     expect(await limiter.check({ identity: 'a' })).toMatchObject({ allowed: false, source: 'store' });
     const ended = new Promise((r) => (store.client as Redis).once('end', r));
