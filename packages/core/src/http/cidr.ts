@@ -25,6 +25,8 @@ export class CidrError extends TypeError {
   readonly code = 'INVALID_CIDR' as const;
   /** The offending entry as given. */
   readonly entry: unknown;
+  /** What is wrong with it, e.g. `has a prefix length above 32`. */
+  readonly reason: string;
 
   /**
    * @param entry the offending entry
@@ -35,6 +37,7 @@ export class CidrError extends TypeError {
     super(`${label}: ${JSON.stringify(entry) ?? String(entry)} ${reason}`);
     this.name = 'CidrError';
     this.entry = entry;
+    this.reason = reason;
   }
 }
 

@@ -4,6 +4,7 @@
  */
 import type { Limiter } from '../limiter/index.js';
 import type { Decision, Descriptor } from '../types.js';
+import type { IpList } from './cidr.js';
 import { ipIdentity } from './client-ip.js';
 import type { HeaderFormat } from './headers.js';
 import { routeKey } from './route.js';
@@ -109,6 +110,8 @@ export interface DecideConfig<Req> {
     | ((req: Req) => NonNullable<Descriptor['cost']> | Promise<NonNullable<Descriptor['cost']>>)
     | undefined;
   readonly skip: ((req: Req) => boolean | Promise<boolean>) | undefined;
+  /** Client IPs never limited. */
+  readonly allowList?: IpList | undefined;
 }
 
 /**
@@ -168,6 +171,9 @@ export function createDecide<Req>(
   };
 
   return async (req: Req, facts: RequestFacts): Promise<DecideResult | undefined> => {
+    if (config.allowList !== undefined && facts.ip !== undefined && config.allowList.has(facts.ip)) {
+      return undefined;
+    }
     if (config.skip !== undefined && (await config.skip(req)) === true) return undefined;
 
     const route = routeKey(facts.method, facts.pattern, facts.path);

@@ -80,6 +80,11 @@ describe('resolveRateLimitOptions validation', () => {
     ],
     [{ limt: 5 } as never, 'rateLimit: "limt" is not an option of test rateLimit(), got 5'],
     [{ limiter: {} as never }, 'rateLimit: "limiter" must be a limiter from createLimiter()'],
+    [
+      { limit: 1, window: 1000, allowList: ['10.0.0.0/8', '10.0.0.0/99'] },
+      'rateLimit: "allowList" has a prefix length above 32, got "10.0.0.0/99"',
+    ],
+    [{ limit: 1, window: 1000, allowList: '10.0.0.0/8' as never }, 'rateLimit: "allowList" must be an array'],
   ])('%j -> %s', (options, message) => {
     expect(() => resolve(options)).toThrow(RateLimitOptionsError);
     expect(() => resolve(options)).toThrow(message);
@@ -163,6 +168,15 @@ describe('decide', () => {
     expect(await r.decide({ headers: { 'x-internal': '1' } }, facts())).toBeUndefined();
     expect(limiter.seen).toHaveLength(0);
     expect(await r.decide({ headers: {} }, facts())).toBeDefined();
+    expect(limiter.seen).toHaveLength(1);
+  });
+
+  it('never limits IPs on the allow list', async () => {
+    const limiter = fakeLimiter();
+    const r = resolve({ limiter, allowList: ['10.0.0.0/8', 'loopback'] });
+    expect(await r.decide({ headers: {} }, facts('10.1.2.3'))).toBeUndefined();
+    expect(await r.decide({ headers: {} }, facts('::ffff:127.0.0.1'))).toBeUndefined();
+    expect(await r.decide({ headers: {} }, facts('11.0.0.1'))).toBeDefined();
     expect(limiter.seen).toHaveLength(1);
   });
 

@@ -5,6 +5,7 @@
 import { createLimiter, type Limiter } from '../limiter/index.js';
 import { isCompiledPolicy } from '../policy/index.js';
 import type { Algorithm, FailMode, PolicyInput, Store } from '../types.js';
+import { CidrError, createIpList, type IpList } from './cidr.js';
 import { createDecide, type DecideResult, type RequestFacts } from './decide.js';
 import { HEADER_FORMATS, type HeaderFormat } from './headers.js';
 import { RateLimitOptionsError } from './options-error.js';
@@ -48,6 +49,11 @@ export interface RateLimitOptions<Req> {
   shadow?: boolean;
   /** Prefix length grouping IPv6 clients in the default identity; default 56, `false` for whole addresses. */
   ipv6Subnet?: number | false;
+  /**
+   * Client IPs never limited (like `skip`): CIDR ranges, addresses, the names `loopback`,
+   * `linklocal`, `uniquelocal`, or an `IpList`. Matched against the adapter's client IP.
+   */
+  allowList?: readonly string[] | IpList;
 }
 
 /** Options validated, the limiter built, and `decide` ready for the request path. */
@@ -67,9 +73,12 @@ export interface ResolvedRateLimit<Req> {
   /** The cost as given (number, record or function), or undefined for the policies' own. */
   readonly cost: CostValue | ((req: Req) => CostValue | Promise<CostValue>) | undefined;
   readonly skip: ((req: Req) => boolean | Promise<boolean>) | undefined;
+  /** IPs never limited, or undefined. */
+  readonly allowList: IpList | undefined;
   /**
    * Decides one request: skip, identity, cost, `limiter.check`, `toHttpVerdict`.
-   * Resolves to `undefined` when `skip(req)` is true: call next(), set nothing.
+   * Resolves to `undefined` when `skip(req)` is true or the client IP is in `allowList`:
+   * call next(), set nothing.
    * A request already checked by the same limiter and policy set (the same `facts.marker`,
    * by default `req` itself) is not charged again: the first decision comes back, with
    * `duplicate: true`. Rejects only for programmer errors (a throwing identity, skip or
@@ -94,6 +103,7 @@ const KNOWN_OPTIONS = [
   'shadowHeaders',
   'shadow',
   'ipv6Subnet',
+  'allowList',
 ];
 
 const FAIL_MODES: readonly FailMode[] = ['closed', 'open', 'local'];
@@ -183,6 +193,28 @@ export function resolveRateLimitOptions<Req>(
       options.ipv6Subnet,
       'must be an integer from 1 to 128 or false',
     );
+  }
+  let allowList: IpList | undefined;
+  if (options.allowList !== undefined) {
+    const list = options.allowList as unknown;
+    if (
+      typeof list === 'object' &&
+      list !== null &&
+      !Array.isArray(list) &&
+      typeof (list as IpList).has === 'function'
+    ) {
+      allowList = list as IpList;
+    } else if (Array.isArray(list)) {
+      try {
+        allowList = createIpList(list as string[]);
+      } catch (error) {
+        if (error instanceof CidrError)
+          throw new RateLimitOptionsError('allowList', error.entry, error.reason);
+        throw error;
+      }
+    } else {
+      throw new RateLimitOptionsError('allowList', list, 'must be an array of CIDR ranges or an IpList');
+    }
   }
   if (options.failMode !== undefined && !FAIL_MODES.includes(options.failMode)) {
     throw new RateLimitOptionsError('failMode', options.failMode, `must be one of ${FAIL_MODES.join(', ')}`);
@@ -321,6 +353,7 @@ export function resolveRateLimitOptions<Req>(
     identity,
     cost,
     skip,
+    allowList,
   });
   return {
     adapter,
@@ -333,6 +366,7 @@ export function resolveRateLimitOptions<Req>(
     identity,
     cost,
     skip,
+    allowList,
     decide,
   };
 }
