@@ -1,0 +1,45 @@
+/** Express 5: no limiter, Sluice (@sluice/express), or express-rate-limit (+ rate-limit-redis). */
+import express from 'express';
+import { API_KEY_HEADER, quotaFor, sluicePolicy, WINDOW_MS } from './config.mjs';
+
+export async function createServer({ variant, store, path, redis, sluiceStore }) {
+  const app = express();
+  app.disable('x-powered-by');
+  app.disable('etag');
+  const handlers = [];
+  if (variant === 'sluice') {
+    const { rateLimit } = await import('@sluice/express');
+    handlers.push(
+      rateLimit({
+        policies: [sluicePolicy(path)],
+        store: sluiceStore,
+        prefix: `bench-express-${store}-${path}`,
+        identity: (req) => req.get(API_KEY_HEADER),
+      }),
+    );
+  } else if (variant === 'usual') {
+    const { rateLimit } = await import('express-rate-limit');
+    let redisStore;
+    if (store === 'redis') {
+      const { RedisStore } = await import('rate-limit-redis');
+      redisStore = new RedisStore({ sendCommand: (...args) => redis.call(...args), prefix: `erl-${path}:` });
+    }
+    handlers.push(
+      rateLimit({
+        windowMs: WINDOW_MS,
+        limit: quotaFor(path),
+        standardHeaders: 'draft-7',
+        legacyHeaders: false,
+        keyGenerator: (req) => req.get(API_KEY_HEADER) ?? 'anonymous',
+        ...(redisStore ? { store: redisStore } : {}),
+      }),
+    );
+  }
+  app.get('/limited', ...handlers, (_req, res) => {
+    res.json({ ok: true });
+  });
+  return (port) =>
+    new Promise((resolve) => {
+      const server = app.listen(port, '127.0.0.1', () => resolve(server.address().port));
+    });
+}

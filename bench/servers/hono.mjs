@@ -1,0 +1,42 @@
+/** Hono 4 on @hono/node-server: no limiter, Sluice (@sluice/hono), or hono-rate-limiter (memory or RedisStore). */
+import { serve } from '@hono/node-server';
+import { Hono } from 'hono';
+import { API_KEY_HEADER, quotaFor, sluicePolicy, WINDOW_MS } from './config.mjs';
+
+export async function createServer({ variant, store, path, redis, sluiceStore }) {
+  const app = new Hono();
+  const handlers = [];
+  if (variant === 'sluice') {
+    const { rateLimit } = await import('@sluice/hono');
+    handlers.push(
+      rateLimit({
+        policies: [sluicePolicy(path)],
+        store: sluiceStore,
+        prefix: `bench-hono-${store}-${path}`,
+        identity: (c) => c.req.header(API_KEY_HEADER),
+      }),
+    );
+  } else if (variant === 'usual') {
+    const { rateLimiter, RedisStore } = await import('hono-rate-limiter');
+    let redisStore;
+    if (store === 'redis') {
+      const { honoRedisClient } = await import('../anchors/hono-ioredis-client.mjs');
+      redisStore = new RedisStore({ client: honoRedisClient(redis), prefix: `hrl-${path}:` });
+    }
+    handlers.push(
+      rateLimiter({
+        windowMs: WINDOW_MS,
+        limit: quotaFor(path),
+        standardHeaders: 'draft-7',
+        keyGenerator: (c) => c.req.header(API_KEY_HEADER) ?? 'anonymous',
+        ...(redisStore ? { store: redisStore } : {}),
+      }),
+    );
+  }
+  app.get('/limited', ...handlers, (c) => c.json({ ok: true }));
+  return (port) =>
+    new Promise((resolve) => {
+      const server = serve({ fetch: app.fetch, port, hostname: '127.0.0.1' }, (info) => resolve(info.port));
+      void server;
+    });
+}

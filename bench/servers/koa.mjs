@@ -1,0 +1,41 @@
+/** Koa 3 + @koa/router: no limiter, Sluice (@sluice/koa), or koa-ratelimit (memory or redis driver). */
+import Router from '@koa/router';
+import Koa from 'koa';
+import { API_KEY_HEADER, quotaFor, sluicePolicy, WINDOW_MS } from './config.mjs';
+
+export async function createServer({ variant, store, path, redis, sluiceStore }) {
+  const app = new Koa();
+  const router = new Router();
+  const handlers = [];
+  if (variant === 'sluice') {
+    const { rateLimit } = await import('@sluice/koa');
+    handlers.push(
+      rateLimit({
+        policies: [sluicePolicy(path)],
+        store: sluiceStore,
+        prefix: `bench-koa-${store}-${path}`,
+        identity: (ctx) => ctx.get(API_KEY_HEADER) || undefined,
+      }),
+    );
+  } else if (variant === 'usual') {
+    const { default: ratelimit } = await import('koa-ratelimit');
+    handlers.push(
+      ratelimit({
+        driver: store === 'redis' ? 'redis' : 'memory',
+        db: store === 'redis' ? redis : new Map(),
+        namespace: `koa-${path}`,
+        duration: WINDOW_MS,
+        max: quotaFor(path),
+        id: (ctx) => ctx.get(API_KEY_HEADER) || ctx.ip,
+      }),
+    );
+  }
+  router.get('/limited', ...handlers, (ctx) => {
+    ctx.body = { ok: true };
+  });
+  app.use(router.routes());
+  return (port) =>
+    new Promise((resolve) => {
+      const server = app.listen(port, '127.0.0.1', () => resolve(server.address().port));
+    });
+}

@@ -1,0 +1,63 @@
+/**
+ * NestJS 12 on platform-express: no limiter, Sluice (@sluice/nestjs RateLimitModule + RateLimitGuard
+ * as APP_GUARD), or @nestjs/throttler (its memory storage, or a Redis storage). Decorators are
+ * applied as plain function calls, so no build step is needed.
+ */
+import 'reflect-metadata';
+import { Controller, Get, Module } from '@nestjs/common';
+import { APP_GUARD, NestFactory } from '@nestjs/core';
+import { API_KEY_HEADER, quotaFor, sluicePolicy, WINDOW_MS } from './config.mjs';
+
+class BenchController {
+  limited() {
+    return { ok: true };
+  }
+}
+Controller()(BenchController);
+Get('limited')(
+  BenchController.prototype,
+  'limited',
+  Object.getOwnPropertyDescriptor(BenchController.prototype, 'limited'),
+);
+
+export async function createServer({ variant, store, path, redis, sluiceStore }) {
+  const imports = [];
+  const providers = [];
+  if (variant === 'sluice') {
+    const { RateLimitGuard, RateLimitModule } = await import('@sluice/nestjs');
+    imports.push(
+      RateLimitModule.forRoot({
+        policies: [sluicePolicy(path)],
+        ...(sluiceStore ? { store: sluiceStore } : {}),
+        prefix: `bench-nest-${store}-${path}`,
+        identity: (req) => {
+          const key = req.headers[API_KEY_HEADER];
+          return typeof key === 'string' ? key : undefined;
+        },
+      }),
+    );
+    providers.push({ provide: APP_GUARD, useClass: RateLimitGuard });
+  } else if (variant === 'usual') {
+    const { ThrottlerGuard, ThrottlerModule } = await import('@nestjs/throttler');
+    let storage;
+    if (store === 'redis') {
+      const { RedisThrottlerStorage } = await import('../anchors/nest-throttler-redis-storage.mjs');
+      storage = new RedisThrottlerStorage(redis, `throttler-${path}`);
+    }
+    imports.push(
+      ThrottlerModule.forRoot({
+        throttlers: [{ ttl: WINDOW_MS, limit: quotaFor(path) }],
+        getTracker: (req) => req.headers[API_KEY_HEADER] ?? req.ip,
+        ...(storage ? { storage } : {}),
+      }),
+    );
+    providers.push({ provide: APP_GUARD, useClass: ThrottlerGuard });
+  }
+  class BenchModule {}
+  Module({ imports, controllers: [BenchController], providers })(BenchModule);
+  const app = await NestFactory.create(BenchModule, { logger: false });
+  return async (port) => {
+    await app.listen(port, '127.0.0.1');
+    return app.getHttpServer().address().port;
+  };
+}

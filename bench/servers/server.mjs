@@ -1,0 +1,46 @@
+/**
+ * One benchmark server in its own process:
+ *   node servers/server.mjs --framework express|koa|hono|nest --variant baseline|sluice|usual
+ *        --store memory|redis --path allowed|deny [--redis-url URL] [--port 0]
+ * Prints `listening on <port>` when ready; exits on SIGTERM.
+ */
+import { parseArgs } from 'node:util';
+
+const { values: opts } = parseArgs({
+  options: {
+    framework: { type: 'string' },
+    variant: { type: 'string', default: 'baseline' },
+    store: { type: 'string', default: 'memory' },
+    path: { type: 'string', default: 'allowed' },
+    'redis-url': { type: 'string' },
+    port: { type: 'string', default: '0' },
+  },
+});
+const frameworks = ['express', 'koa', 'hono', 'nest'];
+if (!frameworks.includes(opts.framework))
+  throw new Error(`--framework must be one of ${frameworks.join(', ')}, got ${opts.framework}`);
+let redis;
+let sluiceStore;
+if (opts.store === 'redis' && opts.variant !== 'baseline') {
+  if (!opts['redis-url']) throw new Error('--redis-url is required with --store redis');
+  if (opts.variant === 'sluice') {
+    const { createRedisStore } = await import('@sluice/core/node');
+    sluiceStore = createRedisStore(opts['redis-url']);
+  } else {
+    const { Redis } = await import('ioredis');
+    redis = new Redis(opts['redis-url']);
+  }
+}
+const { createServer } = await import(`./${opts.framework}.mjs`);
+const listen = await createServer({
+  variant: opts.variant,
+  store: opts.store,
+  path: opts.path,
+  redis,
+  sluiceStore,
+});
+const port = await listen(Number(opts.port));
+console.log(`${opts.framework}/${opts.variant}/${opts.store}/${opts.path} listening on ${port}`);
+const stop = () => process.exit(0);
+process.once('SIGTERM', stop);
+process.once('SIGINT', stop);

@@ -1,0 +1,225 @@
+/**
+ * HTTP suite: each framework without a limiter (baseline), with Sluice's adapter, and with the
+ * limiter its users usually pick, on the memory store and on Redis, allowed path (10k random
+ * identities) and deny path (one identity over its quota). Servers run in child processes;
+ * autocannon runs here; everything on 127.0.0.1. Rounds alternate the variants (rotated order)
+ * and ratios are taken within a round against that round's baseline.
+ *
+ *   node suites/http.mjs --redis-url URL [--quick] [--only express,koa] [--rounds N] [--duration-s S]
+ *        [--prof-dir DIR] [--out file.json]
+ */
+import { spawn } from 'node:child_process';
+import { writeFileSync } from 'node:fs';
+import { dirname, join } from 'node:path';
+import { fileURLToPath } from 'node:url';
+import { parseArgs } from 'node:util';
+import autocannon from 'autocannon';
+import { median } from '../lib/stats.mjs';
+
+const here = dirname(fileURLToPath(import.meta.url));
+const { values: opts } = parseArgs({
+  options: {
+    'redis-url': { type: 'string' },
+    quick: { type: 'boolean', default: false },
+    only: { type: 'string' },
+    rounds: { type: 'string' },
+    'duration-s': { type: 'string' },
+    connections: { type: 'string' },
+    'prof-dir': { type: 'string' },
+    out: { type: 'string' },
+  },
+});
+const redisUrl = opts['redis-url'];
+if (!redisUrl) throw new Error('--redis-url is required');
+const ROUNDS = Number(opts.rounds ?? (opts.quick ? 1 : 4));
+const DURATION_S = Number(opts['duration-s'] ?? (opts.quick ? 1 : 1.5));
+const WARMUP_S = opts.quick ? 0.5 : 1;
+const CONNECTIONS = Number(opts.connections ?? 32);
+const FRAMEWORKS = (opts.only ?? 'express,koa,hono,nest').split(',');
+const IDENTITIES = Array.from({ length: 10_000 }, (_, i) => `tenant-${String(i).padStart(5, '0')}`);
+
+/** The servers of one framework: a name, its command-line options, what it measures. */
+const SERVERS = [
+  { name: 'baseline', variant: 'baseline', store: 'memory', path: 'allowed' },
+  { name: 'sluice memory allowed', variant: 'sluice', store: 'memory', path: 'allowed' },
+  { name: 'usual memory allowed', variant: 'usual', store: 'memory', path: 'allowed' },
+  { name: 'sluice redis allowed', variant: 'sluice', store: 'redis', path: 'allowed' },
+  { name: 'usual redis allowed', variant: 'usual', store: 'redis', path: 'allowed' },
+  { name: 'sluice memory deny', variant: 'sluice', store: 'memory', path: 'deny' },
+  { name: 'usual memory deny', variant: 'usual', store: 'memory', path: 'deny' },
+  { name: 'sluice redis deny', variant: 'sluice', store: 'redis', path: 'deny' },
+  { name: 'usual redis deny', variant: 'usual', store: 'redis', path: 'deny' },
+];
+
+/** Starts one server process and resolves when it prints its port. */
+function startServer(framework, s) {
+  const profile = opts['prof-dir'] && s.variant === 'sluice';
+  const args = [
+    ...(profile
+      ? [
+          '--cpu-prof',
+          '--cpu-prof-dir',
+          opts['prof-dir'],
+          '--cpu-prof-name',
+          `${framework}-${s.name.replaceAll(' ', '-')}.cpuprofile`,
+        ]
+      : []),
+    join(here, '..', 'servers', 'server.mjs'),
+    '--framework',
+    framework,
+    '--variant',
+    s.variant,
+    '--store',
+    s.store,
+    '--path',
+    s.path,
+    '--redis-url',
+    redisUrl,
+  ];
+  const child = spawn(process.execPath, args, { stdio: ['ignore', 'pipe', 'pipe'] });
+  let output = '';
+  return new Promise((resolve, reject) => {
+    const timer = setTimeout(
+      () => reject(new Error(`${framework}/${s.name} did not start: ${output}`)),
+      30_000,
+    );
+    const onData = (chunk) => {
+      output += chunk;
+      const m = /listening on (\d+)/.exec(output);
+      if (m) {
+        clearTimeout(timer);
+        resolve({ ...s, port: Number(m[1]), child, stderr: () => output });
+      }
+    };
+    child.stdout.on('data', onData);
+    child.stderr.on('data', onData);
+    child.once('exit', (code) => {
+      clearTimeout(timer);
+      reject(new Error(`${framework}/${s.name} exited with ${code}: ${output}`));
+    });
+  });
+}
+
+async function stopServer(server) {
+  if (server.child.exitCode !== null) return;
+  server.child.removeAllListeners('exit');
+  const done = new Promise((r) => server.child.once('exit', r));
+  server.child.kill('SIGTERM');
+  const timer = setTimeout(() => server.child.kill('SIGKILL'), 5000);
+  await done;
+  clearTimeout(timer);
+}
+
+/** One autocannon run against a server. */
+async function load(server, seconds) {
+  const many = server.path === 'allowed';
+  const result = await autocannon({
+    url: `http://127.0.0.1:${server.port}`,
+    connections: CONNECTIONS,
+    duration: seconds,
+    requests: [
+      {
+        method: 'GET',
+        path: '/limited',
+        setupRequest: (req) => {
+          req.headers = {
+            ...req.headers,
+            'x-api-key': many ? IDENTITIES[(Math.random() * IDENTITIES.length) | 0] : 'over-quota-tenant',
+          };
+          return req;
+        },
+      },
+    ],
+  });
+  const codes = Object.fromEntries(
+    Object.entries(result.statusCodeStats ?? {}).map(([k, v]) => [k, v.count]),
+  );
+  return {
+    perSecond: result.requests.total / (result.duration || seconds),
+    p50Ms: result.latency.p50,
+    p99Ms: result.latency.p99,
+    errors: result.errors + result.timeouts,
+    codes,
+  };
+}
+
+const report = [];
+for (const framework of FRAMEWORKS) {
+  process.stderr.write(`  ${framework}\n`);
+  const servers = [];
+  try {
+    for (const s of SERVERS) {
+      try {
+        servers.push(await startServer(framework, s));
+      } catch (error) {
+        process.stderr.write(
+          `    ${s.name}: not started (${String(error.message).split('\n').slice(0, 3).join(' ')})\n`,
+        );
+        report.push({ framework, ...s, pending: String(error.message).slice(0, 300) });
+      }
+    }
+    for (const server of servers) await load(server, WARMUP_S);
+    const rounds = servers.map(() => []);
+    for (let round = 0; round < ROUNDS; round++) {
+      for (let k = 0; k < servers.length; k++) {
+        const index = (k + round) % servers.length;
+        rounds[index].push(await load(servers[index], DURATION_S));
+      }
+    }
+    const baselineIndex = servers.findIndex((s) => s.name === 'baseline');
+    servers.forEach((server, i) => {
+      const runs = rounds[i];
+      const vsBaseline =
+        baselineIndex === -1 ? [] : runs.map((r, k) => r.perSecond / rounds[baselineIndex][k].perSecond);
+      const codes = {};
+      for (const r of runs) for (const [c, n] of Object.entries(r.codes)) codes[c] = (codes[c] ?? 0) + n;
+      const row = {
+        framework,
+        name: server.name,
+        variant: server.variant,
+        store: server.store,
+        path: server.path,
+        perSecond: median(runs.map((r) => r.perSecond)),
+        perRound: runs.map((r) => r.perSecond),
+        p50Ms: median(runs.map((r) => r.p50Ms)),
+        p99Ms: median(runs.map((r) => r.p99Ms)),
+        errors: runs.reduce((t, r) => t + r.errors, 0),
+        codes,
+        vsBaseline: {
+          median: median(vsBaseline),
+          min: Math.min(...vsBaseline),
+          max: Math.max(...vsBaseline),
+        },
+      };
+      if (server.variant === 'sluice') {
+        const usualIndex = servers.findIndex(
+          (s) => s.variant === 'usual' && s.store === server.store && s.path === server.path,
+        );
+        if (usualIndex !== -1) {
+          const vsUsual = runs.map((r, k) => r.perSecond / rounds[usualIndex][k].perSecond);
+          row.vsUsual = { median: median(vsUsual), min: Math.min(...vsUsual), max: Math.max(...vsUsual) };
+        }
+      }
+      report.push(row);
+      process.stderr.write(
+        `    ${server.name}: ${Math.round(row.perSecond)} req/s [${row.perRound.map((x) => Math.round(x)).join(' ')}]` +
+          ` p50 ${row.p50Ms} ms p99 ${row.p99Ms} ms vs baseline ${row.vsBaseline.median.toFixed(2)}` +
+          `${row.vsUsual ? ` vs usual ${row.vsUsual.median.toFixed(2)}` : ''} codes ${JSON.stringify(codes)}${row.errors ? ` errors ${row.errors}` : ''}\n`,
+      );
+    });
+  } finally {
+    await Promise.all(servers.map(stopServer));
+  }
+}
+
+const output = {
+  suite: 'http',
+  rounds: ROUNDS,
+  durationS: DURATION_S,
+  connections: CONNECTIONS,
+  identities: IDENTITIES.length,
+  rows: report,
+};
+if (opts.out) writeFileSync(opts.out, JSON.stringify(output, null, 2));
+else process.stdout.write(`${JSON.stringify(output)}\n`);
+process.exit(0);
