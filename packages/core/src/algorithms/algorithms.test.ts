@@ -5,6 +5,7 @@ import type { StoreEntry, StoreVerdict } from '../types.js';
 import { gcraScale } from './gcra.js';
 import {
   ALL_ALGORITHMS,
+  checkPromises,
   makePolicy,
   memoryDecide,
   opsArb,
@@ -93,6 +94,20 @@ describe.each(ALL_ALGORITHMS)('%s invariants (MemoryStore, injected clock)', (al
         },
       ),
       { numRuns: 100 },
+    );
+  });
+
+  it('keeps its promises: admitted retryAfterMs later, full resetMs later', async () => {
+    await fc.assert(
+      fc.asyncProperty(
+        policyArb(algorithm).chain((policy) =>
+          fc.tuple(fc.constant(policy), opsArb(policy, false, 15), startTimeArb),
+        ),
+        async ([policy, ops, t0]) => {
+          await checkPromises(memoryDecide().decide, policy, ops, t0, 'k');
+        },
+      ),
+      { numRuns: 300 },
     );
   });
 

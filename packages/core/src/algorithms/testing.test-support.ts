@@ -185,3 +185,33 @@ export async function runInvariants(
   }
   return verdicts;
 }
+
+/**
+ * Runs a history on one key, then checks the last verdict's promises: the same cost is
+ * admitted `retryAfterMs` later (when denied), and the key is full `resetMs` after the
+ * last state. Time moves forward only.
+ */
+export async function checkPromises(
+  decide: Decide,
+  policy: CompiledPolicy,
+  ops: readonly Op[],
+  t0: number,
+  key: string,
+): Promise<void> {
+  let now = t0;
+  let last: StoreVerdict | undefined;
+  let lastCost = 1;
+  for (const op of ops) {
+    now += Math.abs(op.dtMs);
+    [last] = (await decide([{ key, policy, cost: op.cost }], op.mode, now)) as [StoreVerdict];
+    lastCost = op.cost;
+  }
+  if (last === undefined) return;
+  const entry: StoreEntry = { key, policy, cost: lastCost };
+  if (!last.allowed && last.retryAfterMs >= 0) {
+    const [then] = (await decide([entry], 'peek', now + last.retryAfterMs + 0.01)) as [StoreVerdict];
+    expect(then.allowed).toBe(true);
+  }
+  const [full] = (await decide([entry], 'peek', now + last.resetMs + 0.01)) as [StoreVerdict];
+  expect(full.remaining).toBe(policy.limit);
+}

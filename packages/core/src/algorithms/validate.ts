@@ -1,28 +1,39 @@
 import type { StoreEntry } from '../types.js';
 
+const ALGORITHM_NAMES: ReadonlySet<string> = new Set([
+  'token-bucket',
+  'gcra',
+  'sliding-window',
+  'fixed-window',
+  'sliding-log',
+]);
+
+function assertPositive(field: string, value: unknown, policy: string): void {
+  if (typeof value !== 'number' || !(value > 0) || value === Number.POSITIVE_INFINITY) {
+    throw new Error(
+      `store: "${field}" must be a positive finite number, got ${String(value)} (policy "${policy}")`,
+    );
+  }
+}
+
 /**
  * Throws unless `entries` can be decided by a store: distinct keys, positive finite
- * limit / windowMs / intervalMs / cost, and a whole cost for sliding-log.
+ * limit / windowMs / intervalMs / cost, a known algorithm, and a whole cost for
+ * sliding-log. Allocation-free: it runs on every check.
  */
 export function assertValidEntries(entries: readonly StoreEntry[]): void {
-  const seen = new Set<string>();
-  for (const entry of entries) {
+  for (let i = 0; i < entries.length; i++) {
+    const entry = entries[i] as StoreEntry;
     const { policy, cost } = entry;
-    if (seen.has(entry.key)) throw new Error(`store: duplicate key in one check (policy "${policy.name}")`);
-    seen.add(entry.key);
-    const numbers = [
-      ['limit', policy.limit],
-      ['windowMs', policy.windowMs],
-      ['intervalMs', policy.intervalMs],
-      ['cost', cost],
-    ] as const;
-    for (const [field, value] of numbers) {
-      if (typeof value !== 'number' || !Number.isFinite(value) || value <= 0) {
-        throw new Error(
-          `store: "${field}" must be a positive finite number, got ${String(value)} (policy "${policy.name}")`,
-        );
+    for (let j = 0; j < i; j++) {
+      if ((entries[j] as StoreEntry).key === entry.key) {
+        throw new Error(`store: duplicate key in one check (policy "${policy.name}")`);
       }
     }
+    assertPositive('limit', policy.limit, policy.name);
+    assertPositive('windowMs', policy.windowMs, policy.name);
+    assertPositive('intervalMs', policy.intervalMs, policy.name);
+    assertPositive('cost', cost, policy.name);
     if (!ALGORITHM_NAMES.has(policy.algorithm)) {
       throw new Error(
         `store: unknown algorithm ${JSON.stringify(policy.algorithm)} (policy "${policy.name}")`,
@@ -35,11 +46,3 @@ export function assertValidEntries(entries: readonly StoreEntry[]): void {
     }
   }
 }
-
-const ALGORITHM_NAMES: ReadonlySet<string> = new Set([
-  'token-bucket',
-  'gcra',
-  'sliding-window',
-  'fixed-window',
-  'sliding-log',
-]);

@@ -1,29 +1,33 @@
+import fc from 'fast-check';
 import { Redis } from 'ioredis';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { type RedisProcess, startRedis } from '../../../../test/support/redis-server.js';
-import type { Algorithm, CompiledPolicy, StoreEntry } from '../types.js';
+import {
+  ALL_ALGORITHMS,
+  checkPromises,
+  type Decide,
+  makePolicy,
+  memoryDecide,
+  opsArb,
+  policyArb,
+  runInvariants,
+  startTimeArb,
+} from '../algorithms/testing.test-support.js';
+import type { Algorithm, CompiledPolicy, StoreEntry, StoreMode, StoreVerdict } from '../types.js';
 import { DECIDE_SCRIPT, decodeScriptReply, encodeScriptArgs } from './script.js';
-
-function policy(algorithm: Algorithm, limit: number, windowMs: number): CompiledPolicy {
-  return {
-    name: algorithm,
-    algorithm,
-    limit,
-    windowMs,
-    intervalMs: windowMs / limit,
-    cost: 1,
-    failMode: 'closed',
-    shadow: false,
-    scope: 'identity',
-  };
-}
+import { evalDecide, redisDecide } from './script.test-support.js';
 
 let server: RedisProcess;
 let redis: Redis;
+let decide: Decide;
+let run = 0;
+/** A key prefix no other run used. */
+const fresh = (): string => `t${++run}`;
 
 beforeAll(async () => {
   server = await startRedis();
-  redis = new Redis(server.port, '127.0.0.1', { lazyConnect: false });
+  redis = new Redis(server.port, '127.0.0.1', { maxRetriesPerRequest: 1 });
+  decide = redisDecide(redis);
 });
 
 afterAll(async () => {
@@ -31,39 +35,359 @@ afterAll(async () => {
   await server?.stop();
 });
 
-async function decide(entries: StoreEntry[], mode: 'consume' | 'peek', nowMs?: number) {
-  const reply = await redis.eval(
-    DECIDE_SCRIPT.source,
-    entries.length,
-    ...entries.map((e) => e.key),
-    ...encodeScriptArgs(entries, mode, nowMs),
-  );
-  return decodeScriptReply(reply, entries);
-}
+const T0 = 1_764_400_000_000.25;
 
-describe('decide script', () => {
-  it('has the SHA1 that SCRIPT LOAD returns', async () => {
+describe('embedded decide script', () => {
+  it('carries the SHA1 that SCRIPT LOAD returns', async () => {
     expect(DECIDE_SCRIPT.sha1).toMatch(/^[0-9a-f]{40}$/);
     expect(await redis.script('LOAD', DECIDE_SCRIPT.source)).toBe(DECIDE_SCRIPT.sha1);
   });
 
-  it('admits up to the limit for every algorithm, then denies', async () => {
-    for (const algorithm of [
-      'token-bucket',
+  it('encodes ARGV as mode, nowMs, then five items per entry', () => {
+    const p = makePolicy('gcra', 3, 1000);
+    expect(encodeScriptArgs([{ key: 'a', policy: p, cost: 2 }], 'consume', 12.5)).toEqual([
+      'consume',
+      '12.5',
       'gcra',
-      'sliding-window',
-      'fixed-window',
-      'sliding-log',
-    ] as const) {
-      const entry: StoreEntry = {
-        key: `smoke:{a}:${algorithm}`,
-        policy: policy(algorithm, 3, 60_000),
-        cost: 1,
-      };
-      const verdicts = [];
-      for (let i = 0; i < 4; i++) verdicts.push((await decide([entry], 'consume', 1_000_000 + 30_000))[0]);
-      expect(verdicts.map((v) => v?.allowed)).toEqual([true, true, true, false]);
-      expect(verdicts.map((v) => v?.remaining)).toEqual([2, 1, 0, 0]);
+      '3',
+      '1000',
+      '333.3333333333333',
+      '2',
+    ]);
+    expect(encodeScriptArgs([{ key: 'a', policy: p, cost: 1 }], 'peek')[1]).toBe('');
+  });
+
+  it('decodes replies and refuses malformed ones', () => {
+    const p = makePolicy('gcra', 3, 1000);
+    const entries: StoreEntry[] = [{ key: 'a', policy: p, cost: 1 }];
+    expect(decodeScriptReply([1, '2', '333.5', '0'], entries)).toEqual([
+      { allowed: true, remaining: 2, resetMs: 333.5, retryAfterMs: 0 },
+    ]);
+    expect(() => decodeScriptReply([1, '2', '3'], entries)).toThrow(/shape/);
+    expect(() => decodeScriptReply([2, '2', '3', '0'], entries)).toThrow(/allowed/);
+    expect(() => decodeScriptReply([1, 'x', '3', '0'], entries)).toThrow(/remaining/);
+  });
+
+  it('returns error replies for bad arguments and writes nothing', async () => {
+    const key = `${fresh()}:{e}:a`;
+    const call = (...args: (string | number)[]) => redis.eval(DECIDE_SCRIPT.source, 1, key, ...args);
+    await expect(call('spend', '', 'gcra', 1, 1000, 1000, 1)).rejects.toThrow(/mode/);
+    await expect(call('consume', '', 'leaky', 1, 1000, 1000, 1)).rejects.toThrow(/unknown algorithm/);
+    await expect(call('consume', '', 'gcra', 1, 1000, 1000)).rejects.toThrow(/arguments/);
+    await expect(call('consume', '', 'gcra', 0, 1000, 1000, 1)).rejects.toThrow(/positive/);
+    await expect(call('consume', 'soon', 'gcra', 1, 1000, 1000, 1)).rejects.toThrow(/nowMs/);
+    await expect(call('consume', '', 'sliding-log', 5, 1000, 200, 1.5)).rejects.toThrow(/whole number/);
+    // a bad second entry: the first entry is not charged either
+    await expect(
+      redis.eval(
+        DECIDE_SCRIPT.source,
+        2,
+        key,
+        `${key}2`,
+        'consume',
+        '',
+        'gcra',
+        1,
+        1000,
+        1000,
+        1,
+        'x',
+        1,
+        1,
+        1,
+        1,
+      ),
+    ).rejects.toThrow(/unknown algorithm/);
+    expect(await redis.exists(key, `${key}2`)).toBe(0);
+  });
+
+  it('treats a key of another type or an unparsable value as fresh', async () => {
+    const p = fresh();
+    await redis.zadd(`${p}:{w}:tb`, 1, 'm');
+    await redis.set(`${p}:{w}:log`, 'not a log');
+    await redis.set(`${p}:{w}:fw`, 'garbage|x');
+    const entries: StoreEntry[] = [
+      { key: `${p}:{w}:tb`, policy: makePolicy('token-bucket', 5, 1000), cost: 1 },
+      { key: `${p}:{w}:log`, policy: makePolicy('sliding-log', 5, 1000), cost: 1 },
+      { key: `${p}:{w}:fw`, policy: makePolicy('fixed-window', 5, 1000), cost: 1 },
+    ];
+    const verdicts = await evalDecide(redis, entries, 'consume', T0);
+    expect(verdicts.map((v) => [v.allowed, v.remaining])).toEqual([
+      [true, 4],
+      [true, 4],
+      [true, 4],
+    ]);
+    expect(await redis.type(`${p}:{w}:tb`)).toBe('string');
+    expect(await redis.type(`${p}:{w}:log`)).toBe('zset');
+  });
+});
+
+describe.each(ALL_ALGORITHMS)('%s on Redis (explicit time)', (algorithm) => {
+  it('keeps the design.md invariants over random histories, time going backwards included', async () => {
+    await fc.assert(
+      fc.asyncProperty(
+        policyArb(algorithm).chain((policy) =>
+          fc.tuple(fc.constant(policy), opsArb(policy, true, 20), startTimeArb),
+        ),
+        async ([policy, ops, t0]) => {
+          await runInvariants(decide, policy, ops, t0, fresh());
+        },
+      ),
+      { numRuns: 25 },
+    );
+  });
+
+  it('admits exactly `limit` units at one instant, then denies', async () => {
+    await fc.assert(
+      fc.asyncProperty(policyArb(algorithm), startTimeArb, async (policy, t0) => {
+        const key = `${fresh()}:{x}:p`;
+        let admitted = 0;
+        for (let i = 0; i < policy.limit + 2; i++) {
+          const [v] = (await decide([{ key, policy, cost: 1 }], 'consume', t0)) as [StoreVerdict];
+          if (v.allowed) admitted++;
+        }
+        expect(admitted).toBe(policy.limit);
+      }),
+      { numRuns: 20 },
+    );
+  });
+
+  it('keeps its promises: admitted retryAfterMs later, full resetMs later', async () => {
+    await fc.assert(
+      fc.asyncProperty(
+        policyArb(algorithm).chain((policy) =>
+          fc.tuple(fc.constant(policy), opsArb(policy, false, 10), startTimeArb),
+        ),
+        async ([policy, ops, t0]) => {
+          await checkPromises(decide, policy, ops, t0, `${fresh()}:{p}:x`);
+        },
+      ),
+      { numRuns: 30 },
+    );
+  });
+
+  it('never lets keys share state', async () => {
+    const policy = makePolicy(algorithm, 3, 1000);
+    const p = fresh();
+    const a: StoreEntry = { key: `${p}:{a}:x`, policy, cost: 3 };
+    const b: StoreEntry = { key: `${p}:{b}:x`, policy, cost: 1 };
+    expect((await decide([a], 'consume', T0))[0]?.remaining).toBe(0);
+    expect((await decide([b], 'peek', T0))[0]).toEqual({
+      allowed: true,
+      remaining: 3,
+      resetMs: 0,
+      retryAfterMs: 0,
+    });
+  });
+});
+
+describe.each(['token-bucket', 'gcra'] as const)('%s refill on Redis', (algorithm) => {
+  it('earns back exactly one unit per intervalMs, fractional intervals included', async () => {
+    await fc.assert(
+      fc.asyncProperty(policyArb(algorithm), startTimeArb, async (policy, t0) => {
+        const entry: StoreEntry = { key: `${fresh()}:{r}:p`, policy, cost: policy.limit };
+        expect((await decide([entry], 'consume', t0))[0]?.allowed).toBe(true);
+        for (let k = 0; k <= policy.limit; k++) {
+          const [v] = (await decide([entry], 'peek', t0 + k * policy.intervalMs)) as [StoreVerdict];
+          expect(v.remaining).toBe(k);
+        }
+      }),
+      { numRuns: 20 },
+    );
+  });
+});
+
+interface MultiOp {
+  readonly identity: number;
+  readonly use: readonly boolean[];
+  readonly costs: readonly number[];
+  readonly dtMs: number;
+  readonly mode: StoreMode;
+}
+
+const policiesArb: fc.Arbitrary<CompiledPolicy[]> = fc
+  .array(fc.constantFrom(...ALL_ALGORITHMS), { minLength: 1, maxLength: 3 })
+  .chain((algorithms) =>
+    fc.tuple(
+      ...algorithms.map((algorithm, i) =>
+        policyArb(algorithm).map((p) => ({ ...p, name: `p${i}` }) satisfies CompiledPolicy),
+      ),
+    ),
+  );
+
+const multiOpsArb = (policies: readonly CompiledPolicy[]): fc.Arbitrary<MultiOp[]> => {
+  const window = Math.max(...policies.map((p) => p.windowMs));
+  return fc.array(
+    fc.record({
+      identity: fc.integer({ min: 0, max: 1 }),
+      use: fc.tuple(...policies.map(() => fc.boolean())),
+      costs: fc.tuple(
+        ...policies.map((p) =>
+          p.algorithm === 'sliding-log'
+            ? fc.integer({ min: 1, max: p.limit + 1 })
+            : fc.oneof(fc.integer({ min: 1, max: p.limit + 1 }), fc.constantFrom(0.5, 1.25, 0.1)),
+        ),
+      ),
+      dtMs: fc.oneof(
+        fc.constant(0),
+        fc.integer({ min: 0, max: 4000 }).map((us) => us / 1000),
+        fc.integer({ min: 0, max: window }),
+        fc.integer({ min: 1, max: 8 }).map((k) => (k * window) / 4),
+        fc.constant(1e7),
+      ),
+      mode: fc.constantFrom<StoreMode>('consume', 'consume', 'consume', 'peek'),
+    }),
+    { minLength: 1, maxLength: 40 },
+  );
+};
+
+function entriesFor(prefix: string, policies: readonly CompiledPolicy[], op: MultiOp): StoreEntry[] {
+  const entries: StoreEntry[] = [];
+  policies.forEach((policy, i) => {
+    if (op.use[i] || (i === 0 && !op.use.some(Boolean))) {
+      entries.push({
+        key: `${prefix}:{id${op.identity}}:${policy.name}`,
+        policy,
+        cost: op.costs[i] as number,
+      });
     }
+  });
+  return entries;
+}
+
+describe('MemoryStore and the Redis script decide identically', () => {
+  it('for random multi-policy sequences with explicit time (differential)', async () => {
+    await fc.assert(
+      fc.asyncProperty(
+        policiesArb.chain((ps) => fc.tuple(fc.constant(ps), multiOpsArb(ps), startTimeArb)),
+        async ([policies, ops, t0]) => {
+          const memory = memoryDecide().decide;
+          const prefix = fresh();
+          let now = t0;
+          for (const op of ops) {
+            now += op.dtMs;
+            const entries = entriesFor(prefix, policies, op);
+            const fromRedis = await decide(entries, op.mode, now);
+            const fromMemory = await memory(entries, op.mode, now);
+            expect(fromRedis).toEqual(fromMemory);
+          }
+        },
+      ),
+      { numRuns: 60 },
+    );
+  });
+});
+
+describe.each([
+  ['MemoryStore', () => memoryDecide().decide],
+  ['Redis script', () => decide],
+] as const)('multi-policy on %s', (_name, make) => {
+  it('charges every policy when all allow and none when any denies', async () => {
+    await fc.assert(
+      fc.asyncProperty(
+        policiesArb.chain((ps) => fc.tuple(fc.constant(ps), multiOpsArb(ps), startTimeArb)),
+        async ([policies, ops, t0]) => {
+          const d = make();
+          const prefix = fresh();
+          let now = t0;
+          for (const op of ops) {
+            now += op.dtMs;
+            const entries = entriesFor(prefix, policies, op);
+            const before = await d(entries, 'peek', now);
+            const verdicts = await d(entries, op.mode, now);
+            const after = await d(entries, 'peek', now);
+            expect(verdicts.map((v) => v.allowed)).toEqual(before.map((v) => v.allowed));
+            const all = verdicts.every((v) => v.allowed);
+            if (op.mode === 'peek' || !all) {
+              expect(after).toEqual(before);
+              expect(verdicts).toEqual(before);
+            } else {
+              entries.forEach((entry, i) => {
+                expect(after[i]?.remaining).toBe(verdicts[i]?.remaining);
+                expect(verdicts[i]?.remaining).toBeLessThanOrEqual(
+                  (before[i]?.remaining as number) - Math.floor(entry.cost),
+                );
+              });
+            }
+          }
+        },
+      ),
+      { numRuns: 40 },
+    );
+  });
+});
+
+describe('expiry on Redis (Redis TIME)', () => {
+  it('sets a TTL of ceil(ms to full) + 1 on every written key', async () => {
+    const p = fresh();
+    const cases: [Algorithm, number][] = ALL_ALGORITHMS.map((a) => [a, 60_000]);
+    const entries: StoreEntry[] = cases.map(([algorithm, windowMs]) => ({
+      key: `${p}:{ttl}:${algorithm}`,
+      policy: makePolicy(algorithm, 10, windowMs),
+      cost: 4,
+    }));
+    const verdicts = await evalDecide(redis, entries, 'consume');
+    for (let i = 0; i < entries.length; i++) {
+      const pttl = await redis.pttl(entries[i]!.key);
+      const expected = Math.ceil(verdicts[i]!.resetMs) + 1;
+      expect(pttl).toBeGreaterThan(0);
+      expect(pttl).toBeLessThanOrEqual(expected);
+      expect(pttl).toBeGreaterThanOrEqual(expected - 50);
+    }
+  });
+
+  it('keeps keys at least 600000 ms when the time is explicit', async () => {
+    const key = `${fresh()}:{ttl}:x`;
+    await evalDecide(redis, [{ key, policy: makePolicy('gcra', 10, 1000), cost: 1 }], 'consume', T0);
+    expect(await redis.pttl(key)).toBeGreaterThan(590_000);
+  });
+
+  it('lets idle keys vanish, and a vanished key is fresh and full', async () => {
+    const p = fresh();
+    const entries: StoreEntry[] = ALL_ALGORITHMS.map((algorithm) => ({
+      key: `${p}:{gone}:${algorithm}`,
+      policy: makePolicy(algorithm, 2, 40),
+      cost: 2,
+    }));
+    expect((await evalDecide(redis, entries, 'consume')).every((v) => v.allowed)).toBe(true);
+    expect(await redis.exists(...entries.map((e) => e.key))).toBe(entries.length);
+    await new Promise((resolve) => setTimeout(resolve, 130));
+    expect(await redis.exists(...entries.map((e) => e.key))).toBe(0);
+    for (const v of await evalDecide(redis, entries, 'peek')) {
+      expect(v).toEqual({ allowed: true, remaining: 2, resetMs: 0, retryAfterMs: 0 });
+    }
+  });
+
+  it('a deny writes nothing and sets no TTL', async () => {
+    const p = fresh();
+    const a: StoreEntry = { key: `${p}:{d}:a`, policy: makePolicy('token-bucket', 5, 1000), cost: 1 };
+    const b: StoreEntry = { key: `${p}:{d}:b`, policy: makePolicy('fixed-window', 1, 1000), cost: 2 };
+    const [va, vb] = await evalDecide(redis, [a, b], 'consume');
+    expect(va?.allowed).toBe(true);
+    expect(vb?.allowed).toBe(false);
+    expect(vb?.retryAfterMs).toBe(-1);
+    expect(await redis.exists(a.key, b.key)).toBe(0);
+  });
+});
+
+describe('Redis memory per key', () => {
+  it('stays small: GCRA one int-encoded string, token bucket and windows one short string', async () => {
+    const report: Record<string, { shortKey: number; typicalKey: number }> = {};
+    for (const algorithm of ALL_ALGORITHMS) {
+      const policy = makePolicy(algorithm, 100, 60_000);
+      const usage: number[] = [];
+      for (const key of [`k${algorithm.length}`, `sluice:{203.0.113.7}:${algorithm}`]) {
+        await redis.del(key);
+        await evalDecide(redis, [{ key, policy, cost: 1 }], 'consume');
+        usage.push((await redis.memory('USAGE', key)) as number);
+      }
+      report[algorithm] = { shortKey: usage[0] as number, typicalKey: usage[1] as number };
+    }
+    console.log('MEMORY USAGE bytes after one request (limit 100):', JSON.stringify(report));
+    expect(await redis.object('ENCODING', 'k4')).toBe('int');
+    expect(report.gcra?.shortKey).toBeLessThanOrEqual(56);
+    expect(report['token-bucket']?.shortKey).toBeLessThanOrEqual(104);
+    expect(report['fixed-window']?.shortKey).toBeLessThanOrEqual(104);
+    expect(report['sliding-window']?.shortKey).toBeLessThanOrEqual(104);
   });
 });

@@ -8,7 +8,7 @@
  * as they sit at the old end). Dropping a live key forgets its usage, so size `maxKeys`
  * for the number of identities you expect to be active at once.
  */
-import { ALGORITHMS } from '../algorithms/index.js';
+import { ALGORITHMS, type AlgorithmParams, type Evaluation } from '../algorithms/index.js';
 import { assertValidEntries } from '../algorithms/validate.js';
 import type { Algorithm, Clock, Store, StoreEntry, StoreMode, StoreVerdict } from '../types.js';
 
@@ -26,11 +26,14 @@ const MAX_TTL_MS = 1e15;
 /** How many old-end keys a write inspects for expiry (amortized clean-up, no timers). */
 const SWEEP_PER_WRITE = 2;
 
-interface Slot {
-  readonly algorithm: Algorithm;
-  readonly state: unknown;
-  /** Expired when the clock is past this (like Redis: expired once now > expiry time). */
-  readonly expiresAtMs: number;
+/** One key's state. */
+class Slot {
+  constructor(
+    readonly algorithm: Algorithm,
+    readonly state: unknown,
+    /** Expired when the clock is past this (like Redis: expired once now > expiry time). */
+    readonly expiresAtMs: number,
+  ) {}
 }
 
 /** An in-process `Store`: one process, bounded memory, identical decisions to `RedisStore`. */
@@ -80,32 +83,36 @@ export class MemoryStore implements Store {
       throw new Error(`MemoryStore: the clock returned ${String(now)}, not a finite number`);
     }
 
-    const evaluations = entries.map((entry) => {
-      const { policy, cost } = entry;
-      const params = { limit: policy.limit, windowMs: policy.windowMs, intervalMs: policy.intervalMs, cost };
-      return ALGORITHMS[policy.algorithm](this.#read(entry.key, policy.algorithm, now), now, params);
-    });
-    const charge = mode === 'consume' && evaluations.every((e) => e.allowed);
-
-    const verdicts: StoreVerdict[] = [];
+    const evaluations: Evaluation<unknown>[] = new Array(entries.length);
+    let charge = mode === 'consume';
     for (let i = 0; i < entries.length; i++) {
-      const entry = entries[i] as StoreEntry;
-      const e = evaluations[i] as (typeof evaluations)[number];
+      const { key, policy, cost } = entries[i] as StoreEntry;
+      const params: AlgorithmParams = {
+        limit: policy.limit,
+        windowMs: policy.windowMs,
+        intervalMs: policy.intervalMs,
+        cost,
+      };
+      const e = ALGORITHMS[policy.algorithm](this.#read(key, policy.algorithm, now), now, params);
+      if (!e.allowed) charge = false;
+      evaluations[i] = e;
+    }
+
+    const verdicts: StoreVerdict[] = new Array(entries.length);
+    for (let i = 0; i < entries.length; i++) {
+      const e = evaluations[i] as Evaluation<unknown>;
       if (charge) {
+        const { key, policy } = entries[i] as StoreEntry;
         let ttlMs = Math.ceil(e.chargedResetMs) + 1;
         if (ttlMs > MAX_TTL_MS) ttlMs = MAX_TTL_MS;
-        this.#write(
-          entry.key,
-          { algorithm: entry.policy.algorithm, state: e.charge(), expiresAtMs: now + ttlMs },
-          now,
-        );
+        this.#write(key, new Slot(policy.algorithm, e.charge(), now + ttlMs), now);
       }
-      verdicts.push({
+      verdicts[i] = {
         allowed: e.allowed,
         remaining: charge ? e.chargedRemaining : e.remaining,
         resetMs: charge ? e.chargedResetMs : e.resetMs,
         retryAfterMs: e.retryAfterMs,
-      });
+      };
     }
     if (charge) this.#sweep(now);
     return verdicts;
