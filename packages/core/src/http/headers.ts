@@ -97,7 +97,9 @@ function decidingPolicy(policies: readonly HeaderPolicy[]): HeaderPolicy | undef
  * - `w`: its window (or time to refill from empty) in seconds, rounded up, at least 1;
  * - `r` / remaining: whole units left;
  * - `t` / reset: seconds until the quota is fully restored (`resetMs`), rounded up; exact
- *   for each algorithm, not the end of a nominal window.
+ *   for each algorithm, not the end of a nominal window. On a denied response `Retry-After`
+ *   (when the denied cost fits again) can be shorter than `t` for token bucket and GCRA;
+ *   the draft has clients give `Retry-After` precedence.
  *
  * Formats:
  * - `'draft-10'`: `RateLimit-Policy: "burst";q=20;w=20` and `RateLimit: "burst";r=19;t=1`,

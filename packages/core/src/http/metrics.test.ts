@@ -1,4 +1,10 @@
-import type { Counter, Histogram, Meter } from '@opentelemetry/api';
+import {
+  type Counter,
+  type Histogram,
+  type Meter,
+  type MeterProvider,
+  metrics as otelMetrics,
+} from '@opentelemetry/api';
 import { describe, expect, it } from 'vitest';
 import { createLimiter } from '../limiter/index.js';
 import type { DecisionEvent, MetricOutcome } from '../types.js';
@@ -105,6 +111,34 @@ describe('createMetrics', () => {
     metrics.record(event([['burst', 'over_limit']], 12));
     expect(added).toEqual([[1, { policy: 'burst', outcome: 'over_limit' }]]);
     expect(recorded).toEqual([0.012]);
+  });
+
+  it('picks up a global meter provider registered after it was created', () => {
+    const metrics = createMetrics();
+    metrics.record(event([['p', 'allowed']]));
+    const added: unknown[] = [];
+    const names: string[] = [];
+    const meter = {
+      createCounter: (name: string) => {
+        names.push(name);
+        return { add: (_n: number, attrs: unknown) => added.push(attrs) } as unknown as Counter;
+      },
+      createHistogram: (name: string) => {
+        names.push(name);
+        return { record: () => {} } as unknown as Histogram;
+      },
+    } as unknown as Meter;
+    const provider = {
+      getMeter: (name: string) => (name === '@sluice/core' ? meter : undefined),
+    } as unknown as MeterProvider;
+    expect(otelMetrics.setGlobalMeterProvider(provider)).toBe(true);
+    try {
+      metrics.record(event([['p', 'over_limit']]));
+    } finally {
+      otelMetrics.disable();
+    }
+    expect(names).toEqual(['sluice_decisions', 'sluice_decision_duration']);
+    expect(added).toEqual([{ policy: 'p', outcome: 'over_limit' }]);
   });
 
   it('works with the global no-op meter', () => {
