@@ -1,3 +1,4 @@
+import fc from 'fast-check';
 import { describe, expect, it } from 'vitest';
 import { decision, result } from './fixtures.test-util.js';
 import { QUOTA_EXCEEDED_TYPE, quotaExceededProblem } from './problem.js';
@@ -29,6 +30,19 @@ describe('retryAfterSeconds', () => {
   it('takes the longest wait among denying policies, ignoring shadow ones', () => {
     const d = decision([over('a', 2000), over('b', 7500), over('s', 99_000, { shadow: true })]);
     expect(retryAfterSeconds(d)).toBe(8);
+  });
+
+  it('is a whole number >= 1 covering every denying wait, and never more than a second beyond the longest', () => {
+    fc.assert(
+      fc.property(fc.array(fc.nat({ max: 86_400_000 }), { minLength: 1, maxLength: 5 }), (waits) => {
+        const seconds = retryAfterSeconds(decision(waits.map((ms, i) => over(`p${i}`, ms))));
+        expect(Number.isInteger(seconds)).toBe(true);
+        expect(seconds).toBeGreaterThanOrEqual(1);
+        const longest = Math.max(...waits);
+        expect(seconds * 1000).toBeGreaterThanOrEqual(longest);
+        expect(seconds * 1000 - longest).toBeLessThan(longest === 0 ? 1001 : 1000);
+      }),
+    );
   });
 
   it('falls back to the decision when no result denies', () => {
