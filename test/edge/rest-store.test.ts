@@ -50,7 +50,8 @@ const TIMEOUT_MS = 5000;
 describe('createLimiter + RedisStore over Upstash REST', () => {
   it('admits N requests, then denies with over_limit decided by the store', async () => {
     const limiter = createLimiter({
-      policies: [{ name: 'api', algorithm: 'fixed-window', limit: 4, window: '1m' }],
+      // A rolling window: no window boundary can fall inside the test and reset the count.
+      policies: [{ name: 'api', algorithm: 'sliding-log', limit: 4, window: '1m' }],
       store: new RedisStore({ client: restClient() }),
       timeoutMs: TIMEOUT_MS,
       denyCache: false,
@@ -117,7 +118,7 @@ describe('createLimiter + RedisStore over Upstash REST', () => {
       return body.result;
     }
     const limiter = createLimiter({
-      policies: [{ name: 'api', algorithm: 'sliding-window', limit: 2, window: '1m' }],
+      policies: [{ name: 'api', algorithm: 'sliding-log', limit: 2, window: '1m' }],
       store: new RedisStore({ client: fromUpstashRedis(upstashShaped) }),
       timeoutMs: TIMEOUT_MS,
       denyCache: false,
