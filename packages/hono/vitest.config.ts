@@ -7,7 +7,7 @@ export default defineProject({
     alias: [
       {
         find: /^@sluice\/core$/,
-        replacement: fileURLToPath(new URL('./test-support/core.ts', import.meta.url)),
+        replacement: fileURLToPath(new URL('../core/src/index.ts', import.meta.url)),
       },
       {
         find: /^@sluice\/core\/node$/,

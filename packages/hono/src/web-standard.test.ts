@@ -9,8 +9,8 @@ import { build, type Plugin } from 'esbuild';
 import { describe, expect, it } from 'vitest';
 
 const ENTRY = fileURLToPath(new URL('./index.ts', import.meta.url));
-// Core's entry from source (test-support/core.ts adds the HTTP layer until core's index exports it).
-const CORE_ENTRY = fileURLToPath(new URL('../test-support/core.ts', import.meta.url));
+// Core's entry, from source.
+const CORE_ENTRY = fileURLToPath(new URL('../../core/src/index.ts', import.meta.url));
 const NODE_GLOBALS = ['Buffer', 'process'];
 const MARK = '__NODE_GLOBAL_';
 const builtins = new Set(builtinModules.flatMap((name) => [name, `node:${name}`]));

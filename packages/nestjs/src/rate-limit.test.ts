@@ -216,7 +216,8 @@ const SCENARIOS: Scenario[] = [
       w.advance(4000);
       const denied = await client.get('/items/2');
       expect(denied.status).toBe(429);
-      expect(denied.headers['content-type']).toMatch(/^application\/problem\+json(; charset=utf-8)?$/);
+      // Nest's platforms serialize the body themselves and add the charset parameter.
+      expect(denied.headers['content-type']).toBe('application/problem+json; charset=utf-8');
       expect(denied.headers['retry-after']).toBe('6');
       expect(denied.headers['ratelimit-policy']).toBe('"api";q=3;w=10');
       expect(denied.headers.ratelimit).toBe('"api";r=0;t=6');
@@ -250,7 +251,7 @@ const SCENARIOS: Scenario[] = [
     async run(client) {
       const reply = await client.get('/items/1');
       expect(reply.status).toBe(503);
-      expect(reply.headers['content-type']).toMatch(/^application\/problem\+json/);
+      expect(reply.headers['content-type']).toBe('application/problem+json; charset=utf-8');
       expect(reply.headers['retry-after']).toBeUndefined();
       expect(json(reply)).toEqual(EXPECTED.unavailable());
       expect(reply.text).not.toContain('store down');
@@ -407,7 +408,7 @@ const SCENARIOS: Scenario[] = [
       const second = await client.get('/items/1');
       expect(second.status).toBe(429);
       expect(second.headers['retry-after']).toBe('10');
-      expect(second.headers['content-type']).toMatch(/^application\/problem\+json/);
+      expect(second.headers['content-type']).toBe('application/problem+json; charset=utf-8');
     },
   },
 ];
