@@ -26,9 +26,11 @@ export interface CreateRedisStoreOptions {
 
 /**
  * Client defaults suited to a limiter: every call has its own deadline in the limiter, so a
- * command is retried at most once by ioredis before it fails.
+ * command is retried at most once by ioredis, and a command that never gets an answer (a Redis
+ * that accepts connections but stays silent) is dropped after 5 s instead of waiting forever
+ * in the client's queue.
  */
-const LIMITER_REDIS_OPTIONS: RedisOptions = { maxRetriesPerRequest: 1 };
+const LIMITER_REDIS_OPTIONS: RedisOptions = { maxRetriesPerRequest: 1, commandTimeout: 5000 };
 
 /** Parses `host:port` (IPv6 as `[::1]:6379`). */
 function parseNode(node: string): { host: string; port: number } {
