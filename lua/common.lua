@@ -23,14 +23,15 @@ local function fmt(x)
   return string.format('%.17g', x)
 end
 
--- Whole units left, floor with EPS slack, clamped to [0, limit].
+-- Whole units left, floor with EPS slack, clamped to [0, floor(limit)].
 local function whole(x, limit)
   local r = math.floor(x + EPS)
   if r < 0 then
     return 0
   end
-  if r > limit then
-    return limit
+  local most = math.floor(limit)
+  if r > most then
+    return most
   end
   return r
 end

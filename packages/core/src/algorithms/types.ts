@@ -40,10 +40,11 @@ export type AlgorithmFn<S> = (state: S | undefined, nowMs: number, params: Algor
 /** Slack for comparisons against a quota (units); see lua/common.lua. */
 export const EPS = 1e-9;
 
-/** Whole units: floor with EPS slack, clamped to [0, limit] (lua/common.lua `whole`). */
+/** Whole units: floor with EPS slack, clamped to [0, floor(limit)] (lua/common.lua `whole`). */
 export function whole(x: number, limit: number): number {
   const r = Math.floor(x + EPS);
   if (r < 0) return 0;
-  if (r > limit) return limit;
+  const most = Math.floor(limit);
+  if (r > most) return most;
   return r;
 }
