@@ -186,7 +186,7 @@ function table(header, rows) {
 }
 
 /** The markdown report. */
-export function renderMarkdown({ meta, inproc, http, memory, targets }) {
+export function renderMarkdown({ meta, inproc, http, memory, overhead, targets }) {
   const out = [];
   out.push('# Sluice benchmark results', '');
   out.push(
