@@ -38,6 +38,18 @@ export const EXAMPLE_APPS: readonly ExampleAppSpec[] = [
     command: ['node', 'dist/main.js'],
     builtFile: 'dist/main.js',
   },
+  {
+    name: 'nest',
+    dir: join(REPO_ROOT, 'apps/nest-example'),
+    command: ['node', 'dist/main.js'],
+    builtFile: 'dist/main.js',
+  },
+  {
+    name: 'hono',
+    dir: join(REPO_ROOT, 'apps/hono-example'),
+    command: ['node', 'dist/main.js'],
+    builtFile: 'dist/main.js',
+  },
 ];
 
 /** Looks an app up by name. */
