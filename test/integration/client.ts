@@ -1,8 +1,34 @@
-/** A small HTTP client for the integration suites: fetch to 127.0.0.1 with timings. */
+/**
+ * A small HTTP client for the integration suites: node:http to 127.0.0.1 with timings, through
+ * one keep-alive pool per origin (at most MAX_SOCKETS_PER_ORIGIN connections), as a real client
+ * or load balancer would: a burst of 1,000 requests is issued at once and queues in the pool.
+ */
+import { Agent, request as httpRequest } from 'node:http';
+
+/** Connections per origin. */
+export const MAX_SOCKETS_PER_ORIGIN = 25;
+
+const agents = new Map<string, Agent>();
+
+function agentFor(origin: string): Agent {
+  let agent = agents.get(origin);
+  if (agent === undefined) {
+    agent = new Agent({ keepAlive: true, maxSockets: MAX_SOCKETS_PER_ORIGIN });
+    agents.set(origin, agent);
+  }
+  return agent;
+}
+
+/** Closes every pooled connection. */
+export function closeAgents(): void {
+  for (const agent of agents.values()) agent.destroy();
+  agents.clear();
+}
 
 /** One response, read in full. */
 export interface Reply {
   readonly status: number;
+  /** Header names in lower case; repeated headers joined with `, `. */
   readonly headers: Readonly<Record<string, string>>;
   readonly text: string;
   /** Milliseconds from sending to having the whole body. */
@@ -12,18 +38,38 @@ export interface Reply {
 }
 
 /** Sends one request and reads the whole response. */
-export async function request(
+export function request(
   url: string,
   init: { method?: string; headers?: Record<string, string> } = {},
 ): Promise<Reply> {
   const started = performance.now();
-  const response = await fetch(url, { method: init.method ?? 'GET', headers: init.headers });
-  const text = await response.text();
-  const headers: Record<string, string> = {};
-  response.headers.forEach((value, name) => {
-    headers[name] = value;
+  const target = new URL(url);
+  return new Promise((resolve, reject) => {
+    const req = httpRequest(
+      target,
+      { method: init.method ?? 'GET', headers: init.headers, agent: agentFor(target.origin) },
+      (res) => {
+        const chunks: Buffer[] = [];
+        res.on('data', (chunk: Buffer) => chunks.push(chunk));
+        res.on('error', reject);
+        res.on('end', () => {
+          const headers: Record<string, string> = {};
+          for (const [name, value] of Object.entries(res.headers)) {
+            if (value !== undefined) headers[name] = Array.isArray(value) ? value.join(', ') : value;
+          }
+          resolve({
+            status: res.statusCode ?? 0,
+            headers,
+            text: Buffer.concat(chunks).toString('utf8'),
+            elapsedMs: performance.now() - started,
+            url,
+          });
+        });
+      },
+    );
+    req.on('error', reject);
+    req.end();
   });
-  return { status: response.status, headers, text, elapsedMs: performance.now() - started, url };
 }
 
 /** Parses a JSON body, with the body in the error when it is not JSON. */

@@ -8,7 +8,7 @@ import { randomUUID } from 'node:crypto';
 import { afterAll, beforeAll, describe, expect, test } from 'vitest';
 import { type AppNode, EXAMPLE_APPS, startApps, stopApps } from '../support/apps.js';
 import { type RedisProcess, startRedis } from '../support/redis-server.js';
-import { counterValue, json, type Reply, remainingOf, request } from './client.js';
+import { closeAgents, counterValue, json, type Reply, remainingOf, request } from './client.js';
 import { EXPECTED } from './expected.js';
 
 let redis: RedisProcess;
@@ -17,7 +17,22 @@ beforeAll(async () => {
   redis = await startRedis();
 });
 afterAll(async () => {
+  closeAgents();
   await redis?.stop();
+});
+
+/**
+ * The store deadline the nodes run with. Core's default (100 ms) is meant for a quiet
+ * server; this suite shares two cores with many processes, where a 100 ms deadline turns
+ * scheduling delays into 503s. The count must hold whatever the deadline is.
+ */
+const TIMEOUT_MS = 1000;
+
+/** Environment of every node: one Redis, a prefix of its own, the deadline above. */
+const nodeEnv = (prefix: string) => ({
+  REDIS_URL: redis.url,
+  SLUICE_PREFIX: prefix,
+  SLUICE_TIMEOUT_MS: String(TIMEOUT_MS),
 });
 
 /** 2 + 2 nodes of consecutive pairs of apps (express + koa, nest + hono, ...). */
@@ -64,10 +79,7 @@ async function expectGlobalLimit(nodes: readonly AppNode[]) {
 describe.each(MIXED)('$name on one Redis', ({ apps }) => {
   let nodes: AppNode[] = [];
   beforeAll(async () => {
-    nodes = await startApps(apps, {
-      REDIS_URL: redis.url,
-      SLUICE_PREFIX: `it-mixed-${randomUUID().slice(0, 8)}`,
-    });
+    nodes = await startApps(apps, nodeEnv(`it-mixed-${randomUUID().slice(0, 8)}`));
   });
   afterAll(async () => {
     await stopApps(nodes);
@@ -82,10 +94,7 @@ describe.each(EXAMPLE_APPS)('$name example app, 4 nodes on one Redis', (spec) =>
   const prefix = `it-${spec.name}-${randomUUID().slice(0, 8)}`;
   let nodes: AppNode[] = [];
   beforeAll(async () => {
-    nodes = await startApps([spec.name, spec.name, spec.name, spec.name], {
-      REDIS_URL: redis.url,
-      SLUICE_PREFIX: prefix,
-    });
+    nodes = await startApps([spec.name, spec.name, spec.name, spec.name], nodeEnv(prefix));
   });
   afterAll(async () => {
     await stopApps(nodes);
@@ -216,9 +225,9 @@ describe.each(EXAMPLE_APPS)('$name example app, 4 nodes on one Redis', (spec) =>
       const lenient = await request(`${node.url}/lenient`, { headers });
       expect(lenient.status).toBe(200);
       expect(json(lenient)).toEqual({ ok: true });
-      // The store deadline is 100 ms; allow for process scheduling on a shared machine.
-      expect(strict.elapsedMs).toBeLessThan(EXPECTED.deadlineMs);
-      expect(lenient.elapsedMs).toBeLessThan(EXPECTED.deadlineMs);
+      // Within the store deadline, plus slack for process scheduling on a shared machine.
+      expect(strict.elapsedMs).toBeLessThan(TIMEOUT_MS + EXPECTED.slackMs);
+      expect(lenient.elapsedMs).toBeLessThan(TIMEOUT_MS + EXPECTED.slackMs);
     }
 
     redis = await startRedis({ port });

@@ -10,6 +10,8 @@ export interface ExampleAppOptions {
   readonly store?: Store;
   /** Key prefix; `'sluice'` when unset. */
   readonly prefix?: string;
+  /** Deadline for every store call in milliseconds; core's default (100) when unset. */
+  readonly timeoutMs?: number;
 }
 
 /** The app and the limiter behind it. */
@@ -26,9 +28,13 @@ function identity(req: Request): string | undefined {
 
 /** Builds the Express app of the example-app contract. */
 export function createApp(options: ExampleAppOptions = {}): ExampleApp {
-  const limiter = createLimiter({ policies: POLICIES, store: options.store, prefix: options.prefix });
-  const metrics = createMetrics();
-  limiter.onDecision((event) => metrics.record(event));
+  const limiter = createLimiter({
+    policies: POLICIES,
+    store: options.store,
+    prefix: options.prefix,
+    timeoutMs: options.timeoutMs,
+  });
+  const metrics = createMetrics({ limiter, policies: POLICIES.map((policy) => policy.name) });
   const limit = (route: { policies: readonly string[]; cost?: Readonly<Record<string, number>> }) =>
     rateLimit({ limiter, identity, policies: route.policies, cost: route.cost });
 

@@ -1,6 +1,7 @@
 /**
  * Starts the Express example app: PORT (default 3000, 0 = any free port) on 127.0.0.1,
- * REDIS_URL / REDIS_CLUSTER_NODES for the store, SLUICE_PREFIX for the key prefix.
+ * REDIS_URL / REDIS_CLUSTER_NODES for the store, SLUICE_PREFIX for the key prefix, and
+ * SLUICE_TIMEOUT_MS for the store deadline (default: core's 100 ms).
  * Prints `listening on <port>` when ready.
  */
 import type { AddressInfo } from 'node:net';
@@ -11,8 +12,9 @@ const port = Number(process.env.PORT ?? 3000);
 if (!Number.isInteger(port) || port < 0 || port > 65535) {
   throw new Error(`PORT must be an integer between 0 and 65535, got ${process.env.PORT}`);
 }
+const timeoutMs = process.env.SLUICE_TIMEOUT_MS ? Number(process.env.SLUICE_TIMEOUT_MS) : undefined;
 const { store, description } = storeFromEnv(process.env);
-const { app } = createApp({ store, prefix: process.env.SLUICE_PREFIX || undefined });
+const { app } = createApp({ store, prefix: process.env.SLUICE_PREFIX || undefined, timeoutMs });
 const server = app.listen(port, '127.0.0.1', () => {
   const bound = (server.address() as AddressInfo).port;
   console.log(`express-example (${description} store) listening on ${bound}`);

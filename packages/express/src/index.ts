@@ -6,4 +6,4 @@
 export type { Decision, HttpVerdict, PolicyInput, RateLimitOptions } from '@sluice/core';
 export { type ExpressRateLimitOptions, type OnLimited, rateLimit } from './rate-limit.js';
 export { routePattern } from './route-pattern.js';
-export { checkTrustProxy, TRUST_PROXY_WARNING_CODE } from './trust-proxy.js';
+export { checkTrustProxy } from './trust-proxy.js';

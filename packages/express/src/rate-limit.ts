@@ -68,15 +68,17 @@ export function rateLimit(options: ExpressRateLimitOptions = {}): RequestHandler
         if (result === undefined) return next();
         const { decision, verdict } = result;
         req.rateLimit = decision;
-        for (const [name, value] of Object.entries(verdict.headers)) res.setHeader(name, value);
+        // Content-Type belongs to the body: set it only when the default body is sent.
+        for (const [name, value] of Object.entries(verdict.headers)) {
+          if (name.toLowerCase() !== 'content-type') res.setHeader(name, value);
+        }
         if (verdict.action === 'pass') return next();
         if (onLimited !== undefined) {
           return Promise.resolve(onLimited(req, res, next, verdict)).catch(next);
         }
         res.statusCode = verdict.status;
-        if (verdict.body === undefined) return void res.end();
-        res.setHeader('Content-Type', 'application/problem+json');
-        res.end(JSON.stringify(verdict.body));
+        for (const [name, value] of Object.entries(verdict.headers)) res.setHeader(name, value);
+        res.end(verdict.body === undefined ? undefined : JSON.stringify(verdict.body));
       },
       (error: unknown) => next(error),
     );

@@ -5,5 +5,5 @@
 
 export type { Decision, HttpVerdict, PolicyInput, RateLimitOptions } from '@sluice/core';
 export { matchedRoute } from './matched-route.js';
-export { checkProxy, PROXY_WARNING_CODE } from './proxy-warning.js';
+export { checkProxy } from './proxy-warning.js';
 export { type KoaRateLimitOptions, type OnLimited, type RateLimitState, rateLimit } from './rate-limit.js';

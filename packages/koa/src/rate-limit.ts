@@ -58,12 +58,14 @@ export function rateLimit(options: KoaRateLimitOptions = {}): Middleware {
     if (result === undefined) return next();
     const { decision, verdict } = result;
     (ctx.state as RateLimitState).rateLimit = decision;
-    for (const [name, value] of Object.entries(verdict.headers)) ctx.set(name, value);
+    // Content-Type belongs to the body: set it only when the default body is sent.
+    for (const [name, value] of Object.entries(verdict.headers)) {
+      if (name.toLowerCase() !== 'content-type') ctx.set(name, value);
+    }
     if (verdict.action === 'pass') return next();
     if (onLimited !== undefined) return onLimited(ctx, next, verdict);
     ctx.status = verdict.status;
-    if (verdict.body === undefined) return;
-    ctx.set('Content-Type', 'application/problem+json');
-    ctx.body = JSON.stringify(verdict.body);
+    ctx.set(verdict.headers);
+    if (verdict.body !== undefined) ctx.body = JSON.stringify(verdict.body);
   };
 }
