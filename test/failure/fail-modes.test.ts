@@ -19,11 +19,12 @@ import {
 } from '../cluster/core.js';
 import { type FaultMode, type FaultProxy, startFaultProxy } from '../support/fault-proxy.js';
 import { type RedisProcess, startRedis } from '../support/redis-server.js';
+import { measureEventLoopLag } from './event-loop-lag.js';
 
 const TIMEOUT_MS = 100;
-/** Margins for a loaded 2-core machine: timers may fire late. */
-const P99_MARGIN_MS = 75;
-const MAX_MARGIN_MS = 200;
+/** Margins over the deadline, on top of this process' measured timer lag (a loaded machine). */
+const P99_MARGIN_MS = 50;
+const MAX_MARGIN_MS = 150;
 const LOCAL_LIMIT = 10;
 
 let redis: RedisProcess;
@@ -122,11 +123,13 @@ describe.each(FAULTS)('under $name', (fault) => {
     const detach = [closed, open, local].map((l) => metrics.attach(l));
 
     fault.apply();
+    const lagMeter = measureEventLoopLag();
     const [c, o, l] = await Promise.all([
       steadyChecks(closed, 'tenant', 40, 10),
       steadyChecks(open, 'tenant', 40, 10),
       steadyChecks(local, 'tenant', 40, 10),
     ]);
+    const lag = lagMeter.stop();
     heal();
     for (const d of detach) d();
 
@@ -158,10 +161,12 @@ describe.each(FAULTS)('under $name', (fault) => {
     const p99 = percentile(durations, 0.99);
     const max = durations.at(-1)!;
     figures.push(
-      `[failure] ${fault.name}: ${durations.length} decisions, added latency p50 ${p50.toFixed(1)} ms, p99 ${p99.toFixed(1)} ms, max ${max.toFixed(1)} ms (deadline ${TIMEOUT_MS} ms); local admitted ${localAdmitted}/${l.length}`,
+      `[failure] ${fault.name}: ${durations.length} decisions, added latency p50 ${p50.toFixed(1)} ms, p99 ${p99.toFixed(1)} ms, max ${max.toFixed(1)} ms (deadline ${TIMEOUT_MS} ms); local admitted ${localAdmitted}/${l.length}; timer lag p99 ${lag.p99Ms.toFixed(0)} ms`,
     );
-    expect(p99).toBeLessThanOrEqual(TIMEOUT_MS + P99_MARGIN_MS);
-    expect(max).toBeLessThanOrEqual(TIMEOUT_MS + MAX_MARGIN_MS);
+    expect(p99).toBeLessThanOrEqual(TIMEOUT_MS + P99_MARGIN_MS + lag.p99Ms);
+    expect(max).toBeLessThanOrEqual(TIMEOUT_MS + MAX_MARGIN_MS + lag.maxMs);
+    // Whatever the load: far from a TCP or connect timeout (seconds).
+    expect(max).toBeLessThan(1000);
 
     // Lifted: every limiter decides from the store again.
     for (const limiter of [closed, open, local]) await untilStoreDecides(limiter, 'after');
@@ -179,16 +184,19 @@ describe.each(FAULTS)('under $name', (fault) => {
     });
     await untilStoreDecides(limiter, 'warm');
     fault.apply();
+    const lagMeter = measureEventLoopLag();
     const runs = await steadyChecks(limiter, 'tenant', 30, 10);
+    const lag = lagMeter.stop();
     heal();
     const durations = runs.map((r) => r.durationMs).sort((a, b) => a - b);
     expect(runs.every((r) => r.decision.outcome === 'unavailable')).toBe(true);
     const p99 = percentile(durations, 0.99);
     figures.push(
-      `[failure] ${fault.name}, no breaker: p50 ${percentile(durations, 0.5).toFixed(1)} ms, p99 ${p99.toFixed(1)} ms, max ${durations.at(-1)!.toFixed(1)} ms`,
+      `[failure] ${fault.name}, no breaker: p50 ${percentile(durations, 0.5).toFixed(1)} ms, p99 ${p99.toFixed(1)} ms, max ${durations.at(-1)!.toFixed(1)} ms; timer lag p99 ${lag.p99Ms.toFixed(0)} ms`,
     );
     // reset: the failure may come back faster than the deadline (connection refused); never later.
-    expect(p99).toBeLessThanOrEqual(TIMEOUT_MS + P99_MARGIN_MS);
+    expect(p99).toBeLessThanOrEqual(TIMEOUT_MS + P99_MARGIN_MS + lag.p99Ms);
+    expect(p99).toBeLessThan(1000);
     if (fault.name !== 'reset connections') expect(durations[0]!).toBeGreaterThanOrEqual(TIMEOUT_MS - 5);
     await untilStoreDecides(limiter, 'after');
     await store.close();
