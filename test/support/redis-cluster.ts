@@ -10,7 +10,6 @@ import { type RedisProcess, startRedis } from './redis-server.js';
 
 /** The Cluster bus listens on the client port + 10000; ports must leave room for it. */
 const BUS_PORT_OFFSET = 10_000;
-const MAX_CLIENT_PORT = 65_535 - BUS_PORT_OFFSET;
 
 /** One node of the running cluster. */
 export interface ClusterNode {
@@ -86,13 +85,14 @@ async function canListen(port: number): Promise<boolean> {
 }
 
 /**
- * `count` distinct ports below 55535 whose port and bus port (+10000) were free a moment ago.
- * Picked at random in 20000..55000 so parallel runs rarely meet.
+ * `count` distinct ports whose port and bus port (+10000) were free a moment ago. Picked at random
+ * in 12000..22000 (bus ports 22000..32000): below Linux's ephemeral range (32768+), so neither
+ * outgoing connections nor `listen(0)` elsewhere can take them between the check and the bind.
  */
 export async function freeClusterPorts(count: number): Promise<number[]> {
   const ports: number[] = [];
   for (let attempt = 0; ports.length < count && attempt < 2000; attempt++) {
-    const port = 20_000 + Math.floor(Math.random() * (MAX_CLIENT_PORT - 20_000 - 500));
+    const port = 12_000 + Math.floor(Math.random() * 10_000);
     if (ports.some((p) => Math.abs(p - port) < 2)) continue;
     if ((await canListen(port)) && (await canListen(port + BUS_PORT_OFFSET))) ports.push(port);
   }
@@ -140,6 +140,16 @@ function parseTopology(text: string): ClusterTopology {
  * has synced (`master_link_status:up`). Throws, after stopping what it started, if it does not settle.
  */
 export async function startRedisCluster(options: StartRedisClusterOptions = {}): Promise<RedisCluster> {
+  // A port taken between the check and the bind fails one attempt; try once more on fresh ports.
+  try {
+    return await startOnce(options);
+  } catch (error) {
+    console.warn(`redis cluster: first start failed (${String(error)}); retrying on fresh ports`);
+    return startOnce(options);
+  }
+}
+
+async function startOnce(options: StartRedisClusterOptions): Promise<RedisCluster> {
   const started = Date.now();
   const primaryCount = options.primaries ?? 3;
   const replicasPerPrimary = options.replicasPerPrimary ?? 1;
