@@ -297,7 +297,10 @@ async function main() {
     log(
       `Global: ${global.admitted} admitted of ${global.sent}, the burst of ${BURST} plus what refilled during the run.`,
     );
-    log(`Per-node limits would have admitted ${perNode.admitted}: ${NODES} x the limit the policy promises.`);
+    const ratio = global.admitted > 0 ? ` (${(perNode.admitted / global.admitted).toFixed(1)}x)` : '';
+    log(
+      `Four per-node limits would have admitted ${perNode.admitted}${ratio}: each node grants the whole quota on its own.`,
+    );
     if (global.other > 0 || perNode.other > 0) {
       process.exitCode = 1;
       log('Some requests failed with neither 200 nor 429: see the errors column.');
@@ -306,6 +309,14 @@ async function main() {
     for (const stop of stops.reverse()) await stop();
   }
 }
+
+// Whatever happens (a closed pipe, an uncaught error), leave nothing running.
+process.on('exit', () => {
+  for (const child of children) child.kill('SIGKILL');
+});
+process.stdout.on('error', (error) => {
+  if (error.code !== 'EPIPE') throw error;
+});
 
 const interrupt = () => {
   for (const child of children) child.kill('SIGKILL');
