@@ -1,0 +1,47 @@
+/** The README's quick start, run as written: 5 requests a minute, then 429. */
+import { fileURLToPath } from 'node:url';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { EXPECTED, json, request } from '../test-support/client.js';
+import { codeBlockAfter, type RunningSnippet, readText, runSnippet } from '../test-support/readme.js';
+
+const here = (path: string) => fileURLToPath(new URL(path, import.meta.url));
+let snippet: RunningSnippet;
+
+beforeAll(async () => {
+  const source = codeBlockAfter(readText(new URL('../README.md', import.meta.url)), '## Quick start');
+  snippet = await runSnippet(source, {
+    outDir: here('../node_modules/.cache/readme-test'),
+    aliases: { '@sluice/hono': here('./index.ts'), '@sluice/core': here('../../core/src/index.ts') },
+  });
+}, 30_000);
+
+afterAll(async () => {
+  await snippet?.stop();
+});
+
+describe('README quick start', () => {
+  it('admits 5 requests per API key, then answers 429; /health is not limited', async () => {
+    const headers = { 'x-api-key': 'readme' };
+    for (let i = 0; i < 5; i++) {
+      const reply = await request(`${snippet.url}/api/hello`, { headers });
+      expect(reply.status).toBe(200);
+      expect(json(reply)).toEqual({ hello: 'world', remaining: 4 - i });
+      expect(reply.headers['ratelimit-policy']).toBe('"default";q=5;w=60');
+      expect(reply.headers.ratelimit).toMatch(new RegExp(`^"default";r=${4 - i};t=\\d+$`));
+    }
+    const denied = await request(`${snippet.url}/api/hello`, { headers });
+    expect(denied.status).toBe(429);
+    const retryAfter = Number(denied.headers['retry-after']);
+    expect(retryAfter).toBeGreaterThanOrEqual(1);
+    expect(retryAfter).toBeLessThanOrEqual(60);
+    expect(json(denied)).toEqual(EXPECTED.tooManyRequests(['default'], 'default', retryAfter));
+    // Another key, and the client address without a key, have their own quotas.
+    expect((await request(`${snippet.url}/api/hello`, { headers: { 'x-api-key': 'other' } })).status).toBe(
+      200,
+    );
+    expect((await request(`${snippet.url}/api/hello`)).status).toBe(200);
+    const health = await request(`${snippet.url}/health`);
+    expect(health.status).toBe(200);
+    expect(health.headers.ratelimit).toBeUndefined();
+  });
+});

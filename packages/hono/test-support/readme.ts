@@ -1,0 +1,99 @@
+/** Runs a README's quick start as written: bundled from source, in a child process on a free port. */
+import { type ChildProcess, spawn } from 'node:child_process';
+import { mkdirSync, readFileSync, writeFileSync } from 'node:fs';
+import { createServer } from 'node:net';
+import { join } from 'node:path';
+import { build } from 'esbuild';
+
+/** The first ```ts block after the heading that starts with `heading`. */
+export function codeBlockAfter(markdown: string, heading: string): string {
+  const start = markdown.indexOf(`\n${heading}`);
+  if (start < 0) throw new Error(`no heading "${heading}"`);
+  const match = /```ts\n([\s\S]*?)```/.exec(markdown.slice(start));
+  if (match?.[1] === undefined) throw new Error(`no ts block after "${heading}"`);
+  return match[1];
+}
+
+/** A free TCP port on 127.0.0.1. */
+export function freePort(): Promise<number> {
+  return new Promise((done, fail) => {
+    const server = createServer();
+    server.once('error', fail);
+    server.listen(0, '127.0.0.1', () => {
+      const address = server.address();
+      server.close(() => done(typeof address === 'object' && address !== null ? address.port : 0));
+    });
+  });
+}
+
+/** A started snippet. */
+export interface RunningSnippet {
+  readonly url: string;
+  output(): string;
+  stop(): Promise<void>;
+}
+
+/**
+ * Bundles `source` (TypeScript) with `@sluice/*` taken from `aliases` (source files), leaves
+ * other packages to Node, writes it below `outDir` and runs it with PORT set; resolves once
+ * it prints `listening on <port>`.
+ */
+export async function runSnippet(
+  source: string,
+  options: { outDir: string; aliases: Record<string, string>; timeoutMs?: number },
+): Promise<RunningSnippet> {
+  mkdirSync(options.outDir, { recursive: true });
+  const result = await build({
+    stdin: { contents: source, loader: 'ts', resolveDir: options.outDir, sourcefile: 'readme-snippet.ts' },
+    bundle: true,
+    platform: 'node',
+    format: 'esm',
+    target: 'es2022',
+    write: false,
+    logLevel: 'silent',
+    alias: options.aliases,
+    packages: 'external',
+  });
+  const file = join(options.outDir, 'readme-snippet.mjs');
+  writeFileSync(file, result.outputFiles?.[0]?.text ?? '');
+  const port = await freePort();
+  const child: ChildProcess = spawn(process.execPath, [file], {
+    cwd: options.outDir,
+    env: { ...process.env, PORT: String(port) },
+    stdio: ['ignore', 'pipe', 'pipe'],
+  });
+  let output = '';
+  const exited = new Promise<void>((done) => child.once('exit', () => done()));
+  await new Promise<void>((done, fail) => {
+    const timer = setTimeout(
+      () => fail(new Error(`snippet not listening:\n${output}`)),
+      options.timeoutMs ?? 20_000,
+    );
+    const onData = (chunk: Buffer) => {
+      output += chunk.toString();
+      if (output.includes(`listening on ${port}`)) {
+        clearTimeout(timer);
+        done();
+      }
+    };
+    child.stdout?.on('data', onData);
+    child.stderr?.on('data', onData);
+    child.once('exit', (code) => {
+      clearTimeout(timer);
+      fail(new Error(`snippet exited with ${code}:\n${output}`));
+    });
+  });
+  return {
+    url: `http://127.0.0.1:${port}`,
+    output: () => output,
+    async stop() {
+      if (child.exitCode === null && child.pid !== undefined) process.kill(child.pid, 'SIGTERM');
+      await exited;
+    },
+  };
+}
+
+/** Reads a file next to the caller. */
+export function readText(url: URL): string {
+  return readFileSync(url, 'utf8');
+}
