@@ -9,7 +9,7 @@ const samples = new Float64Array(MAX_SAMPLES);
 
 /**
  * Runs `op(seq)` with `concurrency` operations in flight.
- * @returns {Promise<{ ops: number, seconds: number, perSecond: number, p50Us: number, p99Us: number, errors: number }>}
+ * @returns {Promise<{ ops: number, seconds: number, perSecond: number, p50Us: number, p99Us: number, errors: number, cpuUsPerOp: number }>}
  */
 export async function runClosedLoop(op, { concurrency = 256, warmupMs = 500, durationMs = 3000 } = {}) {
   // Phases are read from the clock inside the workers, not from timers: an operation that
@@ -20,10 +20,17 @@ export async function runClosedLoop(op, { concurrency = 256, warmupMs = 500, dur
   let firstError;
   const measureFrom = performance.now() + warmupMs;
   const measureTo = measureFrom + durationMs;
+  // CPU time of this process over the measured window: less sensitive to other load than throughput.
+  let cpuFrom;
+  let cpuTo;
   const worker = async () => {
     for (;;) {
       const t0 = performance.now();
-      if (t0 >= measureTo) return;
+      if (t0 >= measureTo) {
+        cpuTo ??= process.cpuUsage();
+        return;
+      }
+      if (t0 >= measureFrom) cpuFrom ??= process.cpuUsage();
       try {
         await op(seq++);
       } catch (error) {
@@ -49,5 +56,15 @@ export async function runClosedLoop(op, { concurrency = 256, warmupMs = 500, dur
       ? Number.NaN
       : kept[Math.min(kept.length - 1, Math.max(0, Math.ceil(p * kept.length) - 1))];
   if (errors > 0 && errors >= count) throw firstError;
-  return { ops: count, seconds, perSecond: count / seconds, p50Us: q(0.5), p99Us: q(0.99), errors };
+  const cpuUsTotal =
+    cpuFrom && cpuTo ? cpuTo.user + cpuTo.system - (cpuFrom.user + cpuFrom.system) : Number.NaN;
+  return {
+    ops: count,
+    seconds,
+    perSecond: count / seconds,
+    p50Us: q(0.5),
+    p99Us: q(0.99),
+    errors,
+    cpuUsPerOp: count > 0 ? cpuUsTotal / count : Number.NaN,
+  };
 }

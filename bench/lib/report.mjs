@@ -186,7 +186,7 @@ function table(header, rows) {
 }
 
 /** The markdown report. */
-export function renderMarkdown({ meta, inproc, http, memory, overhead, targets }) {
+export function renderMarkdown({ meta, inproc, http, memory, overhead, scriptCost, targets }) {
   const out = [];
   out.push('# Sluice benchmark results', '');
   out.push(
@@ -221,7 +221,7 @@ export function renderMarkdown({ meta, inproc, http, memory, overhead, targets }
     const rows = [];
     for (const r of inproc.results) {
       if (r.pending) {
-        rows.push([r.group, label(r), 'pending', '', '', '', '']);
+        rows.push([r.group, label(r), 'pending', '', '', '', '', '', '']);
         continue;
       }
       const floor = inproc.results.find(
@@ -235,9 +235,27 @@ export function renderMarkdown({ meta, inproc, http, memory, overhead, targets }
         `${(r.p99Us / 1000).toFixed(2)}`,
         floor && floor !== r ? fmtRatio(roundRatio(r, floor)) : '',
         r.allowedShare === undefined ? '' : `${(r.allowedShare * 100).toFixed(1)}%`,
+        Number.isFinite(r.cpuUsPerOp) ? r.cpuUsPerOp.toFixed(1) : '',
+        Number.isFinite(r.redisUsPerCall) ? r.redisUsPerCall.toFixed(1) : '',
       ]);
     }
-    out.push(table(['group', 'case', 'decisions/s', 'p50 ms', 'p99 ms', 'vs floor', 'admitted'], rows), '');
+    out.push(
+      table(
+        [
+          'group',
+          'case',
+          'decisions/s',
+          'p50 ms',
+          'p99 ms',
+          'vs floor',
+          'admitted',
+          'client CPU µs/decision',
+          'Redis µs/call',
+        ],
+        rows,
+      ),
+      '',
+    );
     if (inproc.roundTrips?.length) {
       out.push('### Redis commands per decision', '');
       out.push(
@@ -346,8 +364,8 @@ function esc(s) {
 export function renderSvg(targets, title) {
   const bars = targets.filter((t) => Number.isFinite(t.value) && !t.format);
   const rowH = 22;
-  const left = 420;
-  const width = 900;
+  const left = 480;
+  const width = 980;
   const plotW = width - left - 90;
   const top = 50;
   const height = top + bars.length * rowH + 40;

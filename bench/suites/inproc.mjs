@@ -266,6 +266,18 @@ async function prefill(op, keys) {
   }
 }
 
+/** Redis's own count and time of script calls (EVALSHA + EVAL), from INFO commandstats. */
+async function scriptStats() {
+  const info = await admin.info('commandstats');
+  let calls = 0;
+  let usec = 0;
+  for (const m of info.matchAll(/cmdstat_(evalsha|eval):calls=(\d+),usec=(\d+)/g)) {
+    calls += Number(m[2]);
+    usec += Number(m[3]);
+  }
+  return { calls, usec };
+}
+
 /** Runs `op` exactly `count` times with up to 256 in flight. */
 async function runCount(op, count) {
   let next = 0;
@@ -299,7 +311,12 @@ for (const group of groups()) {
     for (let k = 0; k < ready.length; k++) {
       const c = ready[(k + round) % ready.length];
       if (c.counts) for (const key of Object.keys(c.counts)) c.counts[key] = 0;
+      const before = await scriptStats();
       const r = await runClosedLoop(c.op, { concurrency: CONCURRENCY, warmupMs, durationMs });
+      const after = await scriptStats();
+      // Redis time per script call (includes the commands the script runs): the server's share of a decision.
+      r.redisUsPerCall =
+        after.calls > before.calls ? (after.usec - before.usec) / (after.calls - before.calls) : Number.NaN;
       const counted = c.counts ? c.counts.allowed + c.counts.denied + c.counts.unavailable : 0;
       c.rounds.push({
         ...r,
@@ -319,13 +336,15 @@ for (const group of groups()) {
       perRound: per,
       p50Us: pick((r) => r.p50Us),
       p99Us: pick((r) => r.p99Us),
+      cpuUsPerOp: pick((r) => r.cpuUsPerOp),
+      redisUsPerCall: pick((r) => r.redisUsPerCall),
       errors: c.rounds.reduce((t, r) => t + r.errors, 0),
       allowedShare: c.rounds[0].allowedShare === undefined ? undefined : pick((r) => r.allowedShare),
       unavailable: c.rounds.reduce((t, r) => t + (r.unavailable ?? 0), 0),
     };
     results.push(row);
     process.stderr.write(
-      `    ${c.meta.id}: ${Math.round(row.perSecond)}/s [${per.map((x) => Math.round(x / 1000)).join(' ')}k] p50 ${row.p50Us.toFixed(0)}µs p99 ${row.p99Us.toFixed(0)}µs` +
+      `    ${c.meta.id}: ${Math.round(row.perSecond)}/s [${per.map((x) => Math.round(x / 1000)).join(' ')}k] p50 ${row.p50Us.toFixed(0)}µs p99 ${row.p99Us.toFixed(0)}µs cpu ${row.cpuUsPerOp.toFixed(1)}µs/op redis ${row.redisUsPerCall.toFixed(1)}µs/call` +
         `${row.allowedShare === undefined ? '' : ` allowed ${(row.allowedShare * 100).toFixed(1)}%`}` +
         `${row.unavailable ? ` unavailable ${row.unavailable}` : ''}${row.errors ? ` errors ${row.errors}` : ''}\n`,
     );
