@@ -12,8 +12,9 @@
 --   cost (units, any positive number; a fraction is rounded up to 1/scale of a unit).
 -- Clock: used = (tat - now_scaled) / scale, clamped to [0, limit + slack]: idle time
 --   never refills beyond the limit, and time going backwards only raises `used`.
--- Slack: comparisons allow 4 / scale units (a few microseconds), the rounding noise of
---   now_scaled, so a unit that is due is never hidden.
+-- Slack: comparisons allow the larger of 4 / scale units and one microsecond of refill
+--   (0.001 / intervalMs, at most 0.5), above the rounding noise of now_scaled, so a unit
+--   that is due is never hidden.
 -- Returns (see decide.lua): allowed when used + cost <= limit + slack;
 --   remaining = floor(limit - used + slack); resetMs = used * intervalMs (until TAT is reached);
 --   retryAfterMs = (used + cost - limit) * intervalMs (0 when allowed, -1 when
@@ -39,7 +40,13 @@ end
 ALGORITHMS['gcra'] = function(key, now, limit, windowMs, intervalMs, cost)
   local scale = gcra_scale(intervalMs)
   local nowF = now / intervalMs * scale
-  local slack = 4 / scale
+  local slack = 0.001 / intervalMs
+  if slack > 0.5 then
+    slack = 0.5
+  end
+  if slack < 4 / scale then
+    slack = 4 / scale
+  end
   local tat = tonumber(get_string(key) or '')
   local used = 0
   if tat ~= nil then

@@ -9,7 +9,7 @@
 --   any positive number).
 -- Clock: elapsed = nowMs - tsMs, clamped at 0: when time goes backwards the bucket is
 --   frozen at the later time, so it never gains tokens.
--- Slack: comparisons allow min(0.001, 0.001 / intervalMs) tokens, the refill of one
+-- Slack: comparisons allow 0.001 / intervalMs tokens (at most 0.5), the refill of one
 --   microsecond (the clock's resolution), so rounding of ms timestamps never hides a token
 --   that is due. A charge may leave up to that much below 0 (kept, never forgiven).
 -- Returns (see decide.lua): allowed when tokens + slack >= cost;
@@ -36,8 +36,8 @@ ALGORITHMS['token-bucket'] = function(key, now, limit, windowMs, intervalMs, cos
     tokens = limit
   end
   local slack = 0.001 / intervalMs
-  if slack > 0.001 then
-    slack = 0.001
+  if slack > 0.5 then
+    slack = 0.5
   end
 
   local r = { allowed = tokens + slack >= cost }

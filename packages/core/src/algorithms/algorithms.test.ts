@@ -32,7 +32,7 @@ describe.each(ALL_ALGORITHMS)('%s invariants (MemoryStore, injected clock)', (al
   it('keeps the design.md invariants over random histories, time going backwards included', async () => {
     await fc.assert(
       fc.asyncProperty(
-        policyArb(algorithm).chain((policy) =>
+        policyArb(algorithm, true).chain((policy) =>
           fc.tuple(fc.constant(policy), opsArb(policy, true), startTimeArb),
         ),
         async ([policy, ops, t0]) => {
@@ -46,7 +46,7 @@ describe.each(ALL_ALGORITHMS)('%s invariants (MemoryStore, injected clock)', (al
   it('never lets keys share state: one store for all keys decides like one store per key', async () => {
     await fc.assert(
       fc.asyncProperty(
-        policyArb(algorithm).chain((policy) =>
+        policyArb(algorithm, true).chain((policy) =>
           fc.tuple(fc.constant(policy), opsArb(policy, false), startTimeArb),
         ),
         async ([policy, ops, t0]) => {
@@ -71,7 +71,7 @@ describe.each(ALL_ALGORITHMS)('%s invariants (MemoryStore, injected clock)', (al
   it('brings expired state back as a fresh, full key and drops it from memory', async () => {
     await fc.assert(
       fc.asyncProperty(
-        policyArb(algorithm).chain((policy) =>
+        policyArb(algorithm, true).chain((policy) =>
           fc.tuple(fc.constant(policy), opsArb(policy, false, 15), startTimeArb),
         ),
         async ([policy, ops, t0]) => {
@@ -100,7 +100,7 @@ describe.each(ALL_ALGORITHMS)('%s invariants (MemoryStore, injected clock)', (al
   it('keeps its promises: admitted retryAfterMs later, full resetMs later', async () => {
     await fc.assert(
       fc.asyncProperty(
-        policyArb(algorithm).chain((policy) =>
+        policyArb(algorithm, true).chain((policy) =>
           fc.tuple(fc.constant(policy), opsArb(policy, false, 15), startTimeArb),
         ),
         async ([policy, ops, t0]) => {

@@ -33,7 +33,9 @@ export function gcraScale(intervalMs: number): number {
 export const gcra: AlgorithmFn<GcraState> = (state, now, { limit, intervalMs, cost }) => {
   const scale = gcraScale(intervalMs);
   const nowF = (now / intervalMs) * scale;
-  const slack = 4 / scale;
+  let slack = 0.001 / intervalMs;
+  if (slack > 0.5) slack = 0.5;
+  if (slack < 4 / scale) slack = 4 / scale;
   const tat = state?.tat;
   let used = 0;
   if (tat !== undefined) {

@@ -62,13 +62,23 @@ export const startTimeArb = fc
   .integer({ min: 1_700_000_000_000_000, max: 1_800_000_000_000_000 })
   .map((us) => us / 1000);
 
-export const policyArb = (algorithm: Algorithm): fc.Arbitrary<CompiledPolicy> =>
-  fc
-    .record({
-      limit: fc.integer({ min: 1, max: 12 }),
-      windowMs: fc.oneof(fc.constantFrom(1000, 60_000, 999, 7, 3), fc.integer({ min: 1, max: 100_000 })),
-    })
-    .map(({ limit, windowMs }) => makePolicy(algorithm, limit, windowMs));
+/**
+ * Policies: small limits and windows; with `wide`, also large limits (up to 5000, 60 for
+ * sliding-log) and windows up to a day.
+ */
+export const policyArb = (algorithm: Algorithm, wide = false): fc.Arbitrary<CompiledPolicy> => {
+  const small = fc.record({
+    limit: fc.integer({ min: 1, max: 12 }),
+    windowMs: fc.oneof(fc.constantFrom(1000, 60_000, 999, 7, 3), fc.integer({ min: 1, max: 100_000 })),
+  });
+  const large = fc.record({
+    limit: fc.integer({ min: 13, max: algorithm === 'sliding-log' ? 60 : 5000 }),
+    windowMs: fc.oneof(fc.constantFrom(3_600_000, 86_400_000, 1), fc.integer({ min: 1, max: 10_000_000 })),
+  });
+  return (wide ? fc.oneof(small, large) : small).map(({ limit, windowMs }) =>
+    makePolicy(algorithm, limit, windowMs),
+  );
+};
 
 /** Costs: whole units (sometimes above the limit) and, where allowed, fractions. */
 export const costArb = (policy: CompiledPolicy): fc.Arbitrary<number> => {
@@ -112,7 +122,7 @@ export const opsArb = (policy: CompiledPolicy, backwards: boolean, maxLength = 3
       dtMs: stepArb(policy, backwards),
       mode: fc.constantFrom<StoreMode>('consume', 'consume', 'consume', 'peek'),
     }),
-    { minLength: 1, maxLength },
+    { minLength: 1, maxLength, size: '+1' },
   );
 
 /** The contract every verdict keeps, whatever the history. */
@@ -214,4 +224,66 @@ export async function checkPromises(
   }
   const [full] = (await decide([entry], 'peek', now + last.resetMs + 0.01)) as [StoreVerdict];
   expect(full.remaining).toBe(policy.limit);
+}
+
+/** One step of a multi-policy history: which policies apply, their costs, the time step. */
+export interface MultiOp {
+  readonly identity: number;
+  readonly use: readonly boolean[];
+  readonly costs: readonly number[];
+  readonly dtMs: number;
+  readonly mode: StoreMode;
+}
+
+/** One to three policies of random algorithms, named p0, p1, p2. */
+export const policiesArb: fc.Arbitrary<CompiledPolicy[]> = fc
+  .array(fc.constantFrom(...ALL_ALGORITHMS), { minLength: 1, maxLength: 3 })
+  .chain((algorithms) =>
+    fc.tuple(
+      ...algorithms.map((algorithm, i) =>
+        policyArb(algorithm, true).map((p) => ({ ...p, name: `p${i}` }) satisfies CompiledPolicy),
+      ),
+    ),
+  );
+
+/** Multi-policy histories with non-decreasing time. */
+export const multiOpsArb = (policies: readonly CompiledPolicy[]): fc.Arbitrary<MultiOp[]> => {
+  const window = Math.max(...policies.map((p) => p.windowMs));
+  return fc.array(
+    fc.record({
+      identity: fc.integer({ min: 0, max: 1 }),
+      use: fc.tuple(...policies.map(() => fc.boolean())),
+      costs: fc.tuple(
+        ...policies.map((p) =>
+          p.algorithm === 'sliding-log'
+            ? fc.integer({ min: 1, max: p.limit + 1 })
+            : fc.oneof(fc.integer({ min: 1, max: p.limit + 1 }), fc.constantFrom(0.5, 1.25, 0.1)),
+        ),
+      ),
+      dtMs: fc.oneof(
+        fc.constant(0),
+        fc.integer({ min: 0, max: 4000 }).map((us) => us / 1000),
+        fc.integer({ min: 0, max: window }),
+        fc.integer({ min: 1, max: 8 }).map((k) => (k * window) / 4),
+        fc.constant(1e7),
+      ),
+      mode: fc.constantFrom<StoreMode>('consume', 'consume', 'consume', 'peek'),
+    }),
+    { minLength: 1, maxLength: 40, size: '+1' },
+  );
+};
+
+/** The entries of one multi-policy step for identity `op.identity` (at least one policy). */
+export function entriesFor(prefix: string, policies: readonly CompiledPolicy[], op: MultiOp): StoreEntry[] {
+  const entries: StoreEntry[] = [];
+  policies.forEach((policy, i) => {
+    if (op.use[i] || (i === 0 && !op.use.some(Boolean))) {
+      entries.push({
+        key: `${prefix}:{id${op.identity}}:${policy.name}`,
+        policy,
+        cost: op.costs[i] as number,
+      });
+    }
+  });
+  return entries;
 }

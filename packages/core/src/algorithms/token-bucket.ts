@@ -30,7 +30,7 @@ export const tokenBucket: AlgorithmFn<TokenBucketState> = (state, now, { limit, 
   }
   if (tokens > limit) tokens = limit;
   let slack = 0.001 / intervalMs;
-  if (slack > 0.001) slack = 0.001;
+  if (slack > 0.5) slack = 0.5;
 
   const allowed = tokens + slack >= cost;
   const resetMs = tokens >= limit ? 0 : ts - now + (limit - tokens) * intervalMs;

@@ -6,9 +6,12 @@ import {
   ALL_ALGORITHMS,
   checkPromises,
   type Decide,
+  entriesFor,
   makePolicy,
   memoryDecide,
+  multiOpsArb,
   opsArb,
+  policiesArb,
   policyArb,
   runInvariants,
   startTimeArb,
@@ -126,7 +129,7 @@ describe.each(ALL_ALGORITHMS)('%s on Redis (explicit time)', (algorithm) => {
   it('keeps the design.md invariants over random histories, time going backwards included', async () => {
     await fc.assert(
       fc.asyncProperty(
-        policyArb(algorithm).chain((policy) =>
+        policyArb(algorithm, true).chain((policy) =>
           fc.tuple(fc.constant(policy), opsArb(policy, true, 20), startTimeArb),
         ),
         async ([policy, ops, t0]) => {
@@ -155,7 +158,7 @@ describe.each(ALL_ALGORITHMS)('%s on Redis (explicit time)', (algorithm) => {
   it('keeps its promises: admitted retryAfterMs later, full resetMs later', async () => {
     await fc.assert(
       fc.asyncProperty(
-        policyArb(algorithm).chain((policy) =>
+        policyArb(algorithm, true).chain((policy) =>
           fc.tuple(fc.constant(policy), opsArb(policy, false, 10), startTimeArb),
         ),
         async ([policy, ops, t0]) => {
@@ -196,64 +199,6 @@ describe.each(['token-bucket', 'gcra'] as const)('%s refill on Redis', (algorith
     );
   });
 });
-
-interface MultiOp {
-  readonly identity: number;
-  readonly use: readonly boolean[];
-  readonly costs: readonly number[];
-  readonly dtMs: number;
-  readonly mode: StoreMode;
-}
-
-const policiesArb: fc.Arbitrary<CompiledPolicy[]> = fc
-  .array(fc.constantFrom(...ALL_ALGORITHMS), { minLength: 1, maxLength: 3 })
-  .chain((algorithms) =>
-    fc.tuple(
-      ...algorithms.map((algorithm, i) =>
-        policyArb(algorithm).map((p) => ({ ...p, name: `p${i}` }) satisfies CompiledPolicy),
-      ),
-    ),
-  );
-
-const multiOpsArb = (policies: readonly CompiledPolicy[]): fc.Arbitrary<MultiOp[]> => {
-  const window = Math.max(...policies.map((p) => p.windowMs));
-  return fc.array(
-    fc.record({
-      identity: fc.integer({ min: 0, max: 1 }),
-      use: fc.tuple(...policies.map(() => fc.boolean())),
-      costs: fc.tuple(
-        ...policies.map((p) =>
-          p.algorithm === 'sliding-log'
-            ? fc.integer({ min: 1, max: p.limit + 1 })
-            : fc.oneof(fc.integer({ min: 1, max: p.limit + 1 }), fc.constantFrom(0.5, 1.25, 0.1)),
-        ),
-      ),
-      dtMs: fc.oneof(
-        fc.constant(0),
-        fc.integer({ min: 0, max: 4000 }).map((us) => us / 1000),
-        fc.integer({ min: 0, max: window }),
-        fc.integer({ min: 1, max: 8 }).map((k) => (k * window) / 4),
-        fc.constant(1e7),
-      ),
-      mode: fc.constantFrom<StoreMode>('consume', 'consume', 'consume', 'peek'),
-    }),
-    { minLength: 1, maxLength: 40 },
-  );
-};
-
-function entriesFor(prefix: string, policies: readonly CompiledPolicy[], op: MultiOp): StoreEntry[] {
-  const entries: StoreEntry[] = [];
-  policies.forEach((policy, i) => {
-    if (op.use[i] || (i === 0 && !op.use.some(Boolean))) {
-      entries.push({
-        key: `${prefix}:{id${op.identity}}:${policy.name}`,
-        policy,
-        cost: op.costs[i] as number,
-      });
-    }
-  });
-  return entries;
-}
 
 describe('MemoryStore and the Redis script decide identically', () => {
   it('for random multi-policy sequences with explicit time (differential)', async () => {
