@@ -285,6 +285,34 @@ export function renderMarkdown({ meta, inproc, http, memory, overhead, scriptCos
       );
     }
   }
+  if (scriptCost?.rows?.length) {
+    out.push('## Redis time per decision', '');
+    out.push(
+      `Microseconds Redis spends per script call (INFO commandstats usec_per_call for EVALSHA, which includes the commands the script runs), ${scriptCost.calls} calls with 64 in flight, median of ${scriptCost.rounds} alternating rounds. Redis runs scripts on one thread: 1e6 / usec bounds decisions per second per Redis, and on a shared machine this CPU competes with the application.`,
+      '',
+    );
+    out.push(
+      table(
+        ['script', 'µs per call', 'decisions/s bound'],
+        scriptCost.rows.map((r) => [r.name, r.usPerCall.toFixed(2), fmtRate(1e6 / r.usPerCall)]),
+      ),
+      '',
+    );
+  }
+  if (overhead?.rows?.length) {
+    out.push('## Limiter overhead per check (no network)', '');
+    out.push(
+      `\`check()\` one at a time against a store that answers at once (or RedisStore replaying a real script reply), ${overhead.iterations} checks per round, median of ${overhead.rounds} rounds: the CPU Sluice's own code adds to each decision.`,
+      '',
+    );
+    out.push(
+      table(
+        ['case', 'ns per check'],
+        overhead.rows.map((r) => [r.name, r.nsPerCheck.toFixed(0)]),
+      ),
+      '',
+    );
+  }
   if (http) {
     out.push("## HTTP: adapters against each framework's baseline and usual limiter", '');
     out.push(

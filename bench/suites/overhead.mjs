@@ -122,7 +122,7 @@ for (let round = 0; round < ROUNDS; round++) {
   for (let k = 0; k < cases.length; k++) {
     const index = (k + round) % cases.length;
     const { op } = cases[index];
-    for (let i = 0; i < 2000; i++) await op(i);
+    for (let i = 0; i < 20_000; i++) await op(i);
     const t0 = process.hrtime.bigint();
     for (let i = 0; i < ITERATIONS; i++) await op(i);
     perRound[index].push(Number(process.hrtime.bigint() - t0) / ITERATIONS);
