@@ -16,7 +16,7 @@ import {
   runInvariants,
   startTimeArb,
 } from '../algorithms/testing.test-support.js';
-import type { Algorithm, CompiledPolicy, StoreEntry, StoreMode, StoreVerdict } from '../types.js';
+import type { Algorithm, StoreEntry, StoreVerdict } from '../types.js';
 import { DECIDE_SCRIPT, decodeScriptReply, encodeScriptArgs } from './script.js';
 import { evalDecide, redisDecide } from './script.test-support.js';
 
