@@ -1,7 +1,7 @@
 /**
- * Starts the NestJS example app (Express platform): PORT (default 3000, 0 = any free port)
- * on 127.0.0.1, REDIS_URL / REDIS_CLUSTER_NODES for the store, SLUICE_PREFIX for the key
- * prefix. Prints `listening on <port>` when ready.
+ * Starts the NestJS example app: PORT (default 3000, 0 = any free port) on 127.0.0.1,
+ * REDIS_URL / REDIS_CLUSTER_NODES for the store, SLUICE_PREFIX for the key prefix, and
+ * NEST_PLATFORM (`express`, the default, or `fastify`). Prints `listening on <port>` when ready.
  */
 import 'reflect-metadata';
 import type { AddressInfo } from 'node:net';
@@ -13,14 +13,22 @@ const port = Number(process.env.PORT ?? 3000);
 if (!Number.isInteger(port) || port < 0 || port > 65535) {
   throw new Error(`PORT must be an integer between 0 and 65535, got ${process.env.PORT}`);
 }
+const platform = process.env.NEST_PLATFORM ?? 'express';
+if (platform !== 'express' && platform !== 'fastify') {
+  throw new Error(`NEST_PLATFORM must be express or fastify, got ${platform}`);
+}
 const { store, description } = storeFromEnv(process.env);
-const app = await NestFactory.create(
-  AppModule.register({ store, prefix: process.env.SLUICE_PREFIX || undefined }),
-  { logger: ['error', 'warn'] },
-);
+const appModule = AppModule.register({ store, prefix: process.env.SLUICE_PREFIX || undefined });
+const logger = ['error', 'warn'] as const;
+const app =
+  platform === 'fastify'
+    ? await NestFactory.create(appModule, new (await import('@nestjs/platform-fastify')).FastifyAdapter(), {
+        logger: [...logger],
+      })
+    : await NestFactory.create(appModule, { logger: [...logger] });
 await app.listen(port, '127.0.0.1');
 const bound = (app.getHttpServer().address() as AddressInfo).port;
-console.log(`nest-example (${description} store) listening on ${bound}`);
+console.log(`nest-example (${platform}, ${description} store) listening on ${bound}`);
 const stop = () => {
   app.close().finally(() => process.exit(0));
   setTimeout(() => process.exit(0), 1000).unref();

@@ -1,6 +1,6 @@
 /** GET /metrics: Prometheus text of every decision the module's limiters made. */
-import { Controller, Get, type OnModuleDestroy, Res } from '@nestjs/common';
-import { createMetrics } from '@sluice/core';
+import { Controller, Get, Header, type OnModuleDestroy } from '@nestjs/common';
+import { createMetrics, PROMETHEUS_CONTENT_TYPE } from '@sluice/core';
 import { RateLimitService } from '@sluice/nestjs';
 
 /** Never limited: no `@RateLimit()` and the module's `defaultPolicies` is empty. */
@@ -14,8 +14,8 @@ export class MetricsController implements OnModuleDestroy {
   }
 
   @Get()
-  render(@Res({ passthrough: true }) res: { setHeader(name: string, value: string): void }): string {
-    res.setHeader('Content-Type', this.metrics.contentType);
+  @Header('Content-Type', PROMETHEUS_CONTENT_TYPE)
+  render(): string {
     return this.metrics.render();
   }
 
