@@ -57,15 +57,24 @@ describe.each([
       ctx.body = { pattern: matchedRoute(ctx) ?? null };
     };
     const api = new Router({ prefix: '/api' });
+    const seenInUse: (string | null)[] = [];
+    api.use(async (ctx, next) => {
+      seenInUse.push(matchedRoute(ctx) ?? null);
+      await next();
+    });
     api.get('/items/:id', echo);
+    api.post('/items/:id/archive', echo);
     const root = new Router();
     root.get('/transfers/:id', echo);
     app.use(api.routes()).use(root.routes());
     const url = await serve(app);
-    const pattern = async (path: string) => ((await (await fetch(`${url}${path}`)).json()) as { pattern: string }).pattern;
+    const pattern = async (path: string) =>
+      ((await (await fetch(`${url}${path}`)).json()) as { pattern: string }).pattern;
     expect(await pattern('/transfers/42')).toBe('/transfers/:id');
     expect(await pattern('/api/items/7?q=1')).toBe('/api/items/:id');
     expect(seenBeforeRouting).toEqual([null, null]);
+    // In a router.use() layer the route is the one the request will reach, not the use layer's path.
+    expect(seenInUse).toEqual(['/api/items/:id']);
   });
 
   test('ctx.ip follows app.proxy: forwarded addresses count only when the proxy is trusted', async () => {
