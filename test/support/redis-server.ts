@@ -42,7 +42,8 @@ export async function waitForRedis(port: number, timeoutMs = 10_000): Promise<vo
   for (;;) {
     const out = spawnSync('redis-cli', ['-h', '127.0.0.1', '-p', String(port), 'ping'], { encoding: 'utf8' });
     if (out.stdout?.trim() === 'PONG') return;
-    if (Date.now() > deadline) throw new Error(`redis on port ${port} did not answer PING within ${timeoutMs} ms`);
+    if (Date.now() > deadline)
+      throw new Error(`redis on port ${port} did not answer PING within ${timeoutMs} ms`);
     await new Promise((r) => setTimeout(r, 50));
   }
 }
