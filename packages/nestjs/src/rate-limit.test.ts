@@ -42,6 +42,7 @@ import {
   RateLimitModule,
   type RateLimitModuleOptions,
   type RateLimitRequest,
+  RateLimitService,
   SkipRateLimit,
 } from './index.js';
 
@@ -578,6 +579,34 @@ describe.each(['express', 'fastify'] as const)('NestJS on %s', (platform) => {
       expect((await client.get('/deco/inherits')).headers.ratelimit).toBe('"a";r=4;t=10');
       w.advance(10_000);
       expect((await client.post('/deco/own/1')).status).toBe(201);
+    });
+
+    it('RateLimitService.onDecision hears the module limiter and every route-own limiter', async () => {
+      const w = world();
+      let service: RateLimitService | undefined;
+      @Controller('probe')
+      class ProbeController {
+        constructor(rateLimit: RateLimitService) {
+          service = rateLimit;
+        }
+        @Get()
+        get() {
+          return { ok: true };
+        }
+      }
+      const client = await start({
+        imports: [RateLimitModule.forRoot({ policies: POLICIES, clock: w.clock })],
+        controllers: [DecoratedController, ProbeController],
+        providers: [{ provide: APP_GUARD, useClass: RateLimitGuard }],
+      });
+      const seen: string[] = [];
+      const off = service?.onDecision((event) => seen.push(`${event.policy}:${event.outcome}`));
+      await client.get('/deco/override');
+      await client.post('/deco/own/1');
+      expect(seen).toEqual(['b:allowed', 'DecoratedController.own:allowed']);
+      off?.();
+      await client.get('/deco/override');
+      expect(seen).toHaveLength(2);
     });
 
     it('@RateLimit({ policies, cost }) charges that cost', async () => {
