@@ -131,7 +131,7 @@ describe('MemoryStore', () => {
     console.log(
       `1e6 keys: filled in ${Math.round(fillMs)} ms, ~${Math.round(bytesPerKey)} heap bytes per key`,
     );
-    expect(bytesPerKey).toBeLessThan(512);
+    expect(bytesPerKey).toBeLessThan(320);
     store.clear();
   }, 90_000);
 });
