@@ -1,5 +1,6 @@
 /**
- * Summarizes a V8 .cpuprofile: top functions by self time, with their share of samples.
+ * Summarizes a V8 .cpuprofile: top functions by self time, with their share of the busy
+ * (non-idle) samples.
  *   node lib/profile-summary.mjs file.cpuprofile [top=25]
  */
 import { readFileSync } from 'node:fs';
@@ -10,10 +11,15 @@ export function summarizeProfile(path, top = 25) {
   const byId = new Map(profile.nodes.map((n) => [n.id, n]));
   const selfCount = new Map();
   for (const id of profile.samples) selfCount.set(id, (selfCount.get(id) ?? 0) + 1);
-  const totalSamples = profile.samples.length;
+  // Shares are of the busy samples: idle time says nothing about where CPU goes.
+  const idleIds = new Set(
+    profile.nodes.filter((n) => n.callFrame.functionName === '(idle)').map((n) => n.id),
+  );
+  const totalSamples = profile.samples.filter((id) => !idleIds.has(id)).length;
   const durationMs = (profile.endTime - profile.startTime) / 1000;
   const grouped = new Map();
   for (const [id, count] of selfCount) {
+    if (idleIds.has(id)) continue;
     const node = byId.get(id);
     const cf = node.callFrame;
     const url = cf.url.replace(/^file:\/\//, '').replace(/.*\/node_modules\//, '');

@@ -14,6 +14,8 @@ const { values: opts } = parseArgs({
     path: { type: 'string', default: 'allowed' },
     'redis-url': { type: 'string' },
     port: { type: 'string', default: '0' },
+    // Experiment: ioredis auto-pipelining on the Sluice store's client (not Sluice's default).
+    autopipelining: { type: 'boolean', default: false },
   },
 });
 const frameworks = ['express', 'koa', 'hono', 'nest'];
@@ -25,7 +27,10 @@ if (opts.store === 'redis' && opts.variant !== 'baseline') {
   if (!opts['redis-url']) throw new Error('--redis-url is required with --store redis');
   if (opts.variant === 'sluice') {
     const { createRedisStore } = await import('@sluice/core/node');
-    sluiceStore = createRedisStore(opts['redis-url']);
+    sluiceStore = createRedisStore(
+      opts['redis-url'],
+      opts.autopipelining ? { redisOptions: { enableAutoPipelining: true } } : {},
+    );
   } else {
     const { Redis } = await import('ioredis');
     redis = new Redis(opts['redis-url']);

@@ -32,8 +32,8 @@ const { values: opts } = parseArgs({
 const redisUrl = opts['redis-url'];
 if (!redisUrl) throw new Error('--redis-url is required');
 const ROUNDS = Number(opts.rounds ?? (opts.quick ? 1 : 4));
-const DURATION_S = Number(opts['duration-s'] ?? (opts.quick ? 1 : 1.5));
-const WARMUP_S = opts.quick ? 0.5 : 1;
+const DURATION_S = Number(opts['duration-s'] ?? (opts.quick ? 0.7 : 1.5));
+const WARMUP_S = opts.quick ? 0.3 : 1;
 const CONNECTIONS = Number(opts.connections ?? 32);
 const FRAMEWORKS = (opts.only ?? 'express,koa,hono,nest').split(',');
 const IDENTITIES = Array.from({ length: 10_000 }, (_, i) => `tenant-${String(i).padStart(5, '0')}`);
@@ -148,16 +148,18 @@ for (const framework of FRAMEWORKS) {
   process.stderr.write(`  ${framework}\n`);
   const servers = [];
   try {
-    for (const s of SERVERS) {
-      try {
-        servers.push(await startServer(framework, s));
-      } catch (error) {
+    const started = await Promise.allSettled(SERVERS.map((s) => startServer(framework, s)));
+    started.forEach((result, i) => {
+      if (result.status === 'fulfilled') {
+        servers.push(result.value);
+      } else {
+        const message = String(result.reason?.message ?? result.reason);
         process.stderr.write(
-          `    ${s.name}: not started (${String(error.message).split('\n').slice(0, 3).join(' ')})\n`,
+          `    ${SERVERS[i].name}: not started (${message.split('\n').slice(0, 3).join(' ')})\n`,
         );
-        report.push({ framework, ...s, pending: String(error.message).slice(0, 300) });
+        report.push({ framework, ...SERVERS[i], pending: message.slice(0, 300) });
       }
-    }
+    });
     for (const server of servers) await load(server, WARMUP_S);
     const rounds = servers.map(() => []);
     for (let round = 0; round < ROUNDS; round++) {

@@ -1,0 +1,130 @@
+/**
+ * CPU profile of one Sluice case under load, summarized as the top self-time functions.
+ *
+ *   node bench/profile.mjs --http express --store redis --path allowed [--seconds 10]
+ *   node bench/profile.mjs --inproc '^sluice/token-bucket/1p/uniform/allowed$' [--seconds 10]
+ *
+ * Starts its own redis-server. HTTP: the Sluice server of that framework runs with
+ * --cpu-prof while autocannon loads it (random x-api-key of 10k for the allowed path).
+ * In-process: the in-process suite runs that case alone under --cpu-prof.
+ */
+import { spawn } from 'node:child_process';
+import { mkdtempSync, readdirSync, rmSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { dirname, join } from 'node:path';
+import { fileURLToPath } from 'node:url';
+import { parseArgs } from 'node:util';
+import autocannon from 'autocannon';
+import { summarizeProfile } from './lib/profile-summary.mjs';
+import { startRedis } from './lib/redis-server.mjs';
+
+const here = dirname(fileURLToPath(import.meta.url));
+const { values: opts } = parseArgs({
+  options: {
+    http: { type: 'string' },
+    store: { type: 'string', default: 'redis' },
+    path: { type: 'string', default: 'allowed' },
+    variant: { type: 'string', default: 'sluice' },
+    inproc: { type: 'string' },
+    seconds: { type: 'string', default: '10' },
+    top: { type: 'string', default: '25' },
+    autopipelining: { type: 'boolean', default: false },
+  },
+});
+const seconds = Number(opts.seconds);
+const dir = mkdtempSync(join(tmpdir(), 'sluice-prof-'));
+const redis = await startRedis();
+
+function run(args, onLine) {
+  const child = spawn(process.execPath, args, { stdio: ['ignore', 'pipe', 'inherit'], cwd: here });
+  let out = '';
+  child.stdout.on('data', (chunk) => {
+    out += chunk;
+    onLine?.(out);
+  });
+  return { child, exited: new Promise((r) => child.once('exit', r)) };
+}
+
+try {
+  if (opts.http) {
+    let resolvePort;
+    const portReady = new Promise((r) => {
+      resolvePort = r;
+    });
+    const server = run(
+      [
+        '--cpu-prof',
+        '--cpu-prof-dir',
+        dir,
+        join(here, 'servers', 'server.mjs'),
+        '--framework',
+        opts.http,
+        '--variant',
+        opts.variant,
+        '--store',
+        opts.store,
+        '--path',
+        opts.path,
+        '--redis-url',
+        redis.url,
+      ],
+      (out) => {
+        const m = /listening on (\d+)/.exec(out);
+        if (m) resolvePort(Number(m[1]));
+      },
+    );
+    const port = await portReady;
+    const ids = Array.from({ length: 10_000 }, (_, i) => `tenant-${i}`);
+    const result = await autocannon({
+      url: `http://127.0.0.1:${port}`,
+      connections: 32,
+      duration: seconds,
+      requests: [
+        {
+          method: 'GET',
+          path: '/limited',
+          setupRequest: (req) => {
+            req.headers = {
+              ...req.headers,
+              'x-api-key': opts.path === 'allowed' ? ids[(Math.random() * ids.length) | 0] : 'over-quota',
+            };
+            return req;
+          },
+        },
+      ],
+    });
+    console.log(
+      `${opts.http}/${opts.variant}/${opts.store}/${opts.path}: ${Math.round(result.requests.average)} req/s`,
+    );
+    server.child.kill('SIGTERM');
+    await server.exited;
+  } else if (opts.inproc) {
+    const suite = run([
+      '--cpu-prof',
+      '--cpu-prof-dir',
+      dir,
+      join(here, 'suites', 'inproc.mjs'),
+      '--redis-url',
+      redis.url,
+      '--only',
+      opts.inproc,
+      '--rounds',
+      '1',
+      '--duration-ms',
+      String(seconds * 1000),
+    ]);
+    await suite.exited;
+  } else {
+    throw new Error('give --http <framework> or --inproc <case regex>');
+  }
+  for (const file of readdirSync(dir).filter((f) => f.endsWith('.cpuprofile'))) {
+    console.log(`\ntop self time (share of busy samples), ${file}:`);
+    for (const r of summarizeProfile(join(dir, file), Number(opts.top))) {
+      console.log(`${(r.share * 100).toFixed(1).padStart(5)}%  ${r.name}  ${r.url}:${r.line}`);
+    }
+  }
+} finally {
+  await redis.stop();
+  rmSync(dir, { recursive: true, force: true });
+}
+process.exit(0);
