@@ -105,7 +105,7 @@ export function evaluateTargets({ inproc, http, memory }) {
   for (const fw of ['express', 'koa', 'hono', 'nest']) {
     const rows = (http?.rows ?? []).filter((r) => r.framework === fw && !r.pending);
     const s = (store, path) =>
-      rows.find((r) => r.variant === 'sluice' && r.store === store && r.path === path);
+      rows.find((r) => r.variant === 'sluice' && !r.autopipelining && r.store === store && r.path === path);
     const red = s('redis', 'allowed');
     add({
       area: 'HTTP',

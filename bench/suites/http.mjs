@@ -32,7 +32,7 @@ const { values: opts } = parseArgs({
 const redisUrl = opts['redis-url'];
 if (!redisUrl) throw new Error('--redis-url is required');
 const ROUNDS = Number(opts.rounds ?? (opts.quick ? 1 : 4));
-const DURATION_S = Number(opts['duration-s'] ?? (opts.quick ? 0.7 : 1.5));
+const DURATION_S = Number(opts['duration-s'] ?? (opts.quick ? 0.7 : 1.2));
 const WARMUP_S = opts.quick ? 0.3 : 1;
 const CONNECTIONS = Number(opts.connections ?? 32);
 const FRAMEWORKS = (opts.only ?? 'express,koa,hono,nest').split(',');
@@ -45,6 +45,14 @@ const SERVERS = [
   { name: 'usual memory allowed', variant: 'usual', store: 'memory', path: 'allowed' },
   { name: 'sluice redis allowed', variant: 'sluice', store: 'redis', path: 'allowed' },
   { name: 'usual redis allowed', variant: 'usual', store: 'redis', path: 'allowed' },
+  // Experiment, not a target: the same Sluice server with ioredis auto-pipelining on.
+  {
+    name: 'sluice redis allowed autopipelining',
+    variant: 'sluice',
+    store: 'redis',
+    path: 'allowed',
+    autopipelining: true,
+  },
   { name: 'sluice memory deny', variant: 'sluice', store: 'memory', path: 'deny' },
   { name: 'usual memory deny', variant: 'usual', store: 'memory', path: 'deny' },
   { name: 'sluice redis deny', variant: 'sluice', store: 'redis', path: 'deny' },
@@ -75,6 +83,7 @@ function startServer(framework, s) {
     s.path,
     '--redis-url',
     redisUrl,
+    ...(s.autopipelining ? ['--autopipelining'] : []),
   ];
   const child = spawn(process.execPath, args, { stdio: ['ignore', 'pipe', 'pipe'] });
   let output = '';
@@ -181,6 +190,7 @@ for (const framework of FRAMEWORKS) {
         variant: server.variant,
         store: server.store,
         path: server.path,
+        autopipelining: server.autopipelining === true,
         perSecond: median(runs.map((r) => r.perSecond)),
         perRound: runs.map((r) => r.perSecond),
         p50Ms: median(runs.map((r) => r.p50Ms)),
