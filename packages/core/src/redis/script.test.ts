@@ -125,6 +125,29 @@ describe('embedded decide script', () => {
   });
 });
 
+describe('sliding log with large costs', () => {
+  it('adds one member per unit in batches and decides like MemoryStore', async () => {
+    const policy = makePolicy('sliding-log', 2500, 60_000);
+    const key = `${fresh()}:{big}:log`;
+    const memory = memoryDecide().decide;
+    const allowed: boolean[] = [];
+    for (const [cost, at] of [
+      [2400, T0],
+      [101, T0 + 1],
+      [100, T0 + 2],
+      [1, T0 + 60_000.5],
+    ] as const) {
+      const entries: StoreEntry[] = [{ key, policy, cost }];
+      const [v] = (await decide(entries, 'consume', at)) as [StoreVerdict];
+      expect([v]).toEqual(await memory(entries, 'consume', at));
+      allowed.push(v.allowed);
+    }
+    expect(allowed).toEqual([true, false, true, true]);
+    // the 2400 admitted at T0 left the window; 100 + 1 remain
+    expect(await redis.zcard(key)).toBe(101);
+  });
+});
+
 describe.each(ALL_ALGORITHMS)('%s on Redis (explicit time)', (algorithm) => {
   it('keeps the design.md invariants over random histories, time going backwards included', async () => {
     await fc.assert(
