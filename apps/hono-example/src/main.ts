@@ -6,13 +6,15 @@
 import { serve } from '@hono/node-server';
 import { createApp } from './app.js';
 import { storeFromEnv } from './store.js';
+import { warmUp } from './warm-up.js';
 
 const port = Number(process.env.PORT ?? 3000);
 if (!Number.isInteger(port) || port < 0 || port > 65535) {
   throw new Error(`PORT must be an integer between 0 and 65535, got ${process.env.PORT}`);
 }
 const { store, description } = storeFromEnv(process.env);
-const { app } = createApp({ store, prefix: process.env.SLUICE_PREFIX || undefined });
+const { app, limiter } = createApp({ store, prefix: process.env.SLUICE_PREFIX || undefined });
+await warmUp(limiter);
 const server = serve({ fetch: app.fetch, port, hostname: '127.0.0.1' }, (info) => {
   console.log(`hono-example (${description} store) listening on ${info.port}`);
 });

@@ -6,8 +6,11 @@
 import 'reflect-metadata';
 import type { AddressInfo } from 'node:net';
 import { NestFactory } from '@nestjs/core';
+import type { Limiter } from '@sluice/core';
+import { RATE_LIMITER } from '@sluice/nestjs';
 import { AppModule } from './app.module.js';
 import { storeFromEnv } from './store.js';
+import { warmUp } from './warm-up.js';
 
 const port = Number(process.env.PORT ?? 3000);
 if (!Number.isInteger(port) || port < 0 || port > 65535) {
@@ -26,6 +29,7 @@ const app =
         logger: [...logger],
       })
     : await NestFactory.create(appModule, { logger: [...logger] });
+await warmUp(app.get<Limiter>(RATE_LIMITER));
 await app.listen(port, '127.0.0.1');
 const bound = (app.getHttpServer().address() as AddressInfo).port;
 console.log(`nest-example (${platform}, ${description} store) listening on ${bound}`);
