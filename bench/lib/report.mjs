@@ -40,7 +40,7 @@ export function evaluateTargets({ inproc, http, memory }) {
   for (const algorithm of ALGORITHMS) {
     const g1 = `${algorithm} 1 policy, 10k keys, allowed`;
     const sluice1 = find(ip, { group: g1, library: 'sluice', algorithm, variant: undefined });
-    const floor1 = find(ip, { group: g1, library: 'floor' });
+    const floor1 = find(ip, { group: g1, library: 'floor', variant: undefined });
     const rlf1 = find(ip, { group: g1, library: 'rlf' });
     add({
       area: 'check()',
@@ -68,7 +68,7 @@ export function evaluateTargets({ inproc, http, memory }) {
     });
     const g5 = `${algorithm} 1 policy, hot key, denied`;
     const cached = find(ip, { group: g5, library: 'sluice', variant: undefined });
-    const floorDenied = find(ip, { group: g5, library: 'floor' });
+    const floorDenied = find(ip, { group: g5, library: 'floor', variant: undefined });
     add({
       area: 'check()',
       target: `${algorithm}: hot key denied, deny cache >= 10x floor`,
@@ -212,6 +212,43 @@ export function renderMarkdown({ meta, inproc, http, memory, overhead, scriptCos
     ),
     '',
   );
+  const experiments = [];
+  if (inproc) {
+    const g1 = 'token-bucket 1 policy, 10k keys, allowed';
+    const ip = inproc.results;
+    const sluicePipe = find(ip, { group: g1, library: 'sluice', variant: 'autopipelining' });
+    const floorPipe = find(ip, { group: g1, library: 'floor', variant: 'autopipelining' });
+    const sluice = find(ip, { group: g1, library: 'sluice', variant: undefined });
+    const floor = find(ip, { group: g1, library: 'floor', variant: undefined });
+    const rlf = find(ip, { group: g1, library: 'rlf' });
+    const row = (what, a, b) => experiments.push([what, fmtRatio(roundRatio(a, b)), ratioRange(a, b)]);
+    row('check() token bucket, auto-pipelined client / raw EVALSHA floor', sluicePipe, floor);
+    row('check() token bucket, auto-pipelined client / rate-limiter-flexible', sluicePipe, rlf);
+    row('check() token bucket, auto-pipelined client / default client', sluicePipe, sluice);
+    row('floor with auto-pipelining / floor', floorPipe, floor);
+  }
+  for (const r of http?.rows ?? []) {
+    if (!r.autopipelining || r.pending) continue;
+    experiments.push([
+      `HTTP ${r.framework}, Sluice Redis allowed, auto-pipelined client / baseline`,
+      fmtRatio(r.vsBaseline.median),
+      `${r.vsBaseline.min.toFixed(2)}-${r.vsBaseline.max.toFixed(2)}`,
+    ]);
+    if (r.vsUsual)
+      experiments.push([
+        `HTTP ${r.framework}, Sluice Redis allowed, auto-pipelined client / ${usualName(r.framework)}`,
+        fmtRatio(r.vsUsual.median),
+        `${r.vsUsual.min.toFixed(2)}-${r.vsUsual.max.toFixed(2)}`,
+      ]);
+  }
+  if (experiments.length > 0) {
+    out.push('## Experiments (not targets): ioredis auto-pipelining', '');
+    out.push(
+      "The same cases with `enableAutoPipelining: true` on the ioredis client (`createRedisStore(url, { redisOptions: { enableAutoPipelining: true } })`), which writes every command issued in one event-loop tick in one socket write. Not Sluice's default.",
+      '',
+    );
+    out.push(table(['comparison', 'ratio', 'spread'], experiments), '');
+  }
   if (inproc) {
     out.push('## In-process: `limiter.check()` against the raw EVALSHA floor and rate-limiter-flexible', '');
     out.push(
@@ -225,7 +262,12 @@ export function renderMarkdown({ meta, inproc, http, memory, overhead, scriptCos
         continue;
       }
       const floor = inproc.results.find(
-        (x) => x.group === r.group && x.library === 'floor' && x.policies === r.policies && !x.pending,
+        (x) =>
+          x.group === r.group &&
+          x.library === 'floor' &&
+          !x.variant &&
+          x.policies === r.policies &&
+          !x.pending,
       );
       rows.push([
         r.group,

@@ -77,6 +77,13 @@ function groups() {
     ...v,
     setup: () => floorCase(algorithm, v, prefix()),
   });
+  const floorPipelined = (algorithm, v) => ({
+    library: 'floor',
+    variant: 'autopipelining',
+    algorithm,
+    ...v,
+    setup: () => floorCase(algorithm, v, prefix(), true),
+  });
   const sluice = (algorithm, v, denyCache = true) => ({
     library: 'sluice',
     ...(denyCache ? {} : { variant: 'no-deny-cache' }),
@@ -106,7 +113,7 @@ function groups() {
         floor(algorithm, U1A),
         sluice(algorithm, U1A),
         rlf(U1A),
-        ...(full ? [sluicePipelined(algorithm, U1A)] : []),
+        ...(full ? [sluicePipelined(algorithm, U1A), floorPipelined(algorithm, U1A)] : []),
       ],
     });
     list.push({
@@ -200,10 +207,10 @@ async function sluiceCase(algorithm, v, prefix, denyCache, autoPipelining = fals
   };
 }
 
-async function floorCase(algorithm, v, prefix) {
+async function floorCase(algorithm, v, prefix, autoPipelining = false) {
   if (!hasScript || typeof core.definePolicy !== 'function')
     return { pending: 'DECIDE_SCRIPT/encodeScriptArgs not built yet' };
-  const client = new Redis(redisUrl);
+  const client = new Redis(redisUrl, autoPipelining ? { enableAutoPipelining: true } : {});
   const policies = policyInputs(algorithm, v.policies, v.path).map((p) => core.definePolicy(p));
   const sha = core.DECIDE_SCRIPT.sha1;
   await client.script('LOAD', core.DECIDE_SCRIPT.source);
@@ -258,7 +265,7 @@ async function rlfCase(v, prefix, inMemoryBlock) {
 /** Spends every key once (uniform) or a few times (hot) so the measured path is the denied one. */
 async function prefill(op, keys) {
   // Twice over: the first pass spends each key, the second gets it denied once (as in steady state).
-  const total = keys === 'hot' ? 4 : 2 * KEY_COUNT;
+  const total = keys === 'hot' ? 4 : (opts.quick ? 1 : 2) * KEY_COUNT;
   for (let start = 0; start < total; start += CONCURRENCY) {
     const batch = [];
     for (let i = start; i < Math.min(total, start + CONCURRENCY); i++) batch.push(op(i).catch(() => {}));
@@ -290,6 +297,18 @@ async function runCount(op, count) {
 const ROUNDS = Number(opts.rounds ?? (opts.quick ? 1 : 3));
 const results = [];
 const pattern = opts.only ? new RegExp(opts.only) : undefined;
+// Warm the JIT on every library's path first, so the first group measured is not the coldest.
+{
+  const all = groups();
+  const first = all[0].cases.filter((c) => !pattern || pattern.test(c.id));
+  await admin.flushall();
+  for (const c of first) {
+    const r = await c.setup();
+    if (r.pending) continue;
+    await runClosedLoop(r.op, { concurrency: CONCURRENCY, warmupMs: 0, durationMs: opts.quick ? 300 : 1000 });
+    await r.close?.();
+  }
+}
 for (const group of groups()) {
   const cases = group.cases.filter((c) => !pattern || pattern.test(c.id));
   if (cases.length === 0) continue;
