@@ -12,9 +12,42 @@ import { RateLimitGuard } from './rate-limit.guard.js';
 import { RateLimitService } from './rate-limit.service.js';
 import { RATE_LIMIT_STORE, RATE_LIMITER } from './tokens.js';
 
+const KNOWN_OPTIONS: readonly string[] = [
+  'policies',
+  'store',
+  'limiter',
+  'prefix',
+  'timeoutMs',
+  'breaker',
+  'denyCache',
+  'localFallback',
+  'clock',
+  'onDecision',
+  'defaultPolicies',
+  'identity',
+  'cost',
+  'skip',
+  'headers',
+  'shadowHeaders',
+  'ipv6Subnet',
+  'shadow',
+];
+
 function checkOptions(options: RateLimitModuleOptions): void {
   if (typeof options !== 'object' || options === null) {
     throw new TypeError(`RateLimitModule: options must be an object, got ${String(options)}`);
+  }
+  for (const key of Object.keys(options)) {
+    if (!KNOWN_OPTIONS.includes(key)) throw new TypeError(`RateLimitModule: unknown option "${key}"`);
+  }
+  if (
+    options.defaultPolicies !== undefined &&
+    (!Array.isArray(options.defaultPolicies) ||
+      options.defaultPolicies.some((name) => typeof name !== 'string'))
+  ) {
+    throw new TypeError(
+      `RateLimitModule: "defaultPolicies" must be an array of policy names, got ${String(options.defaultPolicies)}`,
+    );
   }
   if (options.limiter !== undefined && options.policies !== undefined) {
     throw new TypeError('RateLimitModule: give "policies" or "limiter", not both');

@@ -736,6 +736,18 @@ describe('construction errors', () => {
     ).rejects.toThrow(/"policies" or "limiter", not both/);
   });
 
+  it('rejects unknown options and bad defaultPolicies', async () => {
+    await expect(compile({ policies: POLICIES, polices: [] } as RateLimitModuleOptions)).rejects.toThrow(
+      'RateLimitModule: unknown option "polices"',
+    );
+    await expect(compile({ policies: POLICIES, defaultPolicies: 'a' as never })).rejects.toThrow(
+      /"defaultPolicies" must be an array of policy names, got a/,
+    );
+    await expect(
+      compile({ policies: POLICIES, defaultPolicies: ['nope'] }, [PlainController]),
+    ).rejects.toThrow(/nope/);
+  });
+
   it('rejects a bad policy at start-up, naming the field', async () => {
     await expect(
       compile({ policies: [{ name: 'x', algorithm: 'fixed-window', limit: -1, window: '1s' }] }),
