@@ -37,14 +37,28 @@ export interface Reply {
   readonly url: string;
 }
 
-/** Sends one request and reads the whole response. */
-export function request(
+/**
+ * Sends one request and reads the whole response. A request that fails on a reused keep-alive
+ * connection the server closed at the same moment (ECONNRESET / socket hang up before any
+ * response) never reached the app, so it is sent again once on a new connection, as Node's
+ * documentation advises for `request.reusedSocket`.
+ */
+export async function request(
   url: string,
   init: { method?: string; headers?: Record<string, string> } = {},
 ): Promise<Reply> {
+  try {
+    return await send(url, init, true);
+  } catch (error) {
+    if ((error as { retryable?: boolean }).retryable) return send(url, init, false);
+    throw error;
+  }
+}
+
+function send(url: string, init: { method?: string; headers?: Record<string, string> }, mayRetry: boolean) {
   const started = performance.now();
   const target = new URL(url);
-  return new Promise((resolve, reject) => {
+  return new Promise<Reply>((resolve, reject) => {
     const req = httpRequest(
       target,
       { method: init.method ?? 'GET', headers: init.headers, agent: agentFor(target.origin) },
@@ -67,7 +81,11 @@ export function request(
         });
       },
     );
-    req.on('error', reject);
+    req.on('error', (error: NodeJS.ErrnoException) => {
+      const closedUnderUs = error.code === 'ECONNRESET' || error.message === 'socket hang up';
+      if (mayRetry && req.reusedSocket && closedUnderUs) Object.assign(error, { retryable: true });
+      reject(error);
+    });
     req.end();
   });
 }
