@@ -108,6 +108,8 @@ const SCENARIOS: Scenario[] = [
       expect(reply.headers['content-type']).toBe('application/problem+json');
       expect(json(reply)).toEqual(EXPECTED.unavailable());
       expect(reply.text).not.toContain('store down');
+      expect(reply.headers['retry-after']).toBeUndefined();
+      expect(reply.headers.ratelimit).toBeUndefined();
     },
   },
   {
@@ -148,6 +150,19 @@ const SCENARIOS: Scenario[] = [
         shadowed: true,
         allowed: true,
       });
+    },
+  },
+  {
+    name: 'shadow on policies built here: never enforced, no headers',
+    mount: 'route',
+    options: () => ({ limit: 1, window: '10s', shadow: true }),
+    async run(client) {
+      for (let i = 0; i < 3; i++) {
+        const reply = await client.get('/items/1');
+        expect(reply.status).toBe(200);
+        expect(reply.headers.ratelimit).toBeUndefined();
+        expect((json(reply) as { rateLimit: { shadowed: boolean } }).rateLimit.shadowed).toBe(i > 0);
+      }
     },
   },
   {

@@ -235,6 +235,10 @@ describe.each(EXAMPLE_APPS)('$name example app, 4 nodes on one Redis', (spec) =>
       expect(strict.status, strict.text).toBe(503);
       expect(strict.headers['content-type']).toBe('application/problem+json');
       expect(json(strict)).toEqual(EXPECTED.unavailable());
+      // Nothing was decided: no quota to report and no wait to promise.
+      expect(strict.headers['retry-after']).toBeUndefined();
+      expect(strict.headers.ratelimit).toBeUndefined();
+      expect(strict.headers['ratelimit-policy']).toBeUndefined();
       expectNoLeak(strict, key);
       const lenient = await request(`${node.url}/lenient`, { headers });
       expect(lenient.status).toBe(200);
