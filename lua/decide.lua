@@ -3,13 +3,22 @@
 -- algorithm files + this file (one chunk, embedded with its SHA1 for EVALSHA).
 --
 -- KEYS[i]  the state key of entry i (all keys share one hash tag: one Cluster slot).
---          Keys must be distinct.
+--          Keys must be distinct. With a request record (ARGV[3]), its key comes last.
 -- ARGV[1]  mode: 'consume' (charge when every entry allows) or 'peek' (never writes)
 -- ARGV[2]  nowMs: '' = use Redis TIME (production; microsecond precision, fractional ms
 --          kept); a number = explicit time in ms since the epoch (tests). With an explicit
 --          time Redis still expires keys by its own clock, so written keys then get a TTL
 --          of at least EXPLICIT_TTL_FLOOR_MS and a test's clock, not Redis's, decides.
--- ARGV[3 + 5 * (i - 1) ...], five per entry i = 1..#KEYS:
+-- ARGV[3]  requestTtlMs: '' = no request record. A positive number = the last KEY is the
+--          record of an idempotent request (same hash tag as the entries): in mode
+--          'consume', when the record exists its saved reply is returned and nothing is
+--          decided or charged; otherwise the call decides as usual and saves its reply,
+--          allowed or denied, under the record for requestTtlMs (PX, rounded up). A record
+--          saved for a different number of entries is left alone and not replayed. The
+--          record expires at nowMs + requestTtlMs by the script's clock too, so an explicit
+--          nowMs sees the same lifetime as Redis TIME.
+--          Mode 'peek' never reads nor writes the record.
+-- ARGV[4 + 5 * (i - 1) ...], five per entry i = 1..number of entries:
 --          algorithm  'token-bucket' | 'gcra' | 'sliding-window' | 'fixed-window' | 'sliding-log'
 --          limit      units: quota per window, or bucket capacity (positive)
 --          windowMs   window length in ms (window algorithms; positive)
@@ -33,13 +42,35 @@
 local EXPLICIT_TTL_FLOOR_MS = 600000
 local MAX_TTL_MS = 1e15
 
+local HEADER = 3
+
+local function positive(value)
+  local n = tonumber(value)
+  if n == nil or n ~= n or n <= 0 or n == math.huge then
+    return nil
+  end
+  return n
+end
+
 local mode = ARGV[1]
 if mode ~= 'consume' and mode ~= 'peek' then
   return redis.error_reply('ERR sluice: mode must be consume or peek')
 end
 local count = #KEYS
-if #ARGV ~= 2 + 5 * count then
-  return redis.error_reply('ERR sluice: expected ' .. (2 + 5 * count) .. ' arguments, got ' .. #ARGV)
+local recordKey, recordTtl = nil, nil
+if ARGV[3] ~= nil and ARGV[3] ~= '' then
+  recordTtl = positive(ARGV[3])
+  if recordTtl == nil or count < 1 then
+    return redis.error_reply('ERR sluice: requestTtlMs must be a positive number with a record key')
+  end
+  count = count - 1
+  recordKey = KEYS[#KEYS]
+end
+if #ARGV ~= HEADER + 5 * count then
+  return redis.error_reply('ERR sluice: expected ' .. (HEADER + 5 * count) .. ' arguments, got ' .. #ARGV)
+end
+if mode ~= 'consume' then
+  recordKey = nil
 end
 
 local now
@@ -54,19 +85,38 @@ else
   now = tonumber(t[1]) * 1000 + tonumber(t[2]) / 1000
 end
 
-local function positive(value)
-  local n = tonumber(value)
-  if n == nil or n ~= n or n <= 0 or n == math.huge then
-    return nil
+-- A request seen before: its saved reply, nothing decided or charged. The record is
+-- "<expiresAtMs>|<reply items...>"; expiresAtMs (nowMs + requestTtlMs) decides with an
+-- explicit time too, where Redis's own expiry (PX) follows its own clock.
+if recordKey ~= nil then
+  local saved = get_string(recordKey)
+  if saved ~= nil then
+    local items = {}
+    for part in string.gmatch(saved, '[^|]+') do
+      items[#items + 1] = part
+    end
+    local expiresAt = tonumber(items[1])
+    if expiresAt ~= nil and now <= expiresAt then
+      if #items == 1 + 4 * count then
+        local reply = {}
+        for k = 2, #items do
+          reply[k - 1] = items[k]
+        end
+        for k = 1, #reply, 4 do
+          reply[k] = tonumber(reply[k])
+        end
+        return reply
+      end
+      recordKey = nil
+    end
   end
-  return n
 end
 
 -- Phase 1: evaluate, no writes.
 local results = {}
 local all = true
 for i = 1, count do
-  local base = 2 + 5 * (i - 1)
+  local base = HEADER + 5 * (i - 1)
   local name = ARGV[base + 1]
   local algorithm = ALGORITHMS[name]
   if algorithm == nil then
@@ -111,5 +161,9 @@ for i = 1, count do
   reply[k + 2] = fmt(remaining)
   reply[k + 3] = fmt(resetMs)
   reply[k + 4] = fmt(r.retryAfterMs)
+end
+if recordKey ~= nil then
+  local saved = fmt(now + recordTtl) .. '|' .. table.concat(reply, '|')
+  redis.call('SET', recordKey, saved, 'PX', fmt(math.ceil(recordTtl)))
 end
 return reply

@@ -5,7 +5,13 @@
 import type { Redis } from 'ioredis';
 import type { Decide } from '../algorithms/testing.test-support.js';
 import type { StoreEntry, StoreMode, StoreVerdict } from '../types.js';
-import { DECIDE_SCRIPT, decodeScriptReply, encodeScriptArgs } from './script.js';
+import { DECIDE_SCRIPT, decodeScriptReply, encodeScriptArgs, encodeScriptKeys } from './script.js';
+
+/** An idempotent request: its record key and how long the record lives. */
+export interface TestRequest {
+  readonly key: string;
+  readonly ttlMs: number;
+}
 
 /** Runs the decide script; `nowMs` undefined = Redis TIME. */
 export async function evalDecide(
@@ -13,9 +19,10 @@ export async function evalDecide(
   entries: readonly StoreEntry[],
   mode: StoreMode,
   nowMs?: number,
+  request?: TestRequest,
 ): Promise<StoreVerdict[]> {
-  const keys = entries.map((e) => e.key);
-  const args = encodeScriptArgs(entries, mode, nowMs);
+  const keys = encodeScriptKeys(entries, request?.key);
+  const args = encodeScriptArgs(entries, mode, nowMs, request?.ttlMs);
   let reply: unknown;
   try {
     reply = await redis.evalsha(DECIDE_SCRIPT.sha1, keys.length, ...keys, ...args);

@@ -17,7 +17,7 @@ import {
   startTimeArb,
 } from '../algorithms/testing.test-support.js';
 import type { Algorithm, StoreEntry, StoreVerdict } from '../types.js';
-import { DECIDE_SCRIPT, decodeScriptReply, encodeScriptArgs } from './script.js';
+import { DECIDE_SCRIPT, decodeScriptReply, encodeScriptArgs, encodeScriptKeys } from './script.js';
 import { evalDecide, redisDecide } from './script.test-support.js';
 
 let server: RedisProcess;
@@ -46,11 +46,12 @@ describe('embedded decide script', () => {
     expect(await redis.script('LOAD', DECIDE_SCRIPT.source)).toBe(DECIDE_SCRIPT.sha1);
   });
 
-  it('encodes ARGV as mode, nowMs, then five items per entry', () => {
+  it('encodes ARGV as mode, nowMs, requestTtlMs, then five items per entry', () => {
     const p = makePolicy('gcra', 3, 1000);
     expect(encodeScriptArgs([{ key: 'a', policy: p, cost: 2 }], 'consume', 12.5)).toEqual([
       'consume',
       '12.5',
+      '',
       'gcra',
       '3',
       '1000',
@@ -58,6 +59,12 @@ describe('embedded decide script', () => {
       '2',
     ]);
     expect(encodeScriptArgs([{ key: 'a', policy: p, cost: 1 }], 'peek')[1]).toBe('');
+    expect(encodeScriptArgs([{ key: 'a', policy: p, cost: 1 }], 'consume', undefined, 5000)[2]).toBe('5000');
+    expect(() => encodeScriptArgs([{ key: 'a', policy: p, cost: 1 }], 'consume', undefined, 0)).toThrow(
+      /requestTtlMs/,
+    );
+    expect(encodeScriptKeys([{ key: 'a', policy: p, cost: 1 }], 'r')).toEqual(['a', 'r']);
+    expect(() => encodeScriptKeys([{ key: 'a', policy: p, cost: 1 }], 'a')).toThrow(/requestKey/);
   });
 
   it('decodes replies and refuses malformed ones', () => {
@@ -74,12 +81,13 @@ describe('embedded decide script', () => {
   it('returns error replies for bad arguments and writes nothing', async () => {
     const key = `${fresh()}:{e}:a`;
     const call = (...args: (string | number)[]) => redis.eval(DECIDE_SCRIPT.source, 1, key, ...args);
-    await expect(call('spend', '', 'gcra', 1, 1000, 1000, 1)).rejects.toThrow(/mode/);
-    await expect(call('consume', '', 'leaky', 1, 1000, 1000, 1)).rejects.toThrow(/unknown algorithm/);
-    await expect(call('consume', '', 'gcra', 1, 1000, 1000)).rejects.toThrow(/arguments/);
-    await expect(call('consume', '', 'gcra', 0, 1000, 1000, 1)).rejects.toThrow(/positive/);
-    await expect(call('consume', 'soon', 'gcra', 1, 1000, 1000, 1)).rejects.toThrow(/nowMs/);
-    await expect(call('consume', '', 'sliding-log', 5, 1000, 200, 1.5)).rejects.toThrow(/whole number/);
+    await expect(call('spend', '', '', 'gcra', 1, 1000, 1000, 1)).rejects.toThrow(/mode/);
+    await expect(call('consume', '', '', 'leaky', 1, 1000, 1000, 1)).rejects.toThrow(/unknown algorithm/);
+    await expect(call('consume', '', '', 'gcra', 1, 1000, 1000)).rejects.toThrow(/arguments/);
+    await expect(call('consume', '', '', 'gcra', 0, 1000, 1000, 1)).rejects.toThrow(/positive/);
+    await expect(call('consume', 'soon', '', 'gcra', 1, 1000, 1000, 1)).rejects.toThrow(/nowMs/);
+    await expect(call('consume', '', '', 'sliding-log', 5, 1000, 200, 1.5)).rejects.toThrow(/whole number/);
+    await expect(call('consume', '', 'x', 'gcra', 1, 1000, 1000, 1)).rejects.toThrow(/requestTtlMs/);
     // a bad second entry: the first entry is not charged either
     await expect(
       redis.eval(
@@ -88,6 +96,7 @@ describe('embedded decide script', () => {
         key,
         `${key}2`,
         'consume',
+        '',
         '',
         'gcra',
         1,

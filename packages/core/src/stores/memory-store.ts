@@ -22,6 +22,23 @@ export interface MemoryStoreOptions {
   readonly maxKeys?: number;
 }
 
+/**
+ * Options of one check. `requestKey` + `requestTtlMs` make it idempotent: in mode
+ * 'consume' a request whose record lives replays its first verdicts and charges nothing;
+ * otherwise the verdicts (allowed or denied) are recorded for `requestTtlMs`. Like the
+ * decide script's request record (lua/decide.lua).
+ */
+export interface MemoryStoreCheckOptions {
+  readonly requestKey?: string;
+  readonly requestTtlMs?: number;
+}
+
+interface RequestRecord {
+  readonly verdicts: readonly StoreVerdict[];
+  /** Replayed while the clock is at or before this. */
+  readonly expiresAtMs: number;
+}
+
 /** Same ceiling as lua/decide.lua MAX_TTL_MS. */
 const MAX_TTL_MS = 1e15;
 
@@ -31,6 +48,9 @@ export class MemoryStore implements Store {
   readonly kind = 'memory';
   readonly #clock: Clock;
   readonly #table: StateTable;
+  readonly #maxKeys: number;
+  /** Request records, least recently written first; bounded by maxKeys. */
+  readonly #records = new Map<string, RequestRecord>();
 
   constructor(options: MemoryStoreOptions = {}) {
     const maxKeys = options.maxKeys ?? 1_000_000;
@@ -42,6 +62,7 @@ export class MemoryStore implements Store {
     }
     this.#clock = options.clock ?? Date.now;
     this.#table = new StateTable(maxKeys);
+    this.#maxKeys = maxKeys;
   }
 
   /** Number of keys held now (expired keys not yet swept included). */
@@ -50,9 +71,13 @@ export class MemoryStore implements Store {
   }
 
   /** Decide every entry at once, all or nothing. Never rejects for valid entries. */
-  check(entries: readonly StoreEntry[], mode: StoreMode): Promise<StoreVerdict[]> {
+  check(
+    entries: readonly StoreEntry[],
+    mode: StoreMode,
+    options?: MemoryStoreCheckOptions,
+  ): Promise<StoreVerdict[]> {
     try {
-      return Promise.resolve(this.checkSync(entries, mode));
+      return Promise.resolve(this.checkSync(entries, mode, options));
     } catch (error) {
       return Promise.reject(error);
     }
@@ -62,12 +87,35 @@ export class MemoryStore implements Store {
    * The synchronous form of `check`: phase 1 evaluates every entry, phase 2 charges all
    * of them only when every entry allows and `mode` is `'consume'`.
    */
-  checkSync(entries: readonly StoreEntry[], mode: StoreMode): StoreVerdict[] {
+  checkSync(
+    entries: readonly StoreEntry[],
+    mode: StoreMode,
+    options?: MemoryStoreCheckOptions,
+  ): StoreVerdict[] {
     assertValidEntries(entries);
     if (mode !== 'consume' && mode !== 'peek') throw new Error(`MemoryStore: unknown mode ${String(mode)}`);
+    const requestKey = options?.requestKey;
+    const requestTtlMs = options?.requestTtlMs;
+    if ((requestKey === undefined) !== (requestTtlMs === undefined)) {
+      throw new Error('MemoryStore: "requestKey" and "requestTtlMs" go together');
+    }
+    if (requestTtlMs !== undefined && !(Number.isFinite(requestTtlMs) && requestTtlMs > 0)) {
+      throw new Error(
+        `MemoryStore: "requestTtlMs" must be a positive number of milliseconds, got ${requestTtlMs}`,
+      );
+    }
     const now = this.#clock();
     if (typeof now !== 'number' || !Number.isFinite(now)) {
       throw new Error(`MemoryStore: the clock returned ${String(now)}, not a finite number`);
+    }
+
+    let recordKey = mode === 'consume' ? requestKey : undefined;
+    if (recordKey !== undefined) {
+      const record = this.#records.get(recordKey);
+      if (record !== undefined && now <= record.expiresAtMs) {
+        if (record.verdicts.length === entries.length) return record.verdicts.map((v) => ({ ...v }));
+        recordKey = undefined; // recorded for another set of entries: left alone
+      }
     }
 
     const evaluations: Evaluation<unknown>[] = new Array(entries.length);
@@ -102,17 +150,36 @@ export class MemoryStore implements Store {
       };
     }
     if (charge) this.#table.sweep(now);
+    if (recordKey !== undefined) this.#record(recordKey, verdicts, now + (requestTtlMs as number), now);
     return verdicts;
   }
 
-  /** Forget these keys. */
+  /** Forget these keys (state keys or request record keys). */
   reset(keys: readonly string[]): Promise<void> {
-    for (const key of keys) this.#table.delete(key);
+    for (const key of keys) {
+      this.#table.delete(key);
+      this.#records.delete(key);
+    }
     return Promise.resolve();
   }
 
-  /** Forget every key. */
+  /** Forget every key and request record. */
   clear(): void {
     this.#table.clear();
+    this.#records.clear();
+  }
+
+  #record(key: string, verdicts: readonly StoreVerdict[], expiresAtMs: number, now: number): void {
+    this.#records.delete(key);
+    for (let i = 0; i < 2; i++) {
+      const oldest = this.#records.entries().next();
+      if (oldest.done || now <= oldest.value[1].expiresAtMs) break;
+      this.#records.delete(oldest.value[0]);
+    }
+    if (this.#records.size >= this.#maxKeys) {
+      const oldest = this.#records.keys().next();
+      if (!oldest.done) this.#records.delete(oldest.value);
+    }
+    this.#records.set(key, { verdicts: verdicts.map((v) => ({ ...v })), expiresAtMs });
   }
 }
