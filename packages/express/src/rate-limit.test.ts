@@ -60,7 +60,8 @@ describe.each([
       res.json({ pattern: routePattern(req) ?? null, unrouted: true });
     });
     const url = await serve(app);
-    const pattern = async (path: string) => (await (await fetch(`${url}${path}`)).json()) as { pattern: string | null };
+    const pattern = async (path: string) =>
+      (await (await fetch(`${url}${path}`)).json()) as { pattern: string | null };
     expect((await pattern('/transfers/42')).pattern).toBe('/transfers/:id');
     expect((await pattern('/api/items/7?q=1')).pattern).toBe('/api/items/:id');
     expect((await pattern('/api')).pattern).toBe('/api');
