@@ -39,7 +39,7 @@ describe.each(ALL_ALGORITHMS)('%s invariants (MemoryStore, injected clock)', (al
           await runInvariants(memoryDecide().decide, policy, ops, t0, 'p');
         },
       ),
-      { numRuns: 150 },
+      { numRuns: 100 },
     );
   });
 
@@ -64,7 +64,7 @@ describe.each(ALL_ALGORITHMS)('%s invariants (MemoryStore, injected clock)', (al
           }
         },
       ),
-      { numRuns: 60 },
+      { numRuns: 40 },
     );
   });
 
@@ -107,7 +107,7 @@ describe.each(ALL_ALGORITHMS)('%s invariants (MemoryStore, injected clock)', (al
           await checkPromises(memoryDecide().decide, policy, ops, t0, 'k');
         },
       ),
-      { numRuns: 300 },
+      { numRuns: 200 },
     );
   });
 
