@@ -7,6 +7,7 @@
 import type { AddressInfo } from 'node:net';
 import { createApp } from './app.js';
 import { storeFromEnv } from './store.js';
+import { warmUp } from './warm-up.js';
 
 const port = Number(process.env.PORT ?? 3000);
 if (!Number.isInteger(port) || port < 0 || port > 65535) {
@@ -14,7 +15,8 @@ if (!Number.isInteger(port) || port < 0 || port > 65535) {
 }
 const timeoutMs = process.env.SLUICE_TIMEOUT_MS ? Number(process.env.SLUICE_TIMEOUT_MS) : undefined;
 const { store, description } = storeFromEnv(process.env);
-const { app } = createApp({ store, prefix: process.env.SLUICE_PREFIX || undefined, timeoutMs });
+const { app, limiter } = createApp({ store, prefix: process.env.SLUICE_PREFIX || undefined, timeoutMs });
+await warmUp(limiter);
 const server = app.listen(port, '127.0.0.1', () => {
   const bound = (server.address() as AddressInfo).port;
   console.log(`express-example (${description} store) listening on ${bound}`);
