@@ -34,3 +34,13 @@ export function policyKey(tag: string, policy: CompiledPolicy, route: string | u
 export function buildKey(prefix: string, identity: string, policy: CompiledPolicy, route?: string): string {
   return policyKey(identityTag(prefix, identity), policy, route);
 }
+
+/**
+ * The record keys of an idempotent request (`descriptor.requestId`), in the identity's slot:
+ * `<tag>:~rid:<encodedRequestId>` and `<tag>:~rid2:<encodedRequestId>` (one per store call a
+ * check may make). Policy names never start with `~`, so these never meet a policy key.
+ */
+export function requestKeys(tag: string, requestId: string): [string, string] {
+  const encoded = encodeKeyComponent(requestId);
+  return [`${tag}:~rid:${encoded}`, `${tag}:~rid2:${encoded}`];
+}

@@ -1,4 +1,4 @@
 /** Storage keys and identity encoding. */
-export { buildKey, identityTag, isValidPrefix, policyKey } from './build-keys.js';
+export { buildKey, identityTag, isValidPrefix, policyKey, requestKeys } from './build-keys.js';
 export { base64url, encodeKeyComponent } from './encode.js';
 export { sha256 } from './sha256.js';

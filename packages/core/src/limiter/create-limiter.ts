@@ -1,5 +1,5 @@
 /** `createLimiter`: policies + store + deadline + breaker + fail modes + deny cache, one decision per call. */
-import { identityTag, policyKey } from '../keys/build-keys.js';
+import { identityTag, policyKey, requestKeys } from '../keys/build-keys.js';
 import { definePolicies } from '../policy/define-policy.js';
 import { describeValue } from '../policy/errors.js';
 import { MemoryStore } from '../stores/memory-store.js';
@@ -49,7 +49,35 @@ export interface Limiter {
   onDecision(listener: (event: DecisionEvent) => void): () => void;
 }
 
-type StoreCall = (entries: readonly StoreEntry[], mode: StoreMode) => Promise<StoreVerdict[] | undefined>;
+/** Per-check store options (an idempotent request's record); see `Store.check`. */
+interface CheckOptions {
+  readonly requestKey?: string;
+  readonly requestTtlMs?: number;
+}
+
+/** `Store.check` with its optional third argument. */
+type CheckWithOptions = (
+  entries: readonly StoreEntry[],
+  mode: StoreMode,
+  options?: CheckOptions,
+) => Promise<StoreVerdict[]>;
+
+type StoreCall = (
+  entries: readonly StoreEntry[],
+  mode: StoreMode,
+  options?: CheckOptions,
+) => Promise<StoreVerdict[] | undefined>;
+
+/** The two record keys of an idempotent request: one per store call a check may make. */
+interface RequestRecord {
+  readonly keys: readonly [string, string];
+  readonly ttlMs: number;
+}
+
+interface Planned {
+  readonly entries: StoreEntry[];
+  readonly tag: string;
+}
 
 interface Outcome {
   readonly results: PolicyResult[];
@@ -106,7 +134,7 @@ export function createLimiter(options: LimiterOptions): Limiter {
     return found;
   }
 
-  function plan(descriptor: Descriptor, method: string): StoreEntry[] {
+  function plan(descriptor: Descriptor, method: string): Planned {
     if (typeof descriptor !== 'object' || descriptor === null) {
       throw new TypeError(
         `limiter.${method}: the descriptor must be an object, got ${describeValue(descriptor)}`,
@@ -123,22 +151,35 @@ export function createLimiter(options: LimiterOptions): Limiter {
       );
     }
     checkCostRecord(descriptor.cost, byName, method);
+    if (
+      method === 'check' &&
+      descriptor.requestId !== undefined &&
+      (typeof descriptor.requestId !== 'string' || descriptor.requestId === '')
+    ) {
+      throw new TypeError(
+        `limiter.check: "requestId" must be a non-empty string, got ${describeValue(descriptor.requestId)}`,
+      );
+    }
     const applying = selectPolicies(policies, byName, descriptor.policies, method);
-    if (applying.length === 0) return [];
     const tag = identityTag(prefix, descriptor.identity);
-    return applying.map((p) => ({
+    const entries = applying.map((p) => ({
       key: policyKey(tag, p, descriptor.route),
       policy: p,
       cost: resolveCost(p, descriptor, method),
     }));
+    return { entries, tag };
   }
 
   /** The store behind the deadline and the breaker; undefined means it could not decide. */
-  const remote: StoreCall = async (entries, mode) => {
+  const storeCheck = store.check.bind(store) as CheckWithOptions;
+  const remote: StoreCall = async (entries, mode, options) => {
     const permit = breaker?.permit() ?? 'call';
     if (permit === 'reject') return undefined;
     try {
-      const verdicts = await withDeadline(() => store.check(entries, mode), timeoutMs);
+      const verdicts = await withDeadline(
+        () => (options === undefined ? storeCheck(entries, mode) : storeCheck(entries, mode, options)),
+        timeoutMs,
+      );
       if (!Array.isArray(verdicts) || verdicts.length !== entries.length) {
         throw new Error('the store answered with the wrong number of verdicts');
       }
@@ -162,13 +203,19 @@ export function createLimiter(options: LimiterOptions): Limiter {
    * Decides `entries` through `call`. Shadow policies ride in the same atomic call; when only a
    * shadow policy denied (so nothing was charged), the enforcing policies are charged in a second
    * call: a shadow policy observes, it never blocks the others.
+   *
+   * An idempotent request records each of the (at most two) calls under its own record key,
+   * so a retry replays both and charges nothing twice.
    */
   async function decideWith(
     call: StoreCall,
     entries: readonly StoreEntry[],
     mode: StoreMode,
+    request?: RequestRecord,
   ): Promise<PolicyResult[] | undefined> {
-    const verdicts = await call(entries, mode);
+    const options = (i: 0 | 1): CheckOptions | undefined =>
+      request === undefined ? undefined : { requestKey: request.keys[i], requestTtlMs: request.ttlMs };
+    const verdicts = await call(entries, mode, options(0));
     if (verdicts === undefined) return undefined;
     const results = entries.map((e, i) => resultFromVerdict(e.policy, e.cost, verdicts[i]!));
     if (mode === 'peek') return results;
@@ -179,6 +226,7 @@ export function createLimiter(options: LimiterOptions): Limiter {
     const again = await call(
       enforcedIdx.map((i) => entries[i]!),
       mode,
+      options(1),
     );
     if (again === undefined) return undefined;
     enforcedIdx.forEach((entryIndex, j) => {
@@ -216,8 +264,12 @@ export function createLimiter(options: LimiterOptions): Limiter {
     return { results: results as PolicyResult[], source };
   }
 
-  async function decide(entries: readonly StoreEntry[], mode: StoreMode): Promise<Outcome> {
-    const results = await decideWith(remote, entries, mode);
+  async function decide(
+    entries: readonly StoreEntry[],
+    mode: StoreMode,
+    request?: RequestRecord,
+  ): Promise<Outcome> {
+    const results = await decideWith(remote, entries, mode, request);
     if (results !== undefined) return { results, source: 'store' };
     return failover(entries, mode);
   }
@@ -236,26 +288,34 @@ export function createLimiter(options: LimiterOptions): Limiter {
 
   async function check(descriptor: Descriptor): Promise<Decision> {
     const startedAt = now();
-    const entries = plan(descriptor, 'check');
+    const { entries, tag } = plan(descriptor, 'check');
     if (entries.length === 0) return NO_POLICY;
     const setKey = entries.map((e) => e.key).join('\n');
     const costs = entries.map((e) => e.cost);
+    // An idempotent retry must get its recorded answer, so it never stops at the deny cache.
+    const request: RequestRecord | undefined =
+      descriptor.requestId === undefined
+        ? undefined
+        : { keys: requestKeys(tag, descriptor.requestId), ttlMs: resolved.idempotencyTtlMs };
     let decision: Decision;
-    const cached = denyCache?.lookup(setKey, costs, clock());
+    // Read before the store call: the store decided after this moment, so a wait counted from
+    // here never outlasts the store's own.
+    const askedAtMs = clock();
+    const cached = request === undefined ? denyCache?.lookup(setKey, costs, askedAtMs) : undefined;
     if (cached !== undefined) {
       decision = buildDecision(cached, 'deny-cache');
     } else {
-      const { results, source } = await decide(entries, 'consume');
+      const { results, source } = await decide(entries, 'consume', request);
       decision = buildDecision(results, source);
       if (denyCache && source === 'store' && !decision.allowed)
-        denyCache.remember(setKey, costs, results, clock());
+        denyCache.remember(setKey, costs, results, askedAtMs);
     }
     emit(decision, startedAt);
     return decision;
   }
 
   async function peek(descriptor: Descriptor): Promise<Decision> {
-    const entries = plan(descriptor, 'peek');
+    const { entries } = plan(descriptor, 'peek');
     if (entries.length === 0) return NO_POLICY;
     const { results, source } = await decide(entries, 'peek');
     return buildDecision(results, source);

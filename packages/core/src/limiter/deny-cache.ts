@@ -37,8 +37,10 @@ export class DenyCache {
    * did not allow count.
    */
   remember(setKey: string, costs: readonly number[], results: readonly PolicyResult[], nowMs: number): void {
+    // Waits in results are rounded up to whole ms; 1 ms less keeps the rounding from ever
+    // extending a denial past the moment the store would admit.
     const untilMs = results.map((r) =>
-      !r.shadow && !r.allowed && r.retryAfterMs > 0 ? nowMs + r.retryAfterMs : 0,
+      !r.shadow && !r.allowed && r.retryAfterMs > 1 ? nowMs + r.retryAfterMs - 1 : 0,
     );
     const expiresAtMs = Math.max(0, ...untilMs);
     if (expiresAtMs <= nowMs) return;

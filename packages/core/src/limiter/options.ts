@@ -19,6 +19,11 @@ export interface LimiterOptions {
   denyCache?: { maxKeys?: number } | false;
   /** The in-process limiter that decides `failMode: 'local'` policies while the store is unavailable. */
   localFallback?: { maxKeys?: number };
+  /**
+   * Idempotent checks (`descriptor.requestId`): how long a decision is remembered, in ms
+   * (default 60 000). A retry after that is a new request.
+   */
+  idempotency?: { ttlMs?: number };
   /** Milliseconds since the epoch; `Date.now` by default. Injected in tests. */
   clock?: Clock;
   /** Called once per decision (never for `peek`). Carries no identity, key or route. */
@@ -33,6 +38,7 @@ export const LIMITER_DEFAULTS = Object.freeze({
   cooldownMs: 1000,
   denyCacheMaxKeys: 10_000,
   localFallbackMaxKeys: 100_000,
+  idempotencyTtlMs: 60_000,
 });
 
 /** Validated options with defaults applied. */
@@ -42,6 +48,7 @@ export interface ResolvedLimiterOptions {
   readonly breaker: { readonly failureThreshold: number; readonly cooldownMs: number } | undefined;
   readonly denyCacheMaxKeys: number | undefined;
   readonly localFallbackMaxKeys: number;
+  readonly idempotencyTtlMs: number;
   readonly clock: Clock;
 }
 
@@ -120,12 +127,15 @@ export function resolveLimiterOptions(options: LimiterOptions): ResolvedLimiterO
     l.maxKeys,
     LIMITER_DEFAULTS.localFallbackMaxKeys,
   );
+  const i = optionalObject('idempotency', options.idempotency);
+  const idempotencyTtlMs = positiveInteger('idempotency.ttlMs', i.ttlMs, LIMITER_DEFAULTS.idempotencyTtlMs);
   return {
     prefix,
     timeoutMs,
     breaker,
     denyCacheMaxKeys,
     localFallbackMaxKeys,
+    idempotencyTtlMs,
     clock: options.clock ?? (() => Date.now()),
   };
 }

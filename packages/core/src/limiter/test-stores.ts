@@ -2,7 +2,7 @@
  * Store wrappers for limiter tests: they count calls and can fail on demand around a real
  * MemoryStore. Test support only; not exported from the package.
  */
-import { MemoryStore } from '../stores/memory-store.js';
+import { MemoryStore, type MemoryStoreCheckOptions } from '../stores/memory-store.js';
 import type { Clock, Store, StoreEntry, StoreMode, StoreVerdict } from '../types.js';
 
 /** How a `SwitchableStore` behaves. */
@@ -19,11 +19,15 @@ export class SwitchableStore implements Store {
     this.inner = new MemoryStore({ clock });
   }
 
-  check(entries: readonly StoreEntry[], mode: StoreMode): Promise<StoreVerdict[]> {
+  check(
+    entries: readonly StoreEntry[],
+    mode: StoreMode,
+    options?: MemoryStoreCheckOptions,
+  ): Promise<StoreVerdict[]> {
     this.calls.push({ entries, mode });
     if (this.behaviour === 'error') return Promise.reject(new Error('connection refused'));
     if (this.behaviour === 'hang') return new Promise(() => {});
-    return this.inner.check(entries, mode);
+    return this.inner.check(entries, mode, options);
   }
 
   reset(keys: readonly string[]): Promise<void> {

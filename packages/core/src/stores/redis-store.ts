@@ -3,11 +3,22 @@
  * Works with anything that offers `evalsha` and `eval` (`EvalClient`): ioredis `Redis` and
  * `Cluster` as they are, node-redis or an HTTP client through a small wrapper. Web-standard.
  */
-import { DECIDE_SCRIPT, decodeScriptReply, encodeScriptArgs } from '../redis/script.js';
+import {
+  DECIDE_SCRIPT,
+  decodeScriptReply,
+  encodeScriptArgs,
+  encodeScriptKeys,
+  RESET_SCRIPT,
+} from '../redis/script.js';
 import type { Clock, EvalClient, Store, StoreEntry, StoreMode, StoreVerdict } from '../types.js';
 
-/** Deletes every key in KEYS; all keys of one identity share a hash tag, so one slot. */
-const RESET_SCRIPT = "for _, key in ipairs(KEYS) do redis.call('DEL', key) end return #KEYS";
+/** Options of one `RedisStore.check`: the record of an idempotent request. */
+export interface RedisStoreCheckOptions {
+  /** Key of the request record (same hash tag as the entries). */
+  readonly requestKey?: string;
+  /** How long the record lives, in ms. Goes with `requestKey`. */
+  readonly requestTtlMs?: number;
+}
 
 /** Options of `RedisStore`. */
 export interface RedisStoreOptions {
@@ -59,11 +70,23 @@ export class RedisStore implements Store {
     this.ownsClient = options.ownsClient === true;
   }
 
-  /** Decides every entry in one atomic script call; all or nothing. */
-  async check(entries: readonly StoreEntry[], mode: StoreMode): Promise<StoreVerdict[]> {
+  /**
+   * Decides every entry in one atomic script call; all or nothing. With `requestKey` and
+   * `requestTtlMs`, a consume is idempotent: a recorded request replays its verdicts and
+   * charges nothing; otherwise its verdicts are recorded (in the same script call).
+   */
+  async check(
+    entries: readonly StoreEntry[],
+    mode: StoreMode,
+    options: RedisStoreCheckOptions = {},
+  ): Promise<StoreVerdict[]> {
     if (entries.length === 0) return [];
-    const args = encodeScriptArgs(entries, mode, this.clock?.());
-    const keys = entries.map((e) => e.key);
+    const { requestKey, requestTtlMs } = options;
+    if ((requestKey === undefined) !== (requestTtlMs === undefined)) {
+      throw new TypeError('RedisStore: "requestKey" and "requestTtlMs" go together');
+    }
+    const args = encodeScriptArgs(entries, mode, this.clock?.(), requestTtlMs);
+    const keys = encodeScriptKeys(entries, requestKey);
     let reply: unknown;
     try {
       reply = await this.client.evalsha(DECIDE_SCRIPT.sha1, keys.length, ...keys, ...args);
@@ -78,7 +101,12 @@ export class RedisStore implements Store {
   /** Deletes the state behind `keys` (keys of one identity: one slot on Cluster). */
   async reset(keys: readonly string[]): Promise<void> {
     if (keys.length === 0) return;
-    await this.client.eval(RESET_SCRIPT, keys.length, ...keys);
+    try {
+      await this.client.evalsha(RESET_SCRIPT.sha1, keys.length, ...keys);
+    } catch (error) {
+      if (!isNoScriptError(error)) throw error;
+      await this.client.eval(RESET_SCRIPT.source, keys.length, ...keys);
+    }
   }
 
   /** Quits the client when this store built it (`createRedisStore` from a URL or nodes); else does nothing. */
