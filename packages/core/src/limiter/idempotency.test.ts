@@ -1,7 +1,7 @@
 import { describe, expect, it } from 'vitest';
 import type { PolicyInput } from '../types.js';
 import { createLimiter } from './create-limiter.js';
-import { SwitchableStore } from './test-stores.js';
+import { SwitchableStore } from './test-stores.test-support.js';
 
 function setup(policies: readonly PolicyInput[], ttlMs?: number) {
   const clock = { now: 1_700_000_000_000 };

@@ -4,7 +4,7 @@ import { PolicyError } from '../policy/errors.js';
 import { MemoryStore } from '../stores/memory-store.js';
 import type { Algorithm, DecisionEvent, PolicyInput } from '../types.js';
 import { createLimiter } from './create-limiter.js';
-import { SwitchableStore } from './test-stores.js';
+import { SwitchableStore } from './test-stores.test-support.js';
 
 function setup(
   policies: readonly PolicyInput[],
