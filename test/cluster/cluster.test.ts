@@ -301,6 +301,37 @@ describe('keys spread over the primaries by identity', () => {
   });
 });
 
+describe('idempotent checks on the Cluster', () => {
+  it('a retried multi-policy check with the same requestId replays the first decision; the record shares the slot', async () => {
+    const p = prefix();
+    const policies: PolicyInput[] = ALGORITHMS.map((algorithm) => ({
+      name: `i-${algorithm}`,
+      algorithm,
+      limit: 10,
+      window: '1h',
+    }));
+    const limiters = clients.map((client) =>
+      createLimiter({
+        policies,
+        prefix: p,
+        store: new RedisStore({ client: recording(client) }),
+        timeoutMs: 20_000,
+      }),
+    );
+    // The same request retried from every connection at once: charged once.
+    const replays = await Promise.all(
+      limiters.map((l) => l.check({ identity: 'retrying', requestId: 'req-42' })),
+    );
+    for (const d of replays) {
+      expect(d.allowed).toBe(true);
+      expect(d.results.map((r) => r.remaining)).toEqual(Array(5).fill(9));
+    }
+    const after = await limiters[0]!.peek({ identity: 'retrying' });
+    expect(after.results.map((r) => r.remaining)).toEqual(Array(5).fill(9));
+    expect((await limiters[1]!.check({ identity: 'retrying', requestId: 'req-43' })).remaining).toBe(8);
+  });
+});
+
 describe('the hot-key limit', () => {
   it('one identity is one slot on one primary: measured decisions per second, with and without the deny cache', async () => {
     const rate = async (identities: (i: number) => string, denyCache: boolean, limit: number, n = 4000) => {
