@@ -183,6 +183,18 @@ describe.each(EXAMPLE_APPS)('$name example app, 4 nodes on one Redis', (spec) =>
     expect(remainingOf(status.headers.ratelimit, 'payments')).toBeGreaterThanOrEqual(4);
   });
 
+  test('identity: each API key has its own quota; without a key the client IP is the identity', async () => {
+    const post = (headers: Record<string, string>) =>
+      request(`${pick(nodes).url}/transfers/1`, { method: 'POST', headers });
+    const first = { 'x-api-key': apiKey() };
+    for (let i = 0; i < 3; i++) expect((await post(first)).status).toBe(200);
+    expect((await post(first)).status).toBe(429);
+    expect((await post({ 'x-api-key': apiKey() })).status).toBe(200);
+    // No key: every request here comes from 127.0.0.1, one identity across the nodes.
+    const noKey = await Promise.all([post({}), post({}), post({}), post({})]);
+    expect(noKey.map((reply) => reply.status).sort()).toEqual([200, 200, 200, 429]);
+  });
+
   test('/shadow is always 200 and its would-denies are counted in /metrics', async () => {
     // A fixed window of 60 s: keep all eight requests inside one window.
     const intoWindowMs = Date.now() % 60_000;
