@@ -136,15 +136,26 @@ describe.each([
     expect((await fetch(url)).status).toBe(200);
   });
 
-  test('a rejecting onLimited reaches the Express error handler', async () => {
+  test.each([
+    {
+      kind: 'rejecting',
+      onLimited: async () => {
+        throw new Error('custom response failed');
+      },
+    },
+    {
+      kind: 'throwing',
+      onLimited: () => {
+        throw new Error('custom response failed');
+      },
+    },
+  ])('a $kind onLimited reaches the Express error handler', async ({ onLimited }) => {
     const app = express();
     app.get(
       '/',
       rateLimit({
         limiter: oneRequestLimiter(),
-        onLimited: async () => {
-          throw new Error('custom response failed');
-        },
+        onLimited,
       }),
       (_req, res) => {
         res.json({ ok: true });

@@ -74,7 +74,8 @@ export function rateLimit(options: ExpressRateLimitOptions = {}): RequestHandler
         }
         if (verdict.action === 'pass') return next();
         if (onLimited !== undefined) {
-          return Promise.resolve(onLimited(req, res, next, verdict)).catch(next);
+          // A sync throw or a rejection from the app's handler goes to Express's error handling.
+          return new Promise<void>((done) => done(onLimited(req, res, next, verdict))).catch(next);
         }
         res.statusCode = verdict.status;
         for (const [name, value] of Object.entries(verdict.headers)) res.setHeader(name, value);
