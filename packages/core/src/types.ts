@@ -153,6 +153,18 @@ export interface StoreVerdict {
   readonly retryAfterMs: number;
 }
 
+/**
+ * Options of one store check. `requestKey` + `requestTtlMs` make a consuming check
+ * idempotent: while the record lives, a check with the same key replays the first
+ * verdicts and charges nothing. Peek ignores them.
+ */
+export interface StoreCheckOptions {
+  /** Storage key of the request record; shares the entries' hash tag. */
+  readonly requestKey?: string;
+  /** How long the record lives, in ms. Goes with `requestKey`. */
+  readonly requestTtlMs?: number;
+}
+
 /** What the store is asked to do. */
 export type StoreMode = 'consume' | 'peek';
 
@@ -162,7 +174,7 @@ export type StoreMode = 'consume' | 'peek';
  */
 export interface Store {
   readonly kind: string;
-  check(entries: readonly StoreEntry[], mode: StoreMode): Promise<StoreVerdict[]>;
+  check(entries: readonly StoreEntry[], mode: StoreMode, options?: StoreCheckOptions): Promise<StoreVerdict[]>;
   /** Delete the state behind these keys. */
   reset(keys: readonly string[]): Promise<void>;
 }
