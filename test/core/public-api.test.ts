@@ -17,6 +17,8 @@ describe('public API', () => {
       'MemoryStore',
       'RedisStore',
       'DECIDE_SCRIPT',
+      'RESET_SCRIPT',
+      'encodeScriptKeys',
       'encodeScriptArgs',
       'decodeScriptReply',
       'buildKey',

@@ -5,7 +5,7 @@
  */
 
 export * from './http/index.js';
-export { buildKey, encodeKeyComponent, identityTag, policyKey } from './keys/index.js';
+export { buildKey, encodeKeyComponent, identityTag, policyKey, requestKeys } from './keys/index.js';
 export {
   type BreakerState,
   createLimiter,
@@ -37,7 +37,22 @@ export {
   type RestResponseEncoding,
   type UpstashRedisLike,
 } from './redis/rest-client.js';
-export { DECIDE_SCRIPT, decodeScriptReply, encodeScriptArgs } from './redis/script.js';
-export { MemoryStore, type MemoryStoreOptions } from './stores/memory-store.js';
-export { isNoScriptError, RedisStore, type RedisStoreOptions } from './stores/redis-store.js';
+export {
+  DECIDE_SCRIPT,
+  decodeScriptReply,
+  encodeScriptArgs,
+  encodeScriptKeys,
+  RESET_SCRIPT,
+} from './redis/script.js';
+export {
+  MemoryStore,
+  type MemoryStoreCheckOptions,
+  type MemoryStoreOptions,
+} from './stores/memory-store.js';
+export {
+  isNoScriptError,
+  RedisStore,
+  type RedisStoreCheckOptions,
+  type RedisStoreOptions,
+} from './stores/redis-store.js';
 export * from './types.js';
