@@ -16,9 +16,9 @@ import { keySlot, ownerOf } from './key-slot.js';
 /** Checks per second per limiter during the run. */
 const RATE_PER_SECOND = 50;
 const TICK_MS = 1000 / RATE_PER_SECOND;
-/** Token bucket: 200 units, refilling 200 per hour (one per 18 s): the run ends far from full refill. */
+/** Token bucket: 200 units, refilling 200 per day (one per 432 s): no whole unit refills during the run. */
 const LIMIT = 200;
-const WINDOW_MS = 3_600_000;
+const WINDOW_MS = 86_400_000;
 const TIMEOUT_MS = 100;
 const WARMUP_MS = 1500;
 /** Keep going this long after the replica serves again (enough to reach the limit). */
@@ -193,6 +193,18 @@ describe('failover: a primary killed under steady load', () => {
     const overshoot = storeAdmitted - LIMIT - refill;
     const afterRecovery = samples.closed.filter((s) => s.atMs >= recovered);
     const admittedBeforeKill = samples.closed.filter((s) => s.atMs < kill && s.decision.allowed).length;
+    // What the promoted replica knew: its first admitted decision reports the units left after it.
+    // Admitted before it but unknown to the replica = writes lost with the primary; known but never
+    // admitted = checks charged whose reply was lost (the ambiguous outcome).
+    const firstServed = samples.closed
+      .filter((s) => s.atMs >= recovered && s.decision.source === 'store' && s.decision.allowed)
+      .sort((a, b) => a.atMs - b.atMs)[0];
+    const chargedBeforeRecovery = firstServed ? LIMIT - firstServed.decision.remaining - 1 : Number.NaN;
+    const admittedBeforeRecovery = samples.closed.filter(
+      (s) => firstServed && s.atMs < firstServed.atMs && s.decision.source === 'store' && s.decision.allowed,
+    ).length;
+    const lostWrites = Math.max(0, admittedBeforeRecovery - chargedBeforeRecovery);
+    const chargedUnanswered = Math.max(0, chargedBeforeRecovery - admittedBeforeRecovery);
     const durations = Object.values(samples)
       .flat()
       .map((s) => s.durationMs)
@@ -217,6 +229,7 @@ describe('failover: a primary killed under steady load', () => {
         `[failover] during the window: local ${tally(localOut)}`,
         `[failover] during the window: bystander on another primary ${tally(bystanderOut)}`,
         `[failover] admitted before kill ${admittedBeforeKill}; store admitted in all ${storeAdmitted} of limit ${LIMIT} (+${refill} refill): overshoot ${overshoot}`,
+        `[failover] the promoted replica knew of ${chargedBeforeRecovery} charges for ${admittedBeforeRecovery} admitted: ${lostWrites} writes lost with the primary, ${chargedUnanswered} charged but answered unavailable`,
         `[failover] decision latency over ${durations.length} checks: p50 ${durations[Math.floor(durations.length / 2)]?.toFixed(1)} ms, p99 ${p99.toFixed(1)} ms, max ${max.toFixed(1)} ms (deadline ${TIMEOUT_MS} ms; timer lag p99 ${lag.p99Ms.toFixed(0)} ms)`,
       ].join('\n'),
     );
@@ -251,6 +264,8 @@ describe('failover: a primary killed under steady load', () => {
     expect(afterRecovery.at(-1)?.decision.outcome).toBe('over_limit');
     // Overshoot: only writes the replica had not received when its primary died (loopback: a few at most).
     expect(overshoot).toBeLessThanOrEqual(10);
+    expect(Number.isFinite(chargedBeforeRecovery)).toBe(true);
+    expect(lostWrites).toBeLessThanOrEqual(10);
     // Every decision came back near the deadline, never after a TCP timeout.
     expect(p99).toBeLessThan(TIMEOUT_MS + 100 + lag.p99Ms);
     expect(max).toBeLessThan(2000);
