@@ -35,12 +35,14 @@ function runSuite(name, args) {
   return new Promise((resolve, reject) => {
     const out = join(work, `${name}.json`);
     process.stderr.write(`\n[${name}]\n`);
+    const t0 = Date.now();
     const child = spawn(process.execPath, [join(here, 'suites', `${name}.mjs`), ...args, '--out', out], {
       stdio: ['ignore', 'inherit', 'inherit'],
       cwd: here,
     });
     child.once('exit', (code) => {
       if (code !== 0) return reject(new Error(`suite ${name} exited with ${code}`));
+      process.stderr.write(`[${name}: ${Math.round((Date.now() - t0) / 1000)} s]\n`);
       resolve(JSON.parse(readFileSync(out, 'utf8')));
     });
   });

@@ -31,7 +31,7 @@ const { values: opts } = parseArgs({
 });
 const redisUrl = opts['redis-url'];
 if (!redisUrl) throw new Error('--redis-url is required');
-const ROUNDS = Number(opts.rounds ?? (opts.quick ? 1 : 4));
+const ROUNDS = Number(opts.rounds ?? (opts.quick ? 1 : 3));
 const DURATION_S = Number(opts['duration-s'] ?? (opts.quick ? 0.7 : 1.2));
 const WARMUP_S = opts.quick ? 0.3 : 1;
 const CONNECTIONS = Number(opts.connections ?? 32);
