@@ -1,6 +1,14 @@
 /** The options of `RateLimitModule.forRoot()` / `forRootAsync()`, and the module builder. */
 import { ConfigurableModuleBuilder } from '@nestjs/common';
-import type { Limiter, LimiterOptions, PolicyInput, RateLimitOptions, Store } from '@sluice/core';
+import type {
+  Algorithm,
+  FailMode,
+  Limiter,
+  LimiterOptions,
+  PolicyInput,
+  RateLimitOptions,
+  Store,
+} from '@sluice/core';
 
 /**
  * The request object the guard sees: Express's `Request` on the Express platform,
@@ -17,10 +25,18 @@ export interface RateLimitRequest {
 /** Options of `RateLimitModule.forRoot()`. */
 export interface RateLimitModuleOptions extends Omit<LimiterOptions, 'policies' | 'store'> {
   /**
-   * The module's policies; `@RateLimit('name')` selects among them. Required unless
-   * `limiter` is given.
+   * The module's policies; `@RateLimit('name')` selects among them. Give these, or the
+   * `limit` + `window` shorthand, or a `limiter`.
    */
   policies?: readonly PolicyInput[];
+  /** Shorthand with `window`: one policy named `default`. */
+  limit?: number;
+  /** Shorthand with `limit`: `'1m'`, `'10s'` or milliseconds. */
+  window?: string | number;
+  /** Algorithm of the shorthand policy. Default `'fixed-window'`. */
+  algorithm?: Algorithm;
+  /** Fail mode of the shorthand policy, and of policies that set none. Default `'closed'`. */
+  failMode?: FailMode;
   /** Where state lives. Default: a new `MemoryStore` (one process only). */
   store?: Store;
   /** Bring your own limiter instead of `policies` (its own store and options then apply). */
@@ -55,6 +71,10 @@ export function limiterOptionsOf(
 ): Omit<LimiterOptions, 'policies' | 'store'> {
   const {
     policies: _policies,
+    limit: _limit,
+    window: _window,
+    algorithm: _algorithm,
+    failMode: _failMode,
     store: _store,
     limiter: _limiter,
     defaultPolicies: _defaultPolicies,

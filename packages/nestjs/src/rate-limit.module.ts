@@ -1,7 +1,7 @@
 /** `RateLimitModule`: the limiter, its store and the guard, provided through DI. */
 import { Module } from '@nestjs/common';
 import { DiscoveryModule } from '@nestjs/core';
-import { createLimiter, type Limiter, MemoryStore, type Store } from '@sluice/core';
+import { createLimiter, type Limiter, MemoryStore, resolveRateLimitOptions, type Store } from '@sluice/core';
 import {
   ConfigurableRateLimitModule,
   limiterOptionsOf,
@@ -14,6 +14,10 @@ import { RATE_LIMIT_STORE, RATE_LIMITER } from './tokens.js';
 
 const KNOWN_OPTIONS: readonly string[] = [
   'policies',
+  'limit',
+  'window',
+  'algorithm',
+  'failMode',
   'store',
   'limiter',
   'prefix',
@@ -49,12 +53,17 @@ function checkOptions(options: RateLimitModuleOptions): void {
       `RateLimitModule: "defaultPolicies" must be an array of policy names, got ${String(options.defaultPolicies)}`,
     );
   }
-  if (options.limiter !== undefined && options.policies !== undefined) {
-    throw new TypeError('RateLimitModule: give "policies" or "limiter", not both');
+  const shorthand = options.limit !== undefined || options.window !== undefined;
+  if (options.limiter !== undefined && (options.policies !== undefined || shorthand)) {
+    throw new TypeError('RateLimitModule: give "policies" (or "limit" and "window") or "limiter", not both');
   }
-  if (options.limiter === undefined && (!Array.isArray(options.policies) || options.policies.length === 0)) {
+  if (
+    options.limiter === undefined &&
+    !shorthand &&
+    (!Array.isArray(options.policies) || options.policies.length === 0)
+  ) {
     throw new TypeError(
-      `RateLimitModule: "policies" must be a non-empty array of policies (or give "limiter"), got ${String(options.policies)}`,
+      `RateLimitModule: "policies" must be a non-empty array of policies (or give "limit" and "window", or "limiter"), got ${String(options.policies)}`,
     );
   }
 }
@@ -68,9 +77,19 @@ function storeFactory(options: RateLimitModuleOptions): Store | undefined {
 
 function limiterFactory(options: RateLimitModuleOptions, store: Store | undefined): Limiter {
   if (options.limiter !== undefined) return options.limiter;
-  const policies = (options.policies ?? []).map((policy) =>
-    options.shadow === true ? { ...policy, shadow: true } : policy,
-  );
+  // Core validates and compiles the policies (shorthand, failMode default, shadow) exactly as
+  // for every adapter; the module's limiter then gets them with its own store and options.
+  const { policies } = resolveRateLimitOptions(
+    {
+      ...(options.policies !== undefined && { policies: options.policies }),
+      ...(options.limit !== undefined && { limit: options.limit }),
+      ...(options.window !== undefined && { window: options.window }),
+      ...(options.algorithm !== undefined && { algorithm: options.algorithm }),
+      ...(options.failMode !== undefined && { failMode: options.failMode }),
+      ...(options.shadow !== undefined && { shadow: options.shadow }),
+    },
+    'nestjs',
+  ).limiter;
   return createLimiter({ ...limiterOptionsOf(options), policies, ...(store !== undefined && { store }) });
 }
 

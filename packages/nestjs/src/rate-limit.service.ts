@@ -149,7 +149,13 @@ export class RateLimitService implements OnModuleInit {
       limiter = createLimiter({
         ...limiterOptionsOf(this.options),
         prefix: this.options.prefix ?? this.limiter.prefix,
-        policies: [shadow === undefined ? meta.policy : { ...meta.policy, shadow }],
+        policies: [
+          {
+            ...(this.options.failMode !== undefined && { failMode: this.options.failMode }),
+            ...meta.policy,
+            ...(shadow !== undefined && { shadow }),
+          },
+        ],
         store: this.store,
       });
       for (const [listener, offs] of this.listeners) offs.push(limiter.onDecision(listener));

@@ -246,6 +246,36 @@ const SCENARIOS: Scenario[] = [
     },
   },
   {
+    name: 'shorthand limit + window builds one policy named "default"',
+    mount: 'route',
+    options: (w) => ({ limit: 2, window: '1m', clock: w.clock, store: new MemoryStore({ clock: w.clock }) }),
+    async run(client) {
+      expect((await client.get('/items/1')).status).toBe(200);
+      const second = await client.get('/items/1');
+      expect(second.headers['ratelimit-policy']).toBe('"default";q=2;w=60');
+      const third = await client.get('/items/1');
+      expect(third.status).toBe(429);
+      expect((json(third) as { policy: string }).policy).toBe('default');
+    },
+  },
+  {
+    name: 'module failMode is the default for policies without one',
+    mount: 'route',
+    options: () => ({
+      policies: [{ name: 'api', limit: 5, window: '1s' }],
+      store: failingStore,
+      failMode: 'open',
+    }),
+    async run(client) {
+      const reply = await client.get('/items/1');
+      expect(reply.status).toBe(200);
+      expect((json(reply) as { rateLimit: unknown }).rateLimit).toMatchObject({
+        allowed: true,
+        outcome: 'unavailable',
+      });
+    },
+  },
+  {
     name: '503 problem+json when the store fails and the policy fails closed',
     mount: 'route',
     options: (w) => ({ limiter: w.limiter([{ name: 'api', limit: 5, window: '1s' }], failingStore) }),
@@ -733,7 +763,17 @@ describe('construction errors', () => {
     await expect(compile({})).rejects.toThrow(/"policies" must be a non-empty array/);
     await expect(
       compile({ policies: POLICIES, limiter: createLimiter({ policies: POLICIES }) }),
-    ).rejects.toThrow(/"policies" or "limiter", not both/);
+    ).rejects.toThrow(/or "limiter", not both/);
+    await expect(
+      compile({ limit: 5, window: '1m', limiter: createLimiter({ policies: POLICIES }) }),
+    ).rejects.toThrow(/or "limiter", not both/);
+  });
+
+  it('validates the limit + window shorthand through core', async () => {
+    await expect(compile({ limit: -1, window: '1m' })).rejects.toThrow(
+      'rateLimit: "limit" must be a positive integer, got -1',
+    );
+    await expect(compile({ limit: 5, window: 'soon' })).rejects.toThrow(/"window".*soon/);
   });
 
   it('rejects unknown options and bad defaultPolicies', async () => {
