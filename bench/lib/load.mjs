@@ -60,6 +60,8 @@ export async function runClosedLoop(op, { concurrency = 256, warmupMs = 500, dur
     cpuFrom && cpuTo ? cpuTo.user + cpuTo.system - (cpuFrom.user + cpuFrom.system) : Number.NaN;
   return {
     ops: count,
+    /** Every operation started, warm-up included. */
+    started: seq,
     seconds,
     perSecond: count / seconds,
     p50Us: q(0.5),

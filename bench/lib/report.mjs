@@ -258,7 +258,7 @@ export function renderMarkdown({ meta, inproc, http, memory, overhead, scriptCos
     const rows = [];
     for (const r of inproc.results) {
       if (r.pending) {
-        rows.push([r.group, label(r), 'pending', '', '', '', '', '', '']);
+        rows.push([r.group, label(r), 'pending', '', '', '', '', '', '', '']);
         continue;
       }
       const floor = inproc.results.find(
@@ -279,6 +279,7 @@ export function renderMarkdown({ meta, inproc, http, memory, overhead, scriptCos
         r.allowedShare === undefined ? '' : `${(r.allowedShare * 100).toFixed(1)}%`,
         Number.isFinite(r.cpuUsPerOp) ? r.cpuUsPerOp.toFixed(1) : '',
         Number.isFinite(r.redisUsPerCall) ? r.redisUsPerCall.toFixed(1) : '',
+        Number.isFinite(r.redisCpuUsPerOp) ? r.redisCpuUsPerOp.toFixed(1) : '',
       ]);
     }
     out.push(
@@ -292,7 +293,8 @@ export function renderMarkdown({ meta, inproc, http, memory, overhead, scriptCos
           'vs floor',
           'admitted',
           'client CPU µs/decision',
-          'Redis µs/call',
+          'Redis µs/script call',
+          'Redis CPU µs/decision',
         ],
         rows,
       ),
@@ -371,11 +373,12 @@ export function renderMarkdown({ meta, inproc, http, memory, overhead, scriptCos
           'p99 ms',
           'vs baseline (spread)',
           'Sluice vs usual (spread)',
+          'Redis CPU µs/request',
           'status codes',
         ],
         http.rows.map((r) =>
           r.pending
-            ? [r.framework, r.name, 'not started', '', '', '', '', '']
+            ? [r.framework, r.name, 'not started', '', '', '', '', '', '']
             : [
                 r.framework,
                 r.variant === 'usual' ? `${usualName(r.framework)} ${r.store} ${r.path}` : r.name,
@@ -385,6 +388,9 @@ export function renderMarkdown({ meta, inproc, http, memory, overhead, scriptCos
                 `${r.vsBaseline.median.toFixed(2)} (${r.vsBaseline.min.toFixed(2)}-${r.vsBaseline.max.toFixed(2)})`,
                 r.vsUsual
                   ? `${r.vsUsual.median.toFixed(2)} (${r.vsUsual.min.toFixed(2)}-${r.vsUsual.max.toFixed(2)})`
+                  : '',
+                r.store === 'redis' && r.variant !== 'baseline' && Number.isFinite(r.redisUsPerRequest)
+                  ? r.redisUsPerRequest.toFixed(1)
                   : '',
                 Object.entries(r.codes)
                   .map(([c, n]) => `${c}: ${n}`)

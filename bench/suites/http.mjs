@@ -14,6 +14,8 @@ import { dirname, join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { parseArgs } from 'node:util';
 import autocannon from 'autocannon';
+import { Redis } from 'ioredis';
+import { redisCpuSeconds } from '../lib/redis-cpu.mjs';
 import { median } from '../lib/stats.mjs';
 
 const here = dirname(fileURLToPath(import.meta.url));
@@ -120,8 +122,11 @@ async function stopServer(server) {
 }
 
 /** One autocannon run against a server. */
+const admin = new Redis(redisUrl);
+
 async function load(server, seconds) {
   const many = server.path === 'allowed';
+  const cpuBefore = await redisCpuSeconds(admin);
   const result = await autocannon({
     url: `http://127.0.0.1:${server.port}`,
     connections: CONNECTIONS,
@@ -143,7 +148,10 @@ async function load(server, seconds) {
   const codes = Object.fromEntries(
     Object.entries(result.statusCodeStats ?? {}).map(([k, v]) => [k, v.count]),
   );
+  const cpuAfter = await redisCpuSeconds(admin);
   return {
+    // Redis CPU per request: what the limiter costs on the Redis side (0 for no Redis).
+    redisUsPerRequest: ((cpuAfter - cpuBefore) * 1e6) / Math.max(1, result.requests.total),
     perSecond: result.requests.total / (result.duration || seconds),
     p50Ms: result.latency.p50,
     p99Ms: result.latency.p99,
@@ -195,6 +203,7 @@ for (const framework of FRAMEWORKS) {
         perRound: runs.map((r) => r.perSecond),
         p50Ms: median(runs.map((r) => r.p50Ms)),
         p99Ms: median(runs.map((r) => r.p99Ms)),
+        redisUsPerRequest: median(runs.map((r) => r.redisUsPerRequest)),
         errors: runs.reduce((t, r) => t + r.errors, 0),
         codes,
         vsBaseline: {
@@ -234,4 +243,5 @@ const output = {
 };
 if (opts.out) writeFileSync(opts.out, JSON.stringify(output, null, 2));
 else process.stdout.write(`${JSON.stringify(output)}\n`);
+await admin.quit();
 process.exit(0);

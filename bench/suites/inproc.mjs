@@ -17,6 +17,7 @@ import { Redis } from 'ioredis';
 import { RateLimiterRedis, RateLimiterUnion } from 'rate-limiter-flexible';
 import { runClosedLoop } from '../lib/load.mjs';
 import { monitorCommands } from '../lib/monitor.mjs';
+import { redisCpuSeconds } from '../lib/redis-cpu.mjs';
 import { loadSluice, storageKey } from '../lib/sluice.mjs';
 import { median } from '../lib/stats.mjs';
 
@@ -334,8 +335,12 @@ for (const group of groups()) {
       const c = ready[(k + round) % ready.length];
       if (c.counts) for (const key of Object.keys(c.counts)) c.counts[key] = 0;
       const before = await scriptStats();
+      const cpuBefore = await redisCpuSeconds(admin);
       const r = await runClosedLoop(c.op, { concurrency: CONCURRENCY, warmupMs, durationMs });
+      const cpuAfter = await redisCpuSeconds(admin);
       const after = await scriptStats();
+      // Redis process CPU (all of it, network included) per operation over warm-up + measurement.
+      r.redisCpuUsPerOp = ((cpuAfter - cpuBefore) * 1e6) / Math.max(1, r.started);
       // Redis time per script call (includes the commands the script runs): the server's share of a decision.
       r.redisUsPerCall =
         after.calls > before.calls ? (after.usec - before.usec) / (after.calls - before.calls) : Number.NaN;
@@ -360,13 +365,14 @@ for (const group of groups()) {
       p99Us: pick((r) => r.p99Us),
       cpuUsPerOp: pick((r) => r.cpuUsPerOp),
       redisUsPerCall: pick((r) => r.redisUsPerCall),
+      redisCpuUsPerOp: pick((r) => r.redisCpuUsPerOp),
       errors: c.rounds.reduce((t, r) => t + r.errors, 0),
       allowedShare: c.rounds[0].allowedShare === undefined ? undefined : pick((r) => r.allowedShare),
       unavailable: c.rounds.reduce((t, r) => t + (r.unavailable ?? 0), 0),
     };
     results.push(row);
     process.stderr.write(
-      `    ${c.meta.id}: ${Math.round(row.perSecond)}/s [${per.map((x) => Math.round(x / 1000)).join(' ')}k] p50 ${row.p50Us.toFixed(0)}µs p99 ${row.p99Us.toFixed(0)}µs cpu ${row.cpuUsPerOp.toFixed(1)}µs/op redis ${row.redisUsPerCall.toFixed(1)}µs/call` +
+      `    ${c.meta.id}: ${Math.round(row.perSecond)}/s [${per.map((x) => Math.round(x / 1000)).join(' ')}k] p50 ${row.p50Us.toFixed(0)}µs p99 ${row.p99Us.toFixed(0)}µs cpu ${row.cpuUsPerOp.toFixed(1)}µs/op redis ${row.redisUsPerCall.toFixed(1)}µs/call, cpu ${row.redisCpuUsPerOp.toFixed(1)}µs/op` +
         `${row.allowedShare === undefined ? '' : ` allowed ${(row.allowedShare * 100).toFixed(1)}%`}` +
         `${row.unavailable ? ` unavailable ${row.unavailable}` : ''}${row.errors ? ` errors ${row.errors}` : ''}\n`,
     );
