@@ -174,7 +174,11 @@ export type StoreMode = 'consume' | 'peek';
  */
 export interface Store {
   readonly kind: string;
-  check(entries: readonly StoreEntry[], mode: StoreMode, options?: StoreCheckOptions): Promise<StoreVerdict[]>;
+  check(
+    entries: readonly StoreEntry[],
+    mode: StoreMode,
+    options?: StoreCheckOptions,
+  ): Promise<StoreVerdict[]>;
   /** Delete the state behind these keys. */
   reset(keys: readonly string[]): Promise<void>;
 }
