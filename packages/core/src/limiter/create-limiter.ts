@@ -17,7 +17,7 @@ import type {
 } from '../types.js';
 import { type BreakerState, CircuitBreaker } from './breaker.js';
 import { checkCostRecord, resolveCost, selectPolicies } from './costs.js';
-import { withDeadline } from './deadline.js';
+import { DeadlineQueue, withDeadline } from './deadline.js';
 import { buildDecision, decisionEvent, resultFromVerdict, unavailableResult } from './decision.js';
 import { DenyCache } from './deny-cache.js';
 import { type LimiterOptions, resolveLimiterOptions } from './options.js';
@@ -172,23 +172,27 @@ export function createLimiter(options: LimiterOptions): Limiter {
 
   /** The store behind the deadline and the breaker; undefined means it could not decide. */
   const storeCheck = store.check.bind(store) as CheckWithOptions;
-  const remote: StoreCall = async (entries, mode, options) => {
+  const deadlines = new DeadlineQueue(timeoutMs);
+  const remote: StoreCall = (entries, mode, options) => {
     const permit = breaker?.permit() ?? 'call';
-    if (permit === 'reject') return undefined;
-    try {
-      const verdicts = await withDeadline(
-        () => (options === undefined ? storeCheck(entries, mode) : storeCheck(entries, mode, options)),
-        timeoutMs,
+    if (permit === 'reject') return Promise.resolve(undefined);
+    return deadlines
+      .run(() => (options === undefined ? storeCheck(entries, mode) : storeCheck(entries, mode, options)))
+      .then(
+        (verdicts) => {
+          if (!Array.isArray(verdicts) || verdicts.length !== entries.length) {
+            // The store answered with the wrong number of verdicts: it could not decide.
+            breaker?.failure(permit);
+            return undefined;
+          }
+          breaker?.success();
+          return verdicts;
+        },
+        () => {
+          breaker?.failure(permit);
+          return undefined;
+        },
       );
-      if (!Array.isArray(verdicts) || verdicts.length !== entries.length) {
-        throw new Error('the store answered with the wrong number of verdicts');
-      }
-      breaker?.success();
-      return verdicts;
-    } catch {
-      breaker?.failure(permit);
-      return undefined;
-    }
   };
 
   const fallback: StoreCall = async (entries, mode) => {
@@ -217,9 +221,15 @@ export function createLimiter(options: LimiterOptions): Limiter {
       request === undefined ? undefined : { requestKey: request.keys[i], requestTtlMs: request.ttlMs };
     const verdicts = await call(entries, mode, options(0));
     if (verdicts === undefined) return undefined;
-    const results = entries.map((e, i) => resultFromVerdict(e.policy, e.cost, verdicts[i]!));
-    if (mode === 'peek') return results;
-    const shadowDenied = results.some((r) => r.shadow && !r.allowed);
+    const results: PolicyResult[] = new Array(entries.length);
+    let shadowDenied = false;
+    for (let i = 0; i < entries.length; i++) {
+      const e = entries[i]!;
+      const r = resultFromVerdict(e.policy, e.cost, verdicts[i]!);
+      results[i] = r;
+      if (r.shadow && !r.allowed) shadowDenied = true;
+    }
+    if (mode === 'peek' || !shadowDenied) return results;
     const enforcedIdx = entries.flatMap((e, i) => (e.policy.shadow ? [] : [i]));
     const enforcedAllowed = enforcedIdx.every((i) => results[i]!.allowed);
     if (!shadowDenied || !enforcedAllowed || enforcedIdx.length === 0) return results;
@@ -287,11 +297,11 @@ export function createLimiter(options: LimiterOptions): Limiter {
   }
 
   async function check(descriptor: Descriptor): Promise<Decision> {
-    const startedAt = now();
+    const startedAt = listeners.size > 0 ? now() : 0;
     const { entries, tag } = plan(descriptor, 'check');
     if (entries.length === 0) return NO_POLICY;
-    const setKey = entries.map((e) => e.key).join('\n');
-    const costs = entries.map((e) => e.cost);
+    const setKey = () => entries.map((e) => e.key).join('\n');
+    const costs = () => entries.map((e) => e.cost);
     // An idempotent retry must get its recorded answer, so it never stops at the deny cache.
     const request: RequestRecord | undefined =
       descriptor.requestId === undefined
@@ -301,14 +311,17 @@ export function createLimiter(options: LimiterOptions): Limiter {
     // Read before the store call: the store decided after this moment, so a wait counted from
     // here never outlasts the store's own.
     const askedAtMs = clock();
-    const cached = request === undefined ? denyCache?.lookup(setKey, costs, askedAtMs) : undefined;
+    const cached =
+      request === undefined && denyCache !== undefined && denyCache.size > 0
+        ? denyCache.lookup(setKey(), costs(), askedAtMs)
+        : undefined;
     if (cached !== undefined) {
       decision = buildDecision(cached, 'deny-cache');
     } else {
       const { results, source } = await decide(entries, 'consume', request);
       decision = buildDecision(results, source);
       if (denyCache && source === 'store' && !decision.allowed)
-        denyCache.remember(setKey, costs, results, askedAtMs);
+        denyCache.remember(setKey(), costs(), results, askedAtMs);
     }
     emit(decision, startedAt);
     return decision;

@@ -39,3 +39,103 @@ export function withDeadline<T>(call: () => Promise<T>, timeoutMs: number): Prom
     );
   });
 }
+
+interface Pending {
+  readonly dueAt: number;
+  readonly reject: (error: unknown) => void;
+  done: boolean;
+}
+
+const monotonicNow = (): number => globalThis.performance?.now() ?? Date.now();
+
+/**
+ * Deadlines for many calls that share one `timeoutMs`, on ONE timer: deadlines fall in call
+ * order, so a queue ordered by start time is ordered by deadline too. A call costs a push and a
+ * flag, not a `setTimeout` + `clearTimeout`; the timer wakes at the oldest pending deadline,
+ * rejects what is due, drops what settled, and sleeps until the next. Memory is bounded by the
+ * calls started within one `timeoutMs`.
+ */
+export class DeadlineQueue {
+  private readonly queue: Pending[] = [];
+  private head = 0;
+  private timer: ReturnType<typeof setTimeout> | undefined;
+
+  /** @param timeoutMs the deadline of every call, in milliseconds */
+  constructor(private readonly timeoutMs: number) {}
+
+  /** Calls held (pending, or settled but not yet dropped): bounded by the calls of one `timeoutMs`. */
+  get size(): number {
+    return this.queue.length - this.head;
+  }
+
+  /** Like `withDeadline(call, timeoutMs)`. */
+  run<T>(call: () => Promise<T>): Promise<T> {
+    return new Promise<T>((resolve, reject) => {
+      let pending: Promise<T>;
+      try {
+        pending = call();
+      } catch (error) {
+        reject(error);
+        return;
+      }
+      const entry: Pending = { dueAt: monotonicNow() + this.timeoutMs, reject, done: false };
+      this.dropSettled();
+      this.queue.push(entry);
+      if (this.timer === undefined) this.arm(entry.dueAt);
+      Promise.resolve(pending).then(
+        (value) => {
+          if (entry.done) return;
+          entry.done = true;
+          resolve(value);
+        },
+        (error: unknown) => {
+          if (entry.done) return;
+          entry.done = true;
+          reject(error);
+        },
+      );
+    });
+  }
+
+  /** Drops settled calls from the front, so a loop that never yields to timers stays small. */
+  private dropSettled(): void {
+    const { queue } = this;
+    while (this.head < queue.length && queue[this.head]!.done) this.head++;
+    if (this.head === queue.length) {
+      queue.length = 0;
+      this.head = 0;
+    } else if (this.head >= 1024) {
+      queue.splice(0, this.head);
+      this.head = 0;
+    }
+  }
+
+  private arm(dueAt: number): void {
+    this.timer = setTimeout(() => this.fire(), Math.max(0, Math.ceil(dueAt - monotonicNow())));
+  }
+
+  private fire(): void {
+    this.timer = undefined;
+    const now = monotonicNow();
+    const { queue } = this;
+    while (this.head < queue.length) {
+      const entry = queue[this.head]!;
+      if (!entry.done) {
+        if (entry.dueAt > now) break;
+        entry.done = true;
+        entry.reject(new StoreTimeoutError(this.timeoutMs));
+      }
+      this.head++;
+    }
+    if (this.head === queue.length) {
+      queue.length = 0;
+      this.head = 0;
+      return;
+    }
+    if (this.head >= 1024) {
+      queue.splice(0, this.head);
+      this.head = 0;
+    }
+    this.arm(queue[this.head]!.dueAt);
+  }
+}

@@ -1,0 +1,61 @@
+import { describe, expect, it } from 'vitest';
+import { DeadlineQueue, StoreTimeoutError, withDeadline } from './deadline.js';
+
+const never = () => new Promise<never>(() => {});
+const later = <T>(ms: number, value: T) => new Promise<T>((r) => setTimeout(() => r(value), ms));
+
+describe('withDeadline', () => {
+  it('settles with the call, or rejects when the deadline passes', async () => {
+    expect(await withDeadline(() => Promise.resolve(7), 50)).toBe(7);
+    await expect(withDeadline(() => Promise.reject(new Error('boom')), 50)).rejects.toThrow('boom');
+    await expect(withDeadline(never, 20)).rejects.toBeInstanceOf(StoreTimeoutError);
+    await expect(
+      withDeadline(() => {
+        throw new Error('sync');
+      }, 20),
+    ).rejects.toThrow('sync');
+  });
+});
+
+describe('DeadlineQueue', () => {
+  it('rejects every call that outlives the deadline, on time, and lets the others through', async () => {
+    const queue = new DeadlineQueue(40);
+    const started = performance.now();
+    const outcomes = await Promise.allSettled([
+      queue.run(never),
+      queue.run(() => later(5, 'fast')),
+      queue.run(never),
+      queue.run(() => later(100, 'slow')),
+      queue.run(() => Promise.reject(new Error('boom'))),
+    ]);
+    const elapsed = performance.now() - started;
+    expect(outcomes.map((o) => (o.status === 'fulfilled' ? o.value : (o.reason as Error).name))).toEqual([
+      'StoreTimeoutError',
+      'fast',
+      'StoreTimeoutError',
+      'StoreTimeoutError',
+      'Error',
+    ]);
+    expect(elapsed).toBeGreaterThanOrEqual(38);
+    expect(elapsed).toBeLessThan(1000);
+  });
+
+  it('calls started later get their own full deadline', async () => {
+    const queue = new DeadlineQueue(60);
+    const first = queue.run(never).catch((e: unknown) => e);
+    await later(40, undefined);
+    const started = performance.now();
+    const second = queue.run(() => later(40, 'in time'));
+    expect(await first).toBeInstanceOf(StoreTimeoutError);
+    expect(await second).toBe('in time');
+    const third = queue.run(never).catch((e: unknown) => e);
+    expect(await third).toBeInstanceOf(StoreTimeoutError);
+    expect(performance.now() - started).toBeGreaterThanOrEqual(58);
+  });
+
+  it('stays small in a loop that never yields to timers', async () => {
+    const queue = new DeadlineQueue(100);
+    for (let i = 0; i < 50_000; i++) await queue.run(() => Promise.resolve(i));
+    expect(queue.size).toBeLessThanOrEqual(1);
+  });
+});
