@@ -78,22 +78,25 @@ export class RedisStore implements Store {
   async check(
     entries: readonly StoreEntry[],
     mode: StoreMode,
-    options: RedisStoreCheckOptions = {},
+    options?: RedisStoreCheckOptions,
   ): Promise<StoreVerdict[]> {
     if (entries.length === 0) return [];
-    const { requestKey, requestTtlMs } = options;
+    const requestKey = options?.requestKey;
+    const requestTtlMs = options?.requestTtlMs;
     if ((requestKey === undefined) !== (requestTtlMs === undefined)) {
       throw new TypeError('RedisStore: "requestKey" and "requestTtlMs" go together');
     }
-    const args = encodeScriptArgs(entries, mode, this.clock?.(), requestTtlMs);
-    const keys = encodeScriptKeys(entries, requestKey);
+    // KEYS then ARGV in one array: one spread per call.
+    const params: (string | number)[] = encodeScriptKeys(entries, requestKey);
+    const numKeys = params.length;
+    for (const arg of encodeScriptArgs(entries, mode, this.clock?.(), requestTtlMs)) params.push(arg);
     let reply: unknown;
     try {
-      reply = await this.client.evalsha(DECIDE_SCRIPT.sha1, keys.length, ...keys, ...args);
+      reply = await this.client.evalsha(DECIDE_SCRIPT.sha1, numKeys, ...params);
     } catch (error) {
       if (!isNoScriptError(error)) throw error;
       // Redis restarted or SCRIPT FLUSH ran: EVAL loads the script again and carries on.
-      reply = await this.client.eval(DECIDE_SCRIPT.source, keys.length, ...keys, ...args);
+      reply = await this.client.eval(DECIDE_SCRIPT.source, numKeys, ...params);
     }
     return decodeScriptReply(reply, entries);
   }
