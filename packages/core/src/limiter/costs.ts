@@ -47,8 +47,8 @@ export function resolveCost(policy: CompiledPolicy, descriptor: Descriptor, meth
     cost = policy.cost(descriptor);
     from = "the policy's cost function";
   } else {
-    cost = policy.cost;
-    from = "the policy's cost";
+    // A policy's own number was validated by definePolicy.
+    return policy.cost as number;
   }
   const problem = costProblem(cost, policy.algorithm, policy.limit);
   if (problem !== undefined) {
