@@ -36,6 +36,9 @@ export interface Limiter {
    * Decides and charges one request: every applying policy in one atomic store call.
    * Never rejects because of the store: a failure is outcome `unavailable`, handled per fail mode.
    * Rejects with a TypeError for programmer errors (bad descriptor, unknown policy, bad cost).
+   * A key set the store denied recently is denied in-process until its wait is over (source
+   * `deny-cache`). With `descriptor.requestId`, a retry within `idempotency.ttlMs` returns the
+   * recorded decision and charges nothing.
    */
   check(descriptor: Descriptor): Promise<Decision>;
   /** Like `check`, but charges nothing, skips the deny cache and emits no event. */
