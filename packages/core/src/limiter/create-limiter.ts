@@ -11,6 +11,7 @@ import type {
   Descriptor,
   PolicyResult,
   Store,
+  StoreCheckOptions,
   StoreEntry,
   StoreMode,
   StoreVerdict,
@@ -52,23 +53,10 @@ export interface Limiter {
   onDecision(listener: (event: DecisionEvent) => void): () => void;
 }
 
-/** Per-check store options (an idempotent request's record); see `Store.check`. */
-interface CheckOptions {
-  readonly requestKey?: string;
-  readonly requestTtlMs?: number;
-}
-
-/** `Store.check` with its optional third argument. */
-type CheckWithOptions = (
-  entries: readonly StoreEntry[],
-  mode: StoreMode,
-  options?: CheckOptions,
-) => Promise<StoreVerdict[]>;
-
 type StoreCall = (
   entries: readonly StoreEntry[],
   mode: StoreMode,
-  options?: CheckOptions,
+  options?: StoreCheckOptions,
 ) => Promise<StoreVerdict[] | undefined>;
 
 /** The two record keys of an idempotent request: one per store call a check may make. */
@@ -174,7 +162,7 @@ export function createLimiter(options: LimiterOptions): Limiter {
   }
 
   /** The store behind the deadline and the breaker; undefined means it could not decide. */
-  const storeCheck = store.check.bind(store) as CheckWithOptions;
+  const storeCheck = store.check.bind(store);
   const deadlines = new DeadlineQueue(timeoutMs);
   const remote: StoreCall = (entries, mode, options) => {
     const permit = breaker?.permit() ?? 'call';
@@ -220,7 +208,7 @@ export function createLimiter(options: LimiterOptions): Limiter {
     mode: StoreMode,
     request?: RequestRecord,
   ): Promise<PolicyResult[] | undefined> {
-    const options = (i: 0 | 1): CheckOptions | undefined =>
+    const options = (i: 0 | 1): StoreCheckOptions | undefined =>
       request === undefined ? undefined : { requestKey: request.keys[i], requestTtlMs: request.ttlMs };
     const verdicts = await call(entries, mode, options(0));
     if (verdicts === undefined) return undefined;

@@ -10,15 +10,18 @@ import {
   encodeScriptKeys,
   RESET_SCRIPT,
 } from '../redis/script.js';
-import type { Clock, EvalClient, Store, StoreEntry, StoreMode, StoreVerdict } from '../types.js';
+import type {
+  Clock,
+  EvalClient,
+  Store,
+  StoreCheckOptions,
+  StoreEntry,
+  StoreMode,
+  StoreVerdict,
+} from '../types.js';
 
 /** Options of one `RedisStore.check`: the record of an idempotent request. */
-export interface RedisStoreCheckOptions {
-  /** Key of the request record (same hash tag as the entries). */
-  readonly requestKey?: string;
-  /** How long the record lives, in ms. Goes with `requestKey`. */
-  readonly requestTtlMs?: number;
-}
+export type RedisStoreCheckOptions = StoreCheckOptions;
 
 /** Options of `RedisStore`. */
 export interface RedisStoreOptions {
