@@ -30,6 +30,7 @@ const suites = opts.only.split(',');
 const outDir = opts['out-dir'] ?? join(here, 'results');
 const work = mkdtempSync(join(tmpdir(), 'sluice-bench-'));
 const started = Date.now();
+const loadAtStart = loadavg()[0].toFixed(2);
 
 function runSuite(name, args) {
   return new Promise((resolve, reject) => {
@@ -81,7 +82,7 @@ const meta = {
   redis: redisVersion,
   cpus: cpus().length,
   cpuModel: cpus()[0]?.model?.trim() ?? 'unknown',
-  loadAverage: loadavg()[0].toFixed(2),
+  loadAverage: `${loadAtStart} at start, ${loadavg()[0].toFixed(2)} at the end`,
   seconds: Math.round((Date.now() - started) / 1000),
 };
 const targets = evaluateTargets(results);

@@ -190,7 +190,7 @@ export function renderMarkdown({ meta, inproc, http, memory, overhead, scriptCos
   const out = [];
   out.push('# Sluice benchmark results', '');
   out.push(
-    `${meta.date} · ${meta.mode} run · \`${meta.command}\` · Node ${meta.node} · ${meta.redis} · ${meta.cpus} CPUs (${meta.cpuModel}) · load average at start ${meta.loadAverage}`,
+    `${meta.date} · ${meta.mode} run · \`${meta.command}\` · Node ${meta.node} · ${meta.redis} · ${meta.cpus} CPUs (${meta.cpuModel}) · ${meta.seconds} s · 1-minute load average ${meta.loadAverage}`,
     '',
     'Redis, the servers and the load generator share the machine, so absolute numbers only describe this run; the ratios (taken within one round, medians over rounds, spread = min-max over rounds) are what compare.',
     '',
