@@ -34,8 +34,8 @@ const { values: opts } = parseArgs({
 const redisUrl = opts['redis-url'];
 if (!redisUrl) throw new Error('--redis-url is required');
 const ROUNDS = Number(opts.rounds ?? (opts.quick ? 1 : 3));
-const DURATION_S = Number(opts['duration-s'] ?? (opts.quick ? 0.7 : 1.2));
-const WARMUP_S = opts.quick ? 0.3 : 1;
+const DURATION_S = Number(opts['duration-s'] ?? (opts.quick ? 0.5 : 1.2));
+const WARMUP_S = opts.quick ? 0.2 : 1;
 const CONNECTIONS = Number(opts.connections ?? 32);
 const FRAMEWORKS = (opts.only ?? 'express,koa,hono,nest').split(',');
 const IDENTITIES = Array.from({ length: 10_000 }, (_, i) => `tenant-${String(i).padStart(5, '0')}`);
