@@ -48,6 +48,11 @@ const MIXED: { name: string; apps: string[] }[] = EXAMPLE_APPS.flatMap((app, ind
     { name: `2 x ${app.name} + 2 x ${other.name}`, apps: [app.name, app.name, other.name, other.name] },
   ];
 });
+// One node of each framework (four frameworks when all four apps are in the table).
+MIXED.push({
+  name: EXAMPLE_APPS.map((app) => app.name).join(' + '),
+  apps: EXAMPLE_APPS.map((app) => app.name),
+});
 
 /** Every reply that is not a 200, as `<node> <status> <body>`, for readable failures. */
 const failures = (replies: readonly Reply[]) =>
