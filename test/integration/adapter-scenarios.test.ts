@@ -1,6 +1,7 @@
 /**
- * One scenario table, run against every adapter (Express 5 and 4, Koa 3 and 2) over real HTTP
- * on 127.0.0.1, with the memory store and an injected clock.
+ * One scenario table, run against every adapter (Express 5 and 4, Koa 3 and 2, NestJS on the
+ * Express and the Fastify platform, Hono on @hono/node-server) over real HTTP on 127.0.0.1,
+ * with the memory store and an injected clock.
  */
 import { createLimiter, type Limiter, MemoryStore, type PolicyInput, type Store } from '@sluice/core';
 import { afterEach, describe, expect, test } from 'vitest';
@@ -30,6 +31,14 @@ function world(): World {
     },
   };
   return w;
+}
+
+/**
+ * The media type of a reply, without parameters: Nest's platforms send problem+json through
+ * their exception layer as `application/problem+json; charset=utf-8`.
+ */
+function mediaType(reply: Reply): string | undefined {
+  return reply.headers['content-type']?.split(';')[0]?.trim();
 }
 
 /** A store whose every call rejects: the limiter cannot decide. */
@@ -72,7 +81,7 @@ const SCENARIOS: Scenario[] = [
       w.advance(4000);
       const denied = await client.get('/items/2');
       expect(denied.status).toBe(429);
-      expect(denied.headers['content-type']).toBe('application/problem+json');
+      expect(mediaType(denied)).toBe('application/problem+json');
       expect(denied.headers['retry-after']).toBe('6');
       expect(denied.headers['ratelimit-policy']).toBe('"api";q=3;w=10');
       expect(denied.headers.ratelimit).toBe('"api";r=0;t=6');
@@ -105,7 +114,7 @@ const SCENARIOS: Scenario[] = [
     async run(client) {
       const reply = await client.get('/items/1');
       expect(reply.status).toBe(503);
-      expect(reply.headers['content-type']).toBe('application/problem+json');
+      expect(mediaType(reply)).toBe('application/problem+json');
       expect(json(reply)).toEqual(EXPECTED.unavailable());
       expect(reply.text).not.toContain('store down');
       expect(reply.headers['retry-after']).toBeUndefined();
@@ -240,6 +249,8 @@ const SCENARIOS: Scenario[] = [
       const limited = await client.get('/items/1');
       expect(limited.status).toBe(418);
       expect(json(limited)).toEqual({ custom: true, status: 429 });
+      // The app's own body is not problem+json and must not be labelled so.
+      expect(mediaType(limited)).toBe('application/json');
       expect(limited.headers['retry-after']).toBe('10');
       expect(limited.headers.ratelimit).toBe('"api";r=0;t=10');
     },
@@ -302,21 +313,49 @@ const SCENARIOS: Scenario[] = [
   },
 ];
 
+/**
+ * Adapter bugs this table found, by harness and test name, reported to the adapter's owner.
+ * They run as `test.fails`: green while the bug is there, red once it is fixed, when the entry
+ * must go. Nothing else about those tests is relaxed.
+ */
+const KNOWN_BUGS: Readonly<Record<string, Readonly<Record<string, string>>>> = Object.fromEntries(
+  ['nestjs (express)', 'nestjs (fastify)'].map((name) => [
+    name,
+    {
+      // rate-limit.service.ts resolve() passes only a route's @RateLimit({ shadow }) to core;
+      // the module's `shadow` reaches only policies the module builds, not a given `limiter`.
+      'shadow: decided and visible to the handler, never enforced, no headers':
+        'module option shadow is ignored with a limiter: the second request gets 429',
+      // rate-limit.guard.ts sets every verdict header, Content-Type included, before throwing.
+      'onLimited replaces the response; the rate-limit headers stay':
+        "an exception filter's own JSON body goes out as application/problem+json",
+      // rate-limit.service.ts resolve() checks names with limiter.policy(name) before core does.
+      'construction rejects a policy name the shared limiter lacks':
+        'the error names neither "policies" nor "defaultPolicies": limiter: unknown policy "nope"',
+    },
+  ]),
+);
+
 describe.each(HARNESSES)('$name', (harness) => {
+  const known = KNOWN_BUGS[harness.name] ?? {};
+  const testOf = (name: string) => (known[name] === undefined ? test : test.fails);
+
   let served: Served | undefined;
   afterEach(async () => {
     await served?.close();
     served = undefined;
   });
 
-  test.each(SCENARIOS)('$name', async (scenario) => {
-    const w = world();
-    served = await harness.serve(scenario.options(w), scenario.mount);
-    const base = served.url;
-    await scenario.run({ get: (path, headers) => request(`${base}${path}`, { headers }) }, w);
-  });
+  for (const scenario of SCENARIOS) {
+    testOf(scenario.name)(scenario.name, async () => {
+      const w = world();
+      served = await harness.serve(scenario.options(w), scenario.mount);
+      const base = served.url;
+      await scenario.run({ get: (path, headers) => request(`${base}${path}`, { headers }) }, w);
+    });
+  }
 
-  test.each([
+  const constructionCases = [
     { name: 'a negative limit', options: { limit: -1, window: '1m' }, message: /"limit".*-1/ },
     { name: 'an unparsable window', options: { limit: 10, window: 'soon' }, message: /"window".*soon/ },
     {
@@ -340,7 +379,13 @@ describe.each(HARNESSES)('$name', (harness) => {
       message: /"onLimited"/,
     },
     { name: 'an unknown option', options: { limit: 10, window: '1m', windowMs: 5 }, message: /"windowMs"/ },
-  ])('construction rejects $name', ({ options, message }) => {
-    expect(() => harness.construct(options as Record<string, unknown>)).toThrow(message);
-  });
+  ];
+  for (const { name, options, message } of constructionCases) {
+    testOf(`construction rejects ${name}`)(`construction rejects ${name}`, async () => {
+      // Nest rejects when the application starts; the others throw from rateLimit().
+      await expect((async () => harness.construct(options as Record<string, unknown>))()).rejects.toThrow(
+        message,
+      );
+    });
+  }
 });

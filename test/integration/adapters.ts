@@ -3,14 +3,40 @@
  * HTTP: each harness builds an app with a limited route `GET /items/:id` (plus `GET /other`)
  * from framework-neutral options, serves it on 127.0.0.1 and echoes `req.rateLimit`.
  */
+import 'reflect-metadata';
 import { createServer, type RequestListener, type Server } from 'node:http';
 import type { AddressInfo } from 'node:net';
+import { serve as serveHono } from '@hono/node-server';
+import { getConnInfo } from '@hono/node-server/conninfo';
 import Router from '@koa/router';
+import {
+  type ArgumentsHost,
+  Catch,
+  Controller,
+  type ExceptionFilter,
+  Get,
+  type INestApplication,
+  Module,
+  Req,
+  UseGuards,
+} from '@nestjs/common';
+import { APP_FILTER, APP_GUARD, HttpAdapterHost, NestFactory } from '@nestjs/core';
+import { ExpressAdapter } from '@nestjs/platform-express';
+import { FastifyAdapter } from '@nestjs/platform-fastify';
 import type { Decision, HeaderFormat, Limiter, PolicyInput, Store } from '@sluice/core';
 import { rateLimit as expressRateLimit } from '@sluice/express';
+import { type HonoRateLimitOptions, rateLimit as honoRateLimit, type RateLimitEnv } from '@sluice/hono';
 import { rateLimit as koaRateLimit } from '@sluice/koa';
+import {
+  RateLimitException,
+  RateLimitGuard,
+  RateLimitModule,
+  type RateLimitModuleOptions,
+  type RateLimitRequest,
+} from '@sluice/nestjs';
 import express5 from 'express';
 import express4 from 'express4';
+import { type Context, Hono } from 'hono';
 import Koa3 from 'koa';
 import Koa2 from 'koa2';
 
@@ -51,7 +77,10 @@ export interface Served {
 export interface Harness {
   readonly name: string;
   serve(options: NeutralOptions, mount: Mount): Promise<Served>;
-  /** Calls the adapter's `rateLimit` with raw options (for construction errors). */
+  /**
+   * Builds the adapter from raw options (for construction errors): calls `rateLimit`, or for
+   * Nest starts an application with `RateLimitModule.forRoot(options)` and closes it again.
+   */
   construct(options: Record<string, unknown>): unknown;
 }
 
@@ -151,10 +180,161 @@ function koaHarness(name: string, Koa: typeof Koa3): Harness {
   };
 }
 
+const honoClientIp = (c: Context) => getConnInfo(c).remote.address;
+
+function honoHarness(): Harness {
+  return {
+    name: 'hono',
+    construct: (options) => honoRateLimit({ clientIp: honoClientIp, ...options } as never),
+    async serve(options, mount) {
+      const limit = honoRateLimit<RateLimitEnv>({
+        clientIp: honoClientIp,
+        ...(neutralFunctions<Context<RateLimitEnv>>(options, (c, header) =>
+          c.req.header(header),
+        ) as HonoRateLimitOptions<RateLimitEnv>),
+        ...(options.teapot
+          ? { onLimited: (c, verdict) => c.json({ custom: true, status: verdict.status }, 418) }
+          : {}),
+      });
+      const app = new Hono<RateLimitEnv>();
+      if (mount !== 'route') app.use('*', limit);
+      const routeLimit = mount === 'app' ? [] : [limit];
+      const echo = (c: Context<RateLimitEnv>) => c.json({ ok: true, rateLimit: summary(c.get('rateLimit')) });
+      app.get('/items/:id', ...routeLimit, echo);
+      app.get('/other', ...routeLimit, echo);
+      return new Promise<Served>((done) => {
+        const server = serveHono({ fetch: app.fetch, port: 0, hostname: '127.0.0.1' }, (info) => {
+          done({
+            url: `http://127.0.0.1:${info.port}`,
+            close: () =>
+              new Promise<void>((closed) => {
+                if ('closeAllConnections' in server) server.closeAllConnections();
+                server.close(() => closed());
+              }),
+          });
+        });
+      });
+    },
+  };
+}
+
+// Nest: controllers, filter and module are built by applying the decorators as functions,
+// so this file needs no decorator transform. DI metadata of @sluice/nestjs comes from its build.
+
+/** Applies a method decorator to `Class.prototype[method]`. */
+function decorateMethod(Class: { prototype: object }, method: string, decorator: MethodDecorator): void {
+  const descriptor = Object.getOwnPropertyDescriptor(Class.prototype, method);
+  const result = decorator(Class.prototype, method, descriptor as PropertyDescriptor);
+  if (result !== undefined) Object.defineProperty(Class.prototype, method, result);
+}
+
+const nestEcho = (req: { rateLimit?: Decision }) => ({ ok: true, rateLimit: summary(req.rateLimit) });
+
+/** `GET /items/:id` and `GET /other`, with `@UseGuards(RateLimitGuard)` when `guarded`. */
+function nestControllers(guarded: boolean): (new () => object)[] {
+  class ItemsController {
+    item(req: { rateLimit?: Decision }) {
+      return nestEcho(req);
+    }
+  }
+  class OtherController {
+    other(req: { rateLimit?: Decision }) {
+      return nestEcho(req);
+    }
+  }
+  decorateMethod(ItemsController, 'item', Get(':id'));
+  Req()(ItemsController.prototype, 'item', 0);
+  Controller('items')(ItemsController);
+  decorateMethod(OtherController, 'other', Get('other'));
+  Req()(OtherController.prototype, 'other', 0);
+  Controller()(OtherController);
+  if (guarded) {
+    UseGuards(RateLimitGuard)(ItemsController);
+    UseGuards(RateLimitGuard)(OtherController);
+  }
+  return [ItemsController, OtherController];
+}
+
+const NEST_GUARDED = nestControllers(true);
+const NEST_UNGUARDED = nestControllers(false);
+
+/** Replaces the limited response with 418, as an app's own exception filter would. */
+class TeapotFilter implements ExceptionFilter {
+  constructor(private readonly adapterHost: HttpAdapterHost) {}
+
+  catch(exception: RateLimitException, host: ArgumentsHost) {
+    const response: unknown = host.switchToHttp().getResponse();
+    this.adapterHost.httpAdapter.reply(response, { custom: true, status: exception.getStatus() }, 418);
+  }
+}
+Catch(RateLimitException)(TeapotFilter);
+
+/** Neutral options as module options: policy names select the module's `defaultPolicies`. */
+function nestModuleOptions(options: NeutralOptions): RateLimitModuleOptions {
+  const translated = neutralFunctions<RateLimitRequest>(options, (req, header) => {
+    const value = req.headers[header];
+    return typeof value === 'string' ? value : undefined;
+  }) as RateLimitModuleOptions & { policies?: readonly (PolicyInput | string)[] };
+  const { policies } = translated;
+  if (policies?.every((policy) => typeof policy === 'string')) {
+    const { policies: _names, ...rest } = translated;
+    return { ...rest, defaultPolicies: policies as string[] };
+  }
+  return translated as RateLimitModuleOptions;
+}
+
+async function startNest(
+  platform: 'express' | 'fastify',
+  options: RateLimitModuleOptions,
+  mount: Mount,
+  teapot: boolean,
+): Promise<INestApplication> {
+  class AppModule {}
+  Module({
+    imports: [RateLimitModule.forRoot(options)],
+    controllers: mount === 'app' ? NEST_UNGUARDED : NEST_GUARDED,
+    providers: [
+      ...(mount === 'route' ? [] : [{ provide: APP_GUARD, useClass: RateLimitGuard }]),
+      ...(teapot
+        ? [
+            {
+              provide: APP_FILTER,
+              useFactory: (adapterHost: HttpAdapterHost) => new TeapotFilter(adapterHost),
+              inject: [HttpAdapterHost],
+            },
+          ]
+        : []),
+    ],
+  })(AppModule);
+  const adapter = platform === 'fastify' ? new FastifyAdapter() : new ExpressAdapter();
+  const app = await NestFactory.create(AppModule, adapter, { logger: false, abortOnError: false });
+  await app.init();
+  return app;
+}
+
+function nestHarness(platform: 'express' | 'fastify'): Harness {
+  return {
+    name: `nestjs (${platform})`,
+    async construct(options) {
+      const app = await startNest(platform, nestModuleOptions(options as NeutralOptions), 'route', false);
+      await app.close();
+    },
+    async serve(options, mount) {
+      const app = await startNest(platform, nestModuleOptions(options), mount, options.teapot === true);
+      await app.listen(0, '127.0.0.1');
+      const { port } = app.getHttpServer().address() as AddressInfo;
+      return { url: `http://127.0.0.1:${port}`, close: () => app.close() };
+    },
+  };
+}
+
 /** Every adapter and framework major under test. */
 export const HARNESSES: readonly Harness[] = [
   expressHarness('express 5', express5),
   expressHarness('express 4', express4),
   koaHarness('koa 3', Koa3),
   koaHarness('koa 2', Koa2),
+  nestHarness('express'),
+  nestHarness('fastify'),
+  honoHarness(),
 ];
