@@ -318,28 +318,7 @@ const SCENARIOS: Scenario[] = [
  * They run as `test.fails`: green while the bug is there, red once it is fixed, when the entry
  * must go. Nothing else about those tests is relaxed.
  */
-const KNOWN_BUGS: Readonly<Record<string, Readonly<Record<string, string>>>> = Object.fromEntries(
-  ['nestjs (express)', 'nestjs (fastify)'].map((name) => [
-    name,
-    {
-      // rate-limit.service.ts resolve() passes only a route's @RateLimit({ shadow }) to core;
-      // the module's `shadow` reaches only policies the module builds, not a given `limiter`.
-      'shadow: decided and visible to the handler, never enforced, no headers':
-        'module option shadow is ignored with a limiter: the second request gets 429',
-      // rate-limit.guard.ts sets every verdict header, Content-Type included, before throwing.
-      'onLimited replaces the response; the rate-limit headers stay':
-        "an exception filter's own JSON body goes out as application/problem+json",
-      // rate-limit.service.ts resolve() checks names with limiter.policy(name) before core does.
-      'construction rejects a policy name the shared limiter lacks':
-        'the error names neither "policies" nor "defaultPolicies": limiter: unknown policy "nope"',
-    },
-  ]),
-);
-
 describe.each(HARNESSES)('$name', (harness) => {
-  const known = KNOWN_BUGS[harness.name] ?? {};
-  const testOf = (name: string) => (known[name] === undefined ? test : test.fails);
-
   let served: Served | undefined;
   afterEach(async () => {
     await served?.close();
@@ -347,7 +326,7 @@ describe.each(HARNESSES)('$name', (harness) => {
   });
 
   for (const scenario of SCENARIOS) {
-    testOf(scenario.name)(scenario.name, async () => {
+    test(scenario.name, async () => {
       const w = world();
       served = await harness.serve(scenario.options(w), scenario.mount);
       const base = served.url;
@@ -381,7 +360,7 @@ describe.each(HARNESSES)('$name', (harness) => {
     { name: 'an unknown option', options: { limit: 10, window: '1m', windowMs: 5 }, message: /"windowMs"/ },
   ];
   for (const { name, options, message } of constructionCases) {
-    testOf(`construction rejects ${name}`)(`construction rejects ${name}`, async () => {
+    test(`construction rejects ${name}`, async () => {
       // Nest rejects when the application starts; the others throw from rateLimit().
       await expect((async () => harness.construct(options as Record<string, unknown>))()).rejects.toThrow(
         message,

@@ -264,6 +264,9 @@ class TeapotFilter implements ExceptionFilter {
 
   catch(exception: RateLimitException, host: ArgumentsHost) {
     const response: unknown = host.switchToHttp().getResponse();
+    // The guard set the verdict's headers (problem+json included) before throwing; a filter
+    // that answers with another media type says so, as the package README shows.
+    this.adapterHost.httpAdapter.setHeader(response, 'Content-Type', 'application/json');
     this.adapterHost.httpAdapter.reply(response, { custom: true, status: exception.getStatus() }, 418);
   }
 }

@@ -118,7 +118,6 @@ export class RateLimitService implements OnModuleInit {
     const skipped = new Set(skip ?? []);
     const policies = selected.filter((name) => !skipped.has(name));
     if (policies.length === 0) return null;
-    for (const name of policies) limiter.policy(name); // an unknown name throws now, naming it
     const shared: RateLimitOptions<RateLimitRequest> = {
       limiter,
       policies,
@@ -130,8 +129,11 @@ export class RateLimitService implements OnModuleInit {
     };
     const cost = meta?.cost ?? this.options.cost;
     if (cost !== undefined) shared.cost = cost;
-    // Module-wide and own-policy shadow is built into the policies; this is a route's shadow.
-    if (meta?.kind === 'named' && meta.shadow !== undefined) shared.shadow = meta.shadow;
+    // Module-wide shadow is built into the policies the module (or an own-policy route) builds;
+    // a given `limiter` has its policies already, so the module's `shadow` applies per decision.
+    const routeShadow = meta?.kind === 'named' ? meta.shadow : undefined;
+    const shadow = routeShadow ?? (this.options.limiter !== undefined ? this.options.shadow : undefined);
+    if (meta?.kind !== 'own' && shadow !== undefined) shared.shadow = shadow;
     return resolveRateLimitOptions<RateLimitRequest>(shared, ADAPTER);
   }
 
