@@ -8,4 +8,6 @@ export default defineConfig({
   clean: true,
   target: 'es2022',
   platform: 'node',
+  // The shared example kit is TypeScript source: bundle it into the app.
+  noExternal: ['@sluice/example-kit'],
 });

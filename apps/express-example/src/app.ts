@@ -1,8 +1,8 @@
 /** The example-app contract on Express: routes, policies and /metrics. */
 import { createLimiter, createMetrics, type Limiter, type Store } from '@sluice/core';
+import { API_KEY_HEADER, POLICIES, ROUTE_LIMITS } from '@sluice/example-kit';
 import { rateLimit } from '@sluice/express';
 import express, { type Express, type Request } from 'express';
-import { API_KEY_HEADER, POLICIES, ROUTE_LIMITS } from './policies.js';
 
 /** Options of `createApp`. */
 export interface ExampleAppOptions {

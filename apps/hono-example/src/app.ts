@@ -1,9 +1,9 @@
 /** The example-app contract on Hono: routes, policies and /metrics. */
 import { getConnInfo } from '@hono/node-server/conninfo';
 import { createLimiter, createMetrics, type Limiter, type Store } from '@sluice/core';
+import { API_KEY_HEADER, POLICIES, ROUTE_LIMITS } from '@sluice/example-kit';
 import { type RateLimitEnv, rateLimit } from '@sluice/hono';
 import { type Context, Hono } from 'hono';
-import { API_KEY_HEADER, POLICIES, ROUTE_LIMITS } from './policies.js';
 
 /** Options of `createApp`. */
 export interface ExampleAppOptions {

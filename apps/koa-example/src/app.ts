@@ -1,9 +1,9 @@
 /** The example-app contract on Koa: routes, policies and /metrics. */
 import Router from '@koa/router';
 import { createLimiter, createMetrics, type Limiter, type Store } from '@sluice/core';
+import { API_KEY_HEADER, POLICIES, ROUTE_LIMITS } from '@sluice/example-kit';
 import { rateLimit } from '@sluice/koa';
 import Koa, { type Context } from 'koa';
-import { API_KEY_HEADER, POLICIES, ROUTE_LIMITS } from './policies.js';
 
 /** Options of `createApp`. */
 export interface ExampleAppOptions {

@@ -5,9 +5,8 @@
  * Prints `listening on <port>` when ready.
  */
 import type { AddressInfo } from 'node:net';
+import { storeFromEnv, warmUp } from '@sluice/example-kit';
 import { createApp } from './app.js';
-import { storeFromEnv } from './store.js';
-import { warmUp } from './warm-up.js';
 
 const port = Number(process.env.PORT ?? 3000);
 if (!Number.isInteger(port) || port < 0 || port > 65535) {

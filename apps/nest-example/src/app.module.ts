@@ -2,10 +2,10 @@
 import { type DynamicModule, Module } from '@nestjs/common';
 import { APP_GUARD } from '@nestjs/core';
 import type { Store } from '@sluice/core';
+import { API_KEY_HEADER, POLICIES } from '@sluice/example-kit';
 import { RateLimitGuard, RateLimitModule, type RateLimitRequest } from '@sluice/nestjs';
 import { ExampleController } from './example.controller.js';
 import { MetricsController } from './metrics.controller.js';
-import { API_KEY_HEADER, POLICIES } from './policies.js';
 
 /** Options of `AppModule.register`. */
 export interface ExampleAppOptions {

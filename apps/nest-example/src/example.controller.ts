@@ -1,7 +1,7 @@
 /** The routes of the example-app contract. */
 import { Controller, Get, HttpCode, Post } from '@nestjs/common';
+import { ROUTE_LIMITS } from '@sluice/example-kit';
 import { RateLimit } from '@sluice/nestjs';
-import { ROUTE_LIMITS } from './policies.js';
 
 const OK = { ok: true } as const;
 

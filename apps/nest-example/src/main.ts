@@ -7,10 +7,9 @@ import 'reflect-metadata';
 import type { AddressInfo } from 'node:net';
 import { NestFactory } from '@nestjs/core';
 import type { Limiter } from '@sluice/core';
+import { storeFromEnv, warmUp } from '@sluice/example-kit';
 import { RATE_LIMITER } from '@sluice/nestjs';
 import { AppModule } from './app.module.js';
-import { storeFromEnv } from './store.js';
-import { warmUp } from './warm-up.js';
 
 const port = Number(process.env.PORT ?? 3000);
 if (!Number.isInteger(port) || port < 0 || port > 65535) {
