@@ -16,7 +16,7 @@ import {
 } from '@sluice/core';
 import { type Context, Hono } from 'hono';
 import { afterEach, describe, expect, it, test } from 'vitest';
-import { EXPECTED, json, type Reply, request } from '../test-support/client.js';
+import { EXPECTED, json, type Reply, request } from '../../../test/support/adapter-client.js';
 import { type HonoRateLimitOptions, type RateLimitEnv, rateLimit } from './index.js';
 
 /** A start time on a 10 s boundary, so fixed windows start with it. */

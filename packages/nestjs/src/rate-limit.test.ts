@@ -32,7 +32,7 @@ import {
   type Store,
 } from '@sluice/core';
 import { afterEach, describe, expect, it, test } from 'vitest';
-import { EXPECTED, json, type Reply, request } from '../test-support/client.js';
+import { EXPECTED, json, type Reply, request } from '../../../test/support/adapter-client.js';
 import {
   RATE_LIMIT_STORE,
   RATE_LIMITER,

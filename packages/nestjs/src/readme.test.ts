@@ -1,7 +1,7 @@
 /** The README's quick start, run as written: 5 requests a minute on /hello, 3 on transfers, /health free. */
 import { fileURLToPath } from 'node:url';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { EXPECTED, json, request } from '../test-support/client.js';
+import { EXPECTED, json, request } from '../../../test/support/adapter-client.js';
 import { codeBlockAfter, type RunningSnippet, readText, runSnippet } from '../test-support/readme.js';
 
 const here = (path: string) => fileURLToPath(new URL(path, import.meta.url));
