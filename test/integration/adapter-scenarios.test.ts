@@ -5,9 +5,9 @@
  */
 import { createLimiter, type Limiter, MemoryStore, type PolicyInput, type Store } from '@sluice/core';
 import { afterEach, describe, expect, test } from 'vitest';
+import { EXPECTED } from '../support/expected.js';
 import { HARNESSES, type Mount, type NeutralOptions, type Served } from './adapters.js';
 import { json, type Reply, request } from './client.js';
-import { EXPECTED } from './expected.js';
 
 /** A start time on a 10 s boundary, so fixed windows start with it. */
 const T0 = 1_800_000_000_000;

@@ -7,9 +7,9 @@ import { spawnSync } from 'node:child_process';
 import { randomUUID } from 'node:crypto';
 import { afterAll, beforeAll, describe, expect, test } from 'vitest';
 import { type AppNode, EXAMPLE_APPS, startApps, stopApps } from '../support/apps.js';
+import { EXPECTED } from '../support/expected.js';
 import { type RedisProcess, startRedis } from '../support/redis-server.js';
 import { closeAgents, counterValue, json, type Reply, remainingOf, request } from './client.js';
-import { EXPECTED } from './expected.js';
 
 /** The media type of a reply, without parameters (Nest's platforms add `; charset=utf-8`). */
 function mediaType(reply: Reply): string | undefined {

@@ -30,28 +30,5 @@ export function json(reply: Reply): unknown {
   }
 }
 
-/** The problem type the IETF RateLimit header draft defines for a quota that is used up. */
-const QUOTA_EXCEEDED = 'https://iana.org/assignments/http-problem-types#quota-exceeded';
-
-/** The bodies design.md specifies, written out literally. */
-export const EXPECTED = {
-  tooManyRequests(violated: string[], policy: string, retryAfterSeconds: number) {
-    return {
-      type: QUOTA_EXCEEDED,
-      title: 'Quota Exceeded',
-      status: 429,
-      'violated-policies': violated,
-      error: 'rate limit exceeded',
-      policy,
-      retry_after_seconds: retryAfterSeconds,
-    };
-  },
-  unavailable() {
-    return {
-      type: 'about:blank',
-      title: 'Service Unavailable',
-      status: 503,
-      error: 'rate limiter unavailable',
-    };
-  },
-};
+/** The bodies design.md specifies, written out literally, shared with the integration suites. */
+export { EXPECTED } from './expected.js';
