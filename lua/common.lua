@@ -36,10 +36,11 @@ local function whole(x, limit)
   return r
 end
 
--- GET that treats a value of another type (WRONGTYPE) as absent.
+-- GET that treats a value of another type (WRONGTYPE) as absent. redis.pcall returns
+-- the error as a table instead of raising it, which is cheaper than pcall(redis.call).
 local function get_string(key)
-  local ok, value = pcall(redis.call, 'GET', key)
-  if not ok or type(value) ~= 'string' then
+  local value = redis.pcall('GET', key)
+  if type(value) ~= 'string' then
     return nil
   end
   return value

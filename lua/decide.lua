@@ -1,48 +1,54 @@
--- Sluice decide script: every policy that applies to one request, decided in ONE call,
--- all or nothing. Built by packages/core/scripts/embed-lua.mjs as common.lua + the
--- algorithm files + this file (one chunk, embedded with its SHA1 for EVALSHA).
+-- Sluice decide script: one or more decisions in ONE call. Each decision covers every
+-- policy that applies to one request, all or nothing. Decisions run one after another in
+-- the order given, exactly as separate calls would, so a batch of N decisions is N
+-- atomic decisions sharing one round trip, one clock reading and one reply (RedisStore
+-- batches the checks issued in the same event-loop turn). Built by
+-- packages/core/scripts/embed-lua.mjs as common.lua + the algorithm files + this file
+-- (one chunk, embedded with its SHA1 for EVALSHA).
 --
--- KEYS[i]  the state key of entry i (all keys share one hash tag: one Cluster slot).
---          Keys must be distinct. With a request record (ARGV[3]), its key comes last.
--- ARGV[1]  mode: 'consume' (charge when every entry allows) or 'peek' (never writes)
--- ARGV[2]  nowMs: '' = use Redis TIME (production; microsecond precision, fractional ms
+-- KEYS     for each decision in order: the state key of each of its entries (distinct
+--          within the decision), then its request record key when it has one. On Redis
+--          Cluster every key of a call shares one hash tag (one slot).
+-- ARGV[1]  nowMs: '' = use Redis TIME (production; microsecond precision, fractional ms
 --          kept); a number = explicit time in ms since the epoch (tests). With an explicit
 --          time Redis still expires keys by its own clock, so written keys then get a TTL
 --          of at least EXPLICIT_TTL_FLOOR_MS and a test's clock, not Redis's, decides.
--- ARGV[3]  requestTtlMs: '' = no request record. A positive number = the last KEY is the
---          record of an idempotent request (same hash tag as the entries): in mode
---          'consume', when the record exists its saved reply is returned and nothing is
---          decided or charged; otherwise the call decides as usual and saves its reply,
---          allowed or denied, under the record for requestTtlMs (PX, rounded up). A record
---          saved for a different number of entries is left alone and not replayed. The
---          record expires at nowMs + requestTtlMs by the script's clock too, so an explicit
---          nowMs sees the same lifetime as Redis TIME.
---          Mode 'peek' never reads nor writes the record.
--- ARGV[4 + 5 * (i - 1) ...], five per entry i = 1..number of entries:
---          algorithm  'token-bucket' | 'gcra' | 'sliding-window' | 'fixed-window' | 'sliding-log'
---          limit      units: quota per window, or bucket capacity (positive)
---          windowMs   window length in ms (window algorithms; positive)
---          intervalMs ms to earn back one unit (token bucket, GCRA; positive)
---          cost       units to charge (positive; a whole number for sliding-log)
+-- Then, for each decision:
+--   mode          'consume' (charge when every entry allows) or 'peek' (never writes)
+--   requestTtlMs  '' = no request record. A positive number = the decision's last KEY is
+--                 the record of an idempotent request (same hash tag as its entries): in
+--                 mode 'consume', when the record exists its saved reply is returned and
+--                 nothing is decided or charged; otherwise the decision runs as usual and
+--                 saves its reply, allowed or denied, under the record for requestTtlMs
+--                 (PX, rounded up). A record saved for a different number of entries is
+--                 left alone and not replayed. The record expires at nowMs + requestTtlMs
+--                 by the script's clock too, so an explicit nowMs sees the same lifetime as
+--                 Redis TIME. Mode 'peek' never reads nor writes the record.
+--   entryCount    number of entries (policies) of this decision, at least 1
+--   then five per entry:
+--     algorithm   'token-bucket' | 'gcra' | 'sliding-window' | 'fixed-window' | 'sliding-log'
+--     limit       units: quota per window, or bucket capacity (positive)
+--     windowMs    window length in ms (window algorithms; positive)
+--     intervalMs  ms to earn back one unit (token bucket, GCRA; positive)
+--     cost        units to charge (positive; a whole number for sliding-log)
 --
--- Phase 1 evaluates every entry and writes nothing. Phase 2 (mode 'consume' and every
--- entry allows) charges every entry and sets a TTL on every written key of
--- ceil(ms until full) + 1, so idle keys vanish once they are equivalent to a fresh key.
--- A deny anywhere charges nothing anywhere.
+-- Phase 1 (per decision) evaluates every entry and writes nothing. Phase 2 (mode
+-- 'consume' and every entry allows) charges every entry and sets a TTL on every written
+-- key of ceil(ms until full) + 1, so idle keys vanish once they are equivalent to a
+-- fresh key. A deny anywhere in a decision charges nothing for that decision.
 --
--- Reply: a flat array, four items per entry, in KEYS order:
---   allowed       integer 1 or 0: this entry alone would admit the cost
---   remaining     string, whole units left after this call (0..limit); when nothing was
---                 charged (peek, or some entry denied) the units left now
---   resetMs       string, ms until this entry's quota is fully restored
---   retryAfterMs  string, ms until this entry could admit its cost; '0' when allowed,
---                 '-1' when never (cost > limit)
--- Bad arguments return an error reply and write nothing.
+-- Reply: a flat array of integers, for each decision in order four per entry, in KEYS
+-- order:
+--   allowed       1 or 0: this entry alone would admit the cost
+--   remaining     whole units left after this call (0..limit); when nothing was charged
+--                 (peek, or some entry of the decision denied) the units left now
+--   resetMs       ms until this entry's quota is fully restored, rounded up
+--   retryAfterMs  ms until this entry could admit its cost, rounded up; 0 when allowed,
+--                 -1 when never (cost > limit)
+-- Bad arguments anywhere return an error reply before anything is read or written.
 
 local EXPLICIT_TTL_FLOOR_MS = 600000
 local MAX_TTL_MS = 1e15
-
-local HEADER = 3
 
 local function positive(value)
   local n = tonumber(value)
@@ -52,31 +58,69 @@ local function positive(value)
   return n
 end
 
-local mode = ARGV[1]
-if mode ~= 'consume' and mode ~= 'peek' then
-  return redis.error_reply('ERR sluice: mode must be consume or peek')
-end
-local count = #KEYS
-local recordKey, recordTtl = nil, nil
-if ARGV[3] ~= nil and ARGV[3] ~= '' then
-  recordTtl = positive(ARGV[3])
-  if recordTtl == nil or count < 1 then
-    return redis.error_reply('ERR sluice: requestTtlMs must be a positive number with a record key')
+-- Validation pass: every decision is parsed before anything is read or written, so an
+-- error reply never leaves a batch half applied. num[i] holds ARGV[i] as a number for the
+-- numeric entry arguments.
+local decisions = {}
+local num = {}
+local argi, keyi = 2, 1
+while argi <= #ARGV do
+  local d = #decisions + 1
+  local mode = ARGV[argi]
+  if mode ~= 'consume' and mode ~= 'peek' then
+    return redis.error_reply('ERR sluice: mode must be consume or peek (decision ' .. d .. ')')
   end
-  count = count - 1
-  recordKey = KEYS[#KEYS]
+  local recordTtl = nil
+  local ttlArg = ARGV[argi + 1]
+  if ttlArg ~= nil and ttlArg ~= '' then
+    recordTtl = positive(ttlArg)
+    if recordTtl == nil then
+      return redis.error_reply('ERR sluice: requestTtlMs must be a positive number (decision ' .. d .. ')')
+    end
+  end
+  local count = tonumber(ARGV[argi + 2])
+  if count == nil or count < 1 or count ~= math.floor(count) then
+    return redis.error_reply('ERR sluice: entryCount must be a positive integer (decision ' .. d .. ')')
+  end
+  local first = argi + 3
+  if #ARGV < first - 1 + 5 * count then
+    return redis.error_reply('ERR sluice: expected ' .. (first - 1 + 5 * count) .. ' arguments, got ' .. #ARGV)
+  end
+  for i = 1, count do
+    local base = first + 5 * (i - 1)
+    local name = ARGV[base]
+    if ALGORITHMS[name] == nil then
+      return redis.error_reply('ERR sluice: unknown algorithm in entry ' .. i .. ' (decision ' .. d .. ')')
+    end
+    local limit, windowMs = positive(ARGV[base + 1]), positive(ARGV[base + 2])
+    local intervalMs, cost = positive(ARGV[base + 3]), positive(ARGV[base + 4])
+    if limit == nil or windowMs == nil or intervalMs == nil or cost == nil then
+      return redis.error_reply('ERR sluice: limit, windowMs, intervalMs and cost must be positive numbers (entry ' .. i .. ', decision ' .. d .. ')')
+    end
+    if name == 'sliding-log' and cost ~= math.floor(cost) then
+      return redis.error_reply('ERR sluice: sliding-log cost must be a whole number (entry ' .. i .. ', decision ' .. d .. ')')
+    end
+    num[base + 1], num[base + 2], num[base + 3], num[base + 4] = limit, windowMs, intervalMs, cost
+  end
+  local keyCount = count
+  if recordTtl ~= nil then
+    keyCount = count + 1
+  end
+  decisions[d] = { mode = mode, recordTtl = recordTtl, count = count, arg = first, key = keyi }
+  keyi = keyi + keyCount
+  argi = first + 5 * count
 end
-if #ARGV ~= HEADER + 5 * count then
-  return redis.error_reply('ERR sluice: expected ' .. (HEADER + 5 * count) .. ' arguments, got ' .. #ARGV)
+if #decisions == 0 then
+  return redis.error_reply('ERR sluice: expected at least one decision')
 end
-if mode ~= 'consume' then
-  recordKey = nil
+if keyi - 1 ~= #KEYS then
+  return redis.error_reply('ERR sluice: expected ' .. (keyi - 1) .. ' keys, got ' .. #KEYS)
 end
 
 local now
-local explicit = ARGV[2] ~= ''
+local explicit = ARGV[1] ~= ''
 if explicit then
-  now = tonumber(ARGV[2])
+  now = tonumber(ARGV[1])
   if now == nil or now ~= now or now == math.huge or now == -math.huge then
     return redis.error_reply('ERR sluice: nowMs must be a finite number')
   end
@@ -85,85 +129,81 @@ else
   now = tonumber(t[1]) * 1000 + tonumber(t[2]) / 1000
 end
 
--- A request seen before: its saved reply, nothing decided or charged. The record is
--- "<expiresAtMs>|<reply items...>"; expiresAtMs (nowMs + requestTtlMs) decides with an
--- explicit time too, where Redis's own expiry (PX) follows its own clock.
-if recordKey ~= nil then
-  local saved = get_string(recordKey)
-  if saved ~= nil then
-    local items = {}
-    for part in string.gmatch(saved, '[^|]+') do
-      items[#items + 1] = part
-    end
-    local expiresAt = tonumber(items[1])
-    if expiresAt ~= nil and now <= expiresAt then
-      if #items == 1 + 4 * count then
-        local reply = {}
-        for k = 2, #items do
-          reply[k - 1] = items[k]
-        end
-        for k = 1, #reply, 4 do
-          reply[k] = tonumber(reply[k])
-        end
-        return reply
-      end
-      recordKey = nil
-    end
-  end
-end
-
--- Phase 1: evaluate, no writes.
-local results = {}
-local all = true
-for i = 1, count do
-  local base = HEADER + 5 * (i - 1)
-  local name = ARGV[base + 1]
-  local algorithm = ALGORITHMS[name]
-  if algorithm == nil then
-    return redis.error_reply('ERR sluice: unknown algorithm in entry ' .. i)
-  end
-  local limit = positive(ARGV[base + 2])
-  local windowMs = positive(ARGV[base + 3])
-  local intervalMs = positive(ARGV[base + 4])
-  local cost = positive(ARGV[base + 5])
-  if limit == nil or windowMs == nil or intervalMs == nil or cost == nil then
-    return redis.error_reply('ERR sluice: limit, windowMs, intervalMs and cost must be positive numbers (entry ' .. i .. ')')
-  end
-  if name == 'sliding-log' and cost ~= math.floor(cost) then
-    return redis.error_reply('ERR sluice: sliding-log cost must be a whole number (entry ' .. i .. ')')
-  end
-  local r = algorithm(KEYS[i], now, limit, windowMs, intervalMs, cost)
-  results[i] = r
-  if not r.allowed then
-    all = false
-  end
-end
-
--- Phase 2: charge all, only when all allow.
-local charge = all and mode == 'consume'
 local reply = {}
-for i = 1, count do
-  local r = results[i]
-  local remaining, resetMs = r.remaining, r.resetMs
-  if charge then
-    local ttl = math.ceil(r.chargedResetMs) + 1
-    if explicit and ttl < EXPLICIT_TTL_FLOOR_MS then
-      ttl = EXPLICIT_TTL_FLOOR_MS
-    end
-    if ttl > MAX_TTL_MS then
-      ttl = MAX_TTL_MS
-    end
-    r.write(fmt(ttl))
-    remaining, resetMs = r.chargedRemaining, r.chargedResetMs
+
+-- One decision: its reply items appended to `reply`.
+local function decide(d)
+  local count, first, keyBase = d.count, d.arg, d.key
+  local recordKey = nil
+  if d.recordTtl ~= nil and d.mode == 'consume' then
+    recordKey = KEYS[keyBase + count]
   end
-  local k = 4 * (i - 1)
-  reply[k + 1] = r.allowed and 1 or 0
-  reply[k + 2] = fmt(remaining)
-  reply[k + 3] = fmt(resetMs)
-  reply[k + 4] = fmt(r.retryAfterMs)
+  -- A request seen before: its saved reply, nothing decided or charged. The record is
+  -- "<expiresAtMs>|<reply items...>"; expiresAtMs (nowMs + requestTtlMs) decides with an
+  -- explicit time too, where Redis's own expiry (PX) follows its own clock.
+  if recordKey ~= nil then
+    local saved = get_string(recordKey)
+    if saved ~= nil then
+      local items = {}
+      for part in string.gmatch(saved, '[^|]+') do
+        items[#items + 1] = part
+      end
+      local expiresAt = tonumber(items[1])
+      if expiresAt ~= nil and now <= expiresAt then
+        if #items == 1 + 4 * count then
+          for k = 2, #items do
+            reply[#reply + 1] = tonumber(items[k])
+          end
+          return
+        end
+        recordKey = nil
+      end
+    end
+  end
+
+  -- Phase 1: evaluate, no writes.
+  local results = {}
+  local all = true
+  for i = 1, count do
+    local base = first + 5 * (i - 1)
+    local r = ALGORITHMS[ARGV[base]](KEYS[keyBase + i - 1], now, num[base + 1], num[base + 2],
+      num[base + 3], num[base + 4])
+    results[i] = r
+    if not r.allowed then
+      all = false
+    end
+  end
+
+  -- Phase 2: charge all, only when all allow.
+  local charge = all and d.mode == 'consume'
+  local start = #reply
+  for i = 1, count do
+    local r = results[i]
+    local remaining, resetMs = r.remaining, r.resetMs
+    if charge then
+      local ttl = math.ceil(r.chargedResetMs) + 1
+      if explicit and ttl < EXPLICIT_TTL_FLOOR_MS then
+        ttl = EXPLICIT_TTL_FLOOR_MS
+      end
+      if ttl > MAX_TTL_MS then
+        ttl = MAX_TTL_MS
+      end
+      r.write(ttl)
+      remaining, resetMs = r.chargedRemaining, r.chargedResetMs
+    end
+    local k = start + 4 * (i - 1)
+    reply[k + 1] = r.allowed and 1 or 0
+    reply[k + 2] = remaining
+    reply[k + 3] = math.ceil(resetMs)
+    reply[k + 4] = math.ceil(r.retryAfterMs)
+  end
+  if recordKey ~= nil then
+    local saved = fmt(now + d.recordTtl) .. '|' .. table.concat(reply, '|', start + 1, start + 4 * count)
+    redis.call('SET', recordKey, saved, 'PX', math.ceil(d.recordTtl))
+  end
 end
-if recordKey ~= nil then
-  local saved = fmt(now + recordTtl) .. '|' .. table.concat(reply, '|')
-  redis.call('SET', recordKey, saved, 'PX', fmt(math.ceil(recordTtl)))
+
+for d = 1, #decisions do
+  decide(decisions[d])
 end
 return reply

@@ -148,8 +148,11 @@ export interface StoreEntry {
 /** The store's raw verdict for one entry. */
 export interface StoreVerdict {
   readonly allowed: boolean;
+  /** Whole units left (after the charge when one was made). */
   readonly remaining: number;
+  /** Whole milliseconds until the quota is fully restored, rounded up. */
   readonly resetMs: number;
+  /** Whole milliseconds until the cost could be admitted, rounded up; 0 when allowed, -1 when never. */
   readonly retryAfterMs: number;
 }
 

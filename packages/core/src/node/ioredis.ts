@@ -32,6 +32,14 @@ export interface CreateRedisStoreOptions {
  */
 const LIMITER_REDIS_OPTIONS: RedisOptions = { maxRetriesPerRequest: 1, commandTimeout: 5000 };
 
+/**
+ * Batches are sent once the current event-loop turn's I/O is handled: the checks of every
+ * request that arrived in that turn share one script call.
+ */
+const scheduleFlush = (flush: () => void): void => {
+  setImmediate(flush);
+};
+
 /** Parses `host:port` (IPv6 as `[::1]:6379`). */
 function parseNode(node: string): { host: string; port: number } {
   const match = /^\[?([^\]]+?)\]?:(\d+)$/.exec(node.trim());
@@ -67,9 +75,9 @@ export function createRedisStore(target: RedisTarget, options: CreateRedisStoreO
     }
     const client = new Redis(target, { ...LIMITER_REDIS_OPTIONS, ...options.redisOptions });
     client.on('error', onError);
-    return new RedisStore({ client, clock, ownsClient: true });
+    return new RedisStore({ client, clock, ownsClient: true, scheduleFlush });
   }
-  if (isEvalClient(target)) return new RedisStore({ client: target, clock });
+  if (isEvalClient(target)) return new RedisStore({ client: target, clock, scheduleFlush });
   if (
     typeof target === 'object' &&
     target !== null &&
@@ -83,7 +91,7 @@ export function createRedisStore(target: RedisTarget, options: CreateRedisStoreO
       redisOptions: { ...LIMITER_REDIS_OPTIONS, ...options.clusterOptions?.redisOptions },
     });
     client.on('error', onError);
-    return new RedisStore({ client, clock, ownsClient: true });
+    return new RedisStore({ client, clock, ownsClient: true, scheduleFlush });
   }
   throw new TypeError(
     'createRedisStore: expected a redis:// URL, { clusterNodes: [...] } or a client with evalsha() and eval()',

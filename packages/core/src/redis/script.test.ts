@@ -46,22 +46,26 @@ describe('embedded decide script', () => {
     expect(await redis.script('LOAD', DECIDE_SCRIPT.source)).toBe(DECIDE_SCRIPT.sha1);
   });
 
-  it('encodes ARGV as mode, nowMs, requestTtlMs, then five items per entry', () => {
+  it('encodes ARGV as nowMs, then mode, requestTtlMs, entryCount and five items per entry', () => {
     const p = makePolicy('gcra', 3, 1000);
     expect(encodeScriptArgs([{ key: 'a', policy: p, cost: 2 }], 'consume', 12.5)).toEqual([
-      'consume',
       '12.5',
+      'consume',
       '',
+      '1',
       'gcra',
       '3',
       '1000',
       '333.3333333333333',
       '2',
     ]);
-    expect(encodeScriptArgs([{ key: 'a', policy: p, cost: 1 }], 'peek')[1]).toBe('');
+    expect(encodeScriptArgs([{ key: 'a', policy: p, cost: 1 }], 'peek')[0]).toBe('');
     expect(encodeScriptArgs([{ key: 'a', policy: p, cost: 1 }], 'consume', undefined, 5000)[2]).toBe('5000');
     expect(() => encodeScriptArgs([{ key: 'a', policy: p, cost: 1 }], 'consume', undefined, 0)).toThrow(
       /requestTtlMs/,
+    );
+    expect(() => encodeScriptArgs([{ key: 'a', policy: p, cost: 1 }], 'consume', Number.NaN)).toThrow(
+      /nowMs/,
     );
     expect(encodeScriptKeys([{ key: 'a', policy: p, cost: 1 }], 'r')).toEqual(['a', 'r']);
     expect(() => encodeScriptKeys([{ key: 'a', policy: p, cost: 1 }], 'a')).toThrow(/requestKey/);
@@ -70,24 +74,34 @@ describe('embedded decide script', () => {
   it('decodes replies and refuses malformed ones', () => {
     const p = makePolicy('gcra', 3, 1000);
     const entries: StoreEntry[] = [{ key: 'a', policy: p, cost: 1 }];
-    expect(decodeScriptReply([1, '2', '333.5', '0'], entries)).toEqual([
-      { allowed: true, remaining: 2, resetMs: 333.5, retryAfterMs: 0 },
+    expect(decodeScriptReply([1, 2, 334, 0], entries)).toEqual([
+      { allowed: true, remaining: 2, resetMs: 334, retryAfterMs: 0 },
     ]);
-    expect(() => decodeScriptReply([1, '2', '3'], entries)).toThrow(/shape/);
-    expect(() => decodeScriptReply([2, '2', '3', '0'], entries)).toThrow(/allowed/);
-    expect(() => decodeScriptReply([1, 'x', '3', '0'], entries)).toThrow(/remaining/);
+    expect(decodeScriptReply(['0', '0', '1000', '-1'], entries)).toEqual([
+      { allowed: false, remaining: 0, resetMs: 1000, retryAfterMs: -1 },
+    ]);
+    expect(() => decodeScriptReply([1, 2, 3], entries)).toThrow(/shape/);
+    expect(() => decodeScriptReply([2, 2, 3, 0], entries)).toThrow(/allowed/);
+    expect(() => decodeScriptReply([1, 'x', 3, 0], entries)).toThrow(/remaining/);
   });
 
   it('returns error replies for bad arguments and writes nothing', async () => {
     const key = `${fresh()}:{e}:a`;
     const call = (...args: (string | number)[]) => redis.eval(DECIDE_SCRIPT.source, 1, key, ...args);
-    await expect(call('spend', '', '', 'gcra', 1, 1000, 1000, 1)).rejects.toThrow(/mode/);
-    await expect(call('consume', '', '', 'leaky', 1, 1000, 1000, 1)).rejects.toThrow(/unknown algorithm/);
-    await expect(call('consume', '', '', 'gcra', 1, 1000, 1000)).rejects.toThrow(/arguments/);
-    await expect(call('consume', '', '', 'gcra', 0, 1000, 1000, 1)).rejects.toThrow(/positive/);
-    await expect(call('consume', 'soon', '', 'gcra', 1, 1000, 1000, 1)).rejects.toThrow(/nowMs/);
-    await expect(call('consume', '', '', 'sliding-log', 5, 1000, 200, 1.5)).rejects.toThrow(/whole number/);
-    await expect(call('consume', '', 'x', 'gcra', 1, 1000, 1000, 1)).rejects.toThrow(/requestTtlMs/);
+    await expect(call('', 'spend', '', 1, 'gcra', 1, 1000, 1000, 1)).rejects.toThrow(/mode/);
+    await expect(call('', 'consume', '', 1, 'leaky', 1, 1000, 1000, 1)).rejects.toThrow(/unknown algorithm/);
+    await expect(call('', 'consume', '', 1, 'gcra', 1, 1000, 1000)).rejects.toThrow(/arguments/);
+    await expect(call('', 'consume', '', 0, 'gcra', 1, 1000, 1000, 1)).rejects.toThrow(/entryCount/);
+    await expect(call('', 'consume', '', 1, 'gcra', 0, 1000, 1000, 1)).rejects.toThrow(/positive/);
+    await expect(call('soon', 'consume', '', 1, 'gcra', 1, 1000, 1000, 1)).rejects.toThrow(/nowMs/);
+    await expect(call('', 'consume', '', 1, 'sliding-log', 5, 1000, 200, 1.5)).rejects.toThrow(
+      /whole number/,
+    );
+    await expect(call('', 'consume', 'x', 1, 'gcra', 1, 1000, 1000, 1)).rejects.toThrow(/requestTtlMs/);
+    await expect(call('')).rejects.toThrow(/at least one decision/);
+    await expect(
+      redis.eval(DECIDE_SCRIPT.source, 2, key, `${key}2`, '', 'consume', '', 1, 'gcra', 1, 1000, 1000, 1),
+    ).rejects.toThrow(/keys/);
     // a bad second entry: the first entry is not charged either
     await expect(
       redis.eval(
@@ -95,9 +109,10 @@ describe('embedded decide script', () => {
         2,
         key,
         `${key}2`,
+        '',
         'consume',
         '',
-        '',
+        2,
         'gcra',
         1,
         1000,
@@ -110,6 +125,32 @@ describe('embedded decide script', () => {
         1,
       ),
     ).rejects.toThrow(/unknown algorithm/);
+    // a bad second decision of a batch: the first decision is not charged either
+    await expect(
+      redis.eval(
+        DECIDE_SCRIPT.source,
+        2,
+        key,
+        `${key}2`,
+        '',
+        'consume',
+        '',
+        1,
+        'gcra',
+        1,
+        1000,
+        1000,
+        1,
+        'consume',
+        '',
+        1,
+        'gcra',
+        1,
+        1000,
+        1000,
+        -1,
+      ),
+    ).rejects.toThrow(/positive/);
     expect(await redis.exists(key, `${key}2`)).toBe(0);
   });
 

@@ -2,10 +2,13 @@
  * The decide script (lua/decide.lua + the algorithm files, embedded at build time) and
  * the codec between `StoreEntry[]` and its KEYS/ARGV/reply. Web-standard: no `node:`.
  *
- * KEYS: the entries' keys in order, then the request record key when there is one.
- * ARGV: `[mode, nowMs | '', requestTtlMs | '', ...per entry: algorithm, limit, windowMs,
- * intervalMs, cost]`. Reply: four items per entry: `allowed` (1/0), `remaining`,
- * `resetMs`, `retryAfterMs` (decimal strings). See lua/decide.lua for the full contract.
+ * One call carries one or more decisions (a batch), decided one after another in one
+ * atomic script run. KEYS: per decision, its entries' keys in order, then its request
+ * record key when there is one. ARGV: `[nowMs | '', ...per decision: mode,
+ * requestTtlMs | '', entryCount, ...per entry: algorithm, limit, windowMs, intervalMs,
+ * cost]`. Reply: integers, four per entry of every decision in order: `allowed` (1/0),
+ * `remaining`, `resetMs`, `retryAfterMs` (ms, rounded up). See lua/decide.lua for the full
+ * contract.
  */
 
 import { assertValidEntries } from '../algorithms/validate.js';
@@ -15,7 +18,7 @@ import {
   RESET_SCRIPT_SHA1,
   RESET_SCRIPT_SOURCE,
 } from '../generated/scripts.js';
-import type { StoreEntry, StoreMode, StoreVerdict } from '../types.js';
+import type { CompiledPolicy, StoreEntry, StoreMode, StoreVerdict } from '../types.js';
 
 /** The decide script: Lua source and its SHA1 (hex), for EVALSHA with EVAL as fallback. */
 export const DECIDE_SCRIPT: { readonly source: string; readonly sha1: string } = Object.freeze({
@@ -41,11 +44,12 @@ export const ARGS_PER_ENTRY = 5;
 export const REPLY_ITEMS_PER_ENTRY = 4;
 
 /**
- * KEYS for the decide script: the entries' keys in order, then `requestKey` (the record
- * of an idempotent request, same hash tag as the entries) when given.
+ * KEYS for one decision: the entries' keys in order, then `requestKey` (the record of an
+ * idempotent request, same hash tag as the entries) when given.
  */
 export function encodeScriptKeys(entries: readonly StoreEntry[], requestKey?: string): string[] {
-  const keys = entries.map((e) => e.key);
+  const keys: string[] = [];
+  for (let i = 0; i < entries.length; i++) keys.push((entries[i] as StoreEntry).key);
   if (requestKey !== undefined) {
     if (typeof requestKey !== 'string' || requestKey === '' || keys.includes(requestKey)) {
       throw new Error('store: "requestKey" must be a non-empty key distinct from the entry keys');
@@ -56,10 +60,61 @@ export function encodeScriptKeys(entries: readonly StoreEntry[], requestKey?: st
 }
 
 /**
- * ARGV for the decide script (KEYS from `encodeScriptKeys`). `nowMs` is for tests only:
- * without it the script reads Redis `TIME`. `requestTtlMs` turns on the request record:
- * pass the record key to `encodeScriptKeys` too. In mode 'consume' a recorded request
- * replays its saved reply and charges nothing; otherwise the reply is saved for
+ * The four constant ARGV items of a policy (algorithm, limit, windowMs, intervalMs) as
+ * strings, computed once per compiled policy instead of on every call.
+ */
+const policyArgs = new WeakMap<CompiledPolicy, readonly string[]>();
+
+function argsOf(policy: CompiledPolicy): readonly string[] {
+  let args = policyArgs.get(policy);
+  if (args === undefined) {
+    args = [policy.algorithm, String(policy.limit), String(policy.windowMs), String(policy.intervalMs)];
+    if (Object.isFrozen(policy)) policyArgs.set(policy, args);
+  }
+  return args;
+}
+
+/** The ARGV head of a call: the explicit time (tests) or '' for Redis TIME. */
+export function encodeScriptNow(nowMs?: number): string {
+  if (nowMs === undefined) return '';
+  if (!Number.isFinite(nowMs)) throw new Error(`store: "nowMs" must be a finite number, got ${nowMs}`);
+  return String(nowMs);
+}
+
+/**
+ * Appends one decision's ARGV items (`mode, requestTtlMs | '', entryCount, ...entries`) to
+ * `out`: the part of a call after `encodeScriptNow`. Validates the entries first.
+ */
+export function encodeDecisionArgs(
+  out: string[],
+  entries: readonly StoreEntry[],
+  mode: StoreMode,
+  requestTtlMs?: number,
+): string[] {
+  assertValidEntries(entries);
+  if (requestTtlMs !== undefined && !(Number.isFinite(requestTtlMs) && requestTtlMs > 0)) {
+    throw new Error(`store: "requestTtlMs" must be a positive number of milliseconds, got ${requestTtlMs}`);
+  }
+  out.push(mode, requestTtlMs === undefined ? '' : String(requestTtlMs), String(entries.length));
+  for (let i = 0; i < entries.length; i++) {
+    const { policy, cost } = entries[i] as StoreEntry;
+    const args = argsOf(policy);
+    out.push(
+      args[0] as string,
+      args[1] as string,
+      args[2] as string,
+      args[3] as string,
+      cost === 1 ? '1' : String(cost),
+    );
+  }
+  return out;
+}
+
+/**
+ * ARGV for a call of ONE decision (KEYS from `encodeScriptKeys`). `nowMs` is for tests
+ * only: without it the script reads Redis `TIME`. `requestTtlMs` turns on the request
+ * record: pass the record key to `encodeScriptKeys` too. In mode 'consume' a recorded
+ * request replays its saved reply and charges nothing; otherwise the reply is saved for
  * `requestTtlMs`.
  */
 export function encodeScriptArgs(
@@ -67,29 +122,9 @@ export function encodeScriptArgs(
   mode: StoreMode,
   nowMs?: number,
   requestTtlMs?: number,
-): (string | number)[] {
-  assertValidEntries(entries);
-  if (nowMs !== undefined && !Number.isFinite(nowMs)) {
-    throw new Error(`store: "nowMs" must be a finite number, got ${nowMs}`);
-  }
-  if (requestTtlMs !== undefined && !(Number.isFinite(requestTtlMs) && requestTtlMs > 0)) {
-    throw new Error(`store: "requestTtlMs" must be a positive number of milliseconds, got ${requestTtlMs}`);
-  }
-  const args: (string | number)[] = [
-    mode,
-    nowMs === undefined ? '' : String(nowMs),
-    requestTtlMs === undefined ? '' : String(requestTtlMs),
-  ];
-  for (const { policy, cost } of entries) {
-    args.push(
-      policy.algorithm,
-      String(policy.limit),
-      String(policy.windowMs),
-      String(policy.intervalMs),
-      String(cost),
-    );
-  }
-  return args;
+): string[] {
+  const args = [encodeScriptNow(nowMs)];
+  return encodeDecisionArgs(args, entries, mode, requestTtlMs);
 }
 
 function toNumber(value: unknown, what: string): number {
@@ -98,18 +133,32 @@ function toNumber(value: unknown, what: string): number {
   return n === 0 ? 0 : n; // no -0
 }
 
-/** Turns the decide script's reply into one verdict per entry, in entry order. */
+/** Turns the decide script's reply to a call of ONE decision into one verdict per entry. */
 export function decodeScriptReply(reply: unknown, entries: readonly StoreEntry[]): StoreVerdict[] {
   if (!Array.isArray(reply) || reply.length !== entries.length * REPLY_ITEMS_PER_ENTRY) {
     throw new Error('store: unexpected decide script reply (shape)');
   }
+  return decodeVerdicts(reply, entries, 0);
+}
+
+/**
+ * One decision's verdicts from a reply whose shape the caller checked: the items from
+ * `offset` on, four per entry.
+ */
+export function decodeVerdicts(
+  reply: readonly unknown[],
+  entries: readonly StoreEntry[],
+  offset: number,
+): StoreVerdict[] {
   const verdicts: StoreVerdict[] = [];
-  for (let i = 0; i < entries.length; i++) {
-    const k = i * REPLY_ITEMS_PER_ENTRY;
-    const allowed = toNumber(reply[k], 'allowed');
-    if (allowed !== 0 && allowed !== 1) throw new Error('store: unexpected decide script reply (allowed)');
+  const end = offset + entries.length * REPLY_ITEMS_PER_ENTRY;
+  for (let k = offset; k < end; k += REPLY_ITEMS_PER_ENTRY) {
+    const allowed = reply[k];
+    if (allowed !== 0 && allowed !== 1 && allowed !== '0' && allowed !== '1') {
+      throw new Error('store: unexpected decide script reply (allowed)');
+    }
     verdicts.push({
-      allowed: allowed === 1,
+      allowed: allowed === 1 || allowed === '1',
       remaining: toNumber(reply[k + 1], 'remaining'),
       resetMs: toNumber(reply[k + 2], 'resetMs'),
       retryAfterMs: toNumber(reply[k + 3], 'retryAfterMs'),

@@ -37,8 +37,8 @@ class ReferenceStore {
     return {
       allowed: e.allowed,
       remaining: charge ? e.chargedRemaining : e.remaining,
-      resetMs: charge ? e.chargedResetMs : e.resetMs,
-      retryAfterMs: e.retryAfterMs,
+      resetMs: Math.ceil(charge ? e.chargedResetMs : e.resetMs),
+      retryAfterMs: Math.ceil(e.retryAfterMs),
     };
   }
 

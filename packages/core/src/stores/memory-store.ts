@@ -146,8 +146,9 @@ export class MemoryStore implements Store {
       verdicts[i] = {
         allowed: e.allowed,
         remaining: charge ? e.chargedRemaining : e.remaining,
-        resetMs: charge ? e.chargedResetMs : e.resetMs,
-        retryAfterMs: e.retryAfterMs,
+        // Whole ms, rounded up, as the decide script replies.
+        resetMs: Math.ceil(charge ? e.chargedResetMs : e.resetMs),
+        retryAfterMs: Math.ceil(e.retryAfterMs),
       };
     }
     if (charge) this.#table.sweep(now);

@@ -1,13 +1,18 @@
 /**
- * `RedisStore`: every check is ONE call of the decide script (EVALSHA, EVAL after NOSCRIPT).
- * Works with anything that offers `evalsha` and `eval` (`EvalClient`): ioredis `Redis` and
- * `Cluster` as they are, node-redis or an HTTP client through a small wrapper. Web-standard.
+ * `RedisStore`: every check is decided by the decide script (EVALSHA, EVAL after NOSCRIPT),
+ * one atomic decision per check. Checks issued close together travel in ONE script call (a
+ * batch: one round trip, one clock reading, one reply); on Redis Cluster only checks whose
+ * keys share a hash tag are batched, so every call stays in one slot. Works with anything that offers `evalsha` and `eval` (`EvalClient`): ioredis `Redis`
+ * and `Cluster` as they are, node-redis or an HTTP client through a small wrapper.
+ * Web-standard.
  */
 import {
   DECIDE_SCRIPT,
-  decodeScriptReply,
-  encodeScriptArgs,
+  decodeVerdicts,
+  encodeDecisionArgs,
   encodeScriptKeys,
+  encodeScriptNow,
+  REPLY_ITEMS_PER_ENTRY,
   RESET_SCRIPT,
 } from '../redis/script.js';
 import type {
@@ -34,6 +39,62 @@ export interface RedisStoreOptions {
   readonly clock?: Clock;
   /** The store owns the client: `close()` quits it. Set by `createRedisStore` for clients it built. */
   readonly ownsClient?: boolean;
+  /**
+   * Most checks sent in one script call. Checks issued before the store flushes (see
+   * `scheduleFlush`) travel together; each stays one atomic, all-or-nothing decision, run in
+   * the order issued. `1` sends every check on its own. Default 64.
+   */
+  readonly maxBatch?: number;
+  /**
+   * Whether checks whose keys carry different hash tags may share a call. Only a standalone
+   * Redis allows that; on Redis Cluster one script call must stay in one slot. Default: true
+   * for an ioredis standalone client (`isCluster === false`), false for anything else
+   * (ioredis `Cluster`, or a client this store cannot recognize), where only checks of one
+   * hash tag share a call.
+   */
+  readonly batchAcrossSlots?: boolean;
+  /**
+   * When the checks collected so far are sent: called with the flush once per batch.
+   * Default: after the current microtask queue (`queueMicrotask`), which works on every
+   * runtime. `createRedisStore` from `@sluice/core/node` passes `setImmediate`, so the checks
+   * of every request handled in one event-loop turn share a call.
+   */
+  readonly scheduleFlush?: (flush: () => void) => void;
+}
+
+/** Defaults of `RedisStore`, in one place. */
+export const REDIS_STORE_DEFAULTS = Object.freeze({
+  maxBatch: 64,
+  scheduleFlush: (flush: () => void): void => queueMicrotask(flush),
+});
+
+/** A check waiting in a batch for the script's reply. */
+interface PendingCheck {
+  readonly entries: readonly StoreEntry[];
+  readonly resolve: (verdicts: StoreVerdict[]) => void;
+  readonly reject: (error: unknown) => void;
+}
+
+/** Checks bound for one script call: KEYS and ARGV built as they arrive. */
+interface Batch {
+  readonly group: string;
+  /** ARGV[1]: the explicit time (tests) or '' for Redis TIME; one per call. */
+  readonly nowArg: string;
+  readonly keys: string[];
+  readonly args: string[];
+  readonly checks: PendingCheck[];
+  /** Reply items expected: four per entry of every check. */
+  replyItems: number;
+}
+
+/** The hash tag of a key as Redis Cluster reads it (`{...}`, non-empty), else the whole key. */
+function hashTagOf(key: string): string {
+  const open = key.indexOf('{');
+  if (open >= 0) {
+    const close = key.indexOf('}', open + 1);
+    if (close > open + 1) return key.slice(open + 1, close);
+  }
+  return key;
 }
 
 /** True when a Redis error says the script is not in the server's cache. */
@@ -51,6 +112,13 @@ export class RedisStore implements Store {
   readonly client: EvalClient;
   private readonly clock: Clock | undefined;
   private readonly ownsClient: boolean;
+  private readonly maxBatch: number;
+  /** Batch per group ('' on standalone Redis; the hash tag on Cluster). */
+  private readonly open = new Map<string, Batch>();
+  private flushScheduled = false;
+  /** Only checks sharing a hash tag may share a call (one slot). */
+  private readonly perSlot: boolean;
+  private readonly scheduleFlush: (flush: () => void) => void;
 
   /** @param options the client, and a clock for tests */
   constructor(options: RedisStoreOptions) {
@@ -68,15 +136,32 @@ export class RedisStore implements Store {
     if (options.clock !== undefined && typeof options.clock !== 'function') {
       throw new TypeError('RedisStore: "clock" must be a function returning milliseconds');
     }
+    const maxBatch = options.maxBatch ?? REDIS_STORE_DEFAULTS.maxBatch;
+    if (!Number.isInteger(maxBatch) || maxBatch < 1) {
+      throw new TypeError(
+        `RedisStore: "maxBatch" must be a positive integer, got ${String(options.maxBatch)}`,
+      );
+    }
     this.client = client;
     this.clock = options.clock;
     this.ownsClient = options.ownsClient === true;
+    if (options.batchAcrossSlots !== undefined && typeof options.batchAcrossSlots !== 'boolean') {
+      throw new TypeError(
+        `RedisStore: "batchAcrossSlots" must be a boolean, got ${String(options.batchAcrossSlots)}`,
+      );
+    }
+    if (options.scheduleFlush !== undefined && typeof options.scheduleFlush !== 'function') {
+      throw new TypeError('RedisStore: "scheduleFlush" must be a function that calls its argument later');
+    }
+    this.maxBatch = maxBatch;
+    this.perSlot = !(options.batchAcrossSlots ?? (client as { isCluster?: unknown }).isCluster === false);
+    this.scheduleFlush = options.scheduleFlush ?? REDIS_STORE_DEFAULTS.scheduleFlush;
   }
 
   /**
-   * Decides every entry in one atomic script call; all or nothing. With `requestKey` and
+   * Decides every entry in one atomic script run; all or nothing. With `requestKey` and
    * `requestTtlMs`, a consume is idempotent: a recorded request replays its verdicts and
-   * charges nothing; otherwise its verdicts are recorded (in the same script call).
+   * charges nothing; otherwise its verdicts are recorded (in the same script run).
    */
   async check(
     entries: readonly StoreEntry[],
@@ -89,19 +174,77 @@ export class RedisStore implements Store {
     if ((requestKey === undefined) !== (requestTtlMs === undefined)) {
       throw new TypeError('RedisStore: "requestKey" and "requestTtlMs" go together');
     }
-    // KEYS then ARGV in one array: one spread per call.
-    const params: (string | number)[] = encodeScriptKeys(entries, requestKey);
-    const numKeys = params.length;
-    for (const arg of encodeScriptArgs(entries, mode, this.clock?.(), requestTtlMs)) params.push(arg);
-    let reply: unknown;
+    const keys = encodeScriptKeys(entries, requestKey);
+    const nowArg = encodeScriptNow(this.clock?.());
+    const group = this.perSlot ? hashTagOf(keys[0] as string) : '';
+    let batch = this.open.get(group);
+    if (batch !== undefined && batch.nowArg !== nowArg) {
+      // One clock reading per call: a check made at another explicit time goes in a new call.
+      this.send(batch);
+      batch = undefined;
+    }
+    const fresh = batch === undefined;
+    const target: Batch = batch ?? { group, nowArg, keys: [], args: [nowArg], checks: [], replyItems: 0 };
+    encodeDecisionArgs(target.args, entries, mode, requestTtlMs); // validates before it appends
+    for (const key of keys) target.keys.push(key);
+    target.replyItems += entries.length * REPLY_ITEMS_PER_ENTRY;
+    const verdicts = new Promise<StoreVerdict[]>((resolve, reject) => {
+      target.checks.push({ entries, resolve, reject });
+    });
+    if (target.checks.length >= this.maxBatch) {
+      if (!fresh) this.open.delete(group);
+      this.send(target);
+    } else if (fresh) {
+      this.open.set(group, target);
+      if (!this.flushScheduled) {
+        this.flushScheduled = true;
+        this.scheduleFlush(this.flushAll);
+      }
+    }
+    return verdicts;
+  }
+
+  /** Sends every open batch (bound once: no closure per batch). */
+  private readonly flushAll = (): void => {
+    this.flushScheduled = false;
+    for (const batch of this.open.values()) this.send(batch);
+  };
+
+  /** Sends one batch and settles its checks. */
+  private send(batch: Batch): void {
+    if (this.open.get(batch.group) === batch) this.open.delete(batch.group);
+    this.call(batch).then(
+      (reply) => {
+        if (!Array.isArray(reply) || reply.length !== batch.replyItems) {
+          const error = new Error('store: unexpected decide script reply (shape)');
+          for (const check of batch.checks) check.reject(error);
+          return;
+        }
+        let offset = 0;
+        for (const check of batch.checks) {
+          try {
+            check.resolve(decodeVerdicts(reply, check.entries, offset));
+          } catch (error) {
+            check.reject(error);
+          }
+          offset += check.entries.length * REPLY_ITEMS_PER_ENTRY;
+        }
+      },
+      (error: unknown) => {
+        for (const check of batch.checks) check.reject(error);
+      },
+    );
+  }
+
+  /** One EVALSHA of the decide script; EVAL when Redis does not have it (restart, SCRIPT FLUSH). */
+  private async call(batch: Batch): Promise<unknown> {
+    const params = batch.keys.length === 0 ? batch.args : batch.keys.concat(batch.args);
     try {
-      reply = await this.client.evalsha(DECIDE_SCRIPT.sha1, numKeys, ...params);
+      return await this.client.evalsha(DECIDE_SCRIPT.sha1, batch.keys.length, ...params);
     } catch (error) {
       if (!isNoScriptError(error)) throw error;
-      // Redis restarted or SCRIPT FLUSH ran: EVAL loads the script again and carries on.
-      reply = await this.client.eval(DECIDE_SCRIPT.source, numKeys, ...params);
+      return await this.client.eval(DECIDE_SCRIPT.source, batch.keys.length, ...params);
     }
-    return decodeScriptReply(reply, entries);
   }
 
   /** Deletes the state behind `keys` (keys of one identity: one slot on Cluster). */

@@ -1,0 +1,214 @@
+/**
+ * RedisStore batching against a real redis-server: checks issued in the same event-loop turn
+ * share ONE script call and are decided one after another in the order issued, exactly as
+ * separate calls would be (checked against MemoryStore run one check at a time).
+ */
+import fc from 'fast-check';
+import { Redis } from 'ioredis';
+import { afterAll, beforeAll, beforeEach, describe, expect, it } from 'vitest';
+import { buildKey } from '../../packages/core/src/keys/build-keys.js';
+import { definePolicy } from '../../packages/core/src/policy/define-policy.js';
+import { DECIDE_SCRIPT } from '../../packages/core/src/redis/script.js';
+import { MemoryStore } from '../../packages/core/src/stores/memory-store.js';
+import { RedisStore } from '../../packages/core/src/stores/redis-store.js';
+import type {
+  Algorithm,
+  CompiledPolicy,
+  EvalClient,
+  StoreEntry,
+  StoreMode,
+} from '../../packages/core/src/types.js';
+import { type RedisProcess, startRedis } from '../support/redis-server.js';
+
+let redis: RedisProcess;
+let client: Redis;
+let admin: Redis;
+
+beforeAll(async () => {
+  redis = await startRedis();
+  client = new Redis(redis.port, '127.0.0.1');
+  admin = new Redis(redis.port, '127.0.0.1');
+});
+
+afterAll(async () => {
+  client?.disconnect();
+  admin?.disconnect();
+  await redis?.stop();
+});
+
+beforeEach(async () => {
+  await admin.flushall();
+  await admin.script('LOAD', DECIDE_SCRIPT.source); // no NOSCRIPT + EVAL in the counts
+  await admin.config('RESETSTAT');
+});
+
+/** EVALSHA + EVAL calls Redis has run since the last RESETSTAT. */
+async function scriptCalls(): Promise<number> {
+  const info = await admin.info('commandstats');
+  let calls = 0;
+  for (const m of info.matchAll(/cmdstat_(?:evalsha|eval):calls=(\d+)/g)) calls += Number(m[1]);
+  return calls;
+}
+
+const T0 = 1_800_000_000_000;
+const three = definePolicy({ name: 'three', algorithm: 'fixed-window', limit: 3, window: '10s' });
+
+function entry(identity: string, policy: CompiledPolicy = three, cost = 1): StoreEntry[] {
+  return [{ key: buildKey('b', identity, policy), policy, cost }];
+}
+
+describe('RedisStore batching', () => {
+  it('sends the checks of one event-loop turn in one script call, each with its own verdicts', async () => {
+    const store = new RedisStore({ client, clock: () => T0 });
+    const verdicts = await Promise.all(
+      Array.from({ length: 40 }, (_, i) => store.check(entry(`id-${i % 10}`), 'consume')),
+    );
+    expect(await scriptCalls()).toBe(1);
+    // Ten identities, four checks each in issue order: 2, 1, 0 left, then denied.
+    for (let i = 0; i < 40; i++) {
+      const round = Math.floor(i / 10);
+      expect(verdicts[i]?.[0]?.allowed).toBe(round < 3);
+      expect(verdicts[i]?.[0]?.remaining).toBe(Math.max(0, 2 - round));
+    }
+  });
+
+  it('caps a call at maxBatch checks; maxBatch 1 sends every check alone', async () => {
+    const capped = new RedisStore({ client, clock: () => T0, maxBatch: 4 });
+    await Promise.all(Array.from({ length: 10 }, (_, i) => capped.check(entry(`c-${i}`), 'consume')));
+    expect(await scriptCalls()).toBe(3);
+    await admin.config('RESETSTAT');
+    const single = new RedisStore({ client, clock: () => T0, maxBatch: 1 });
+    await Promise.all(Array.from({ length: 5 }, (_, i) => single.check(entry(`s-${i}`), 'consume')));
+    expect(await scriptCalls()).toBe(5);
+  });
+
+  it('batches across hash tags only on a client known to be standalone', async () => {
+    // A wrapper hides what the client is: it could front a Cluster, so only checks of one
+    // hash tag share a call there.
+    const wrapped: EvalClient = {
+      evalsha: (...args) => client.evalsha(...(args as [string, number])),
+      eval: (...args) => client.eval(...(args as [string, number])),
+    };
+    const unknown = new RedisStore({ client: wrapped, clock: () => T0 });
+    await Promise.all([
+      ...Array.from({ length: 6 }, (_, i) => unknown.check(entry(`w-${i}`), 'consume')),
+      ...Array.from({ length: 4 }, () => unknown.check(entry('w-same'), 'consume')),
+    ]);
+    expect(await scriptCalls()).toBe(7);
+    await admin.config('RESETSTAT');
+    const told = new RedisStore({ client: wrapped, clock: () => T0, batchAcrossSlots: true });
+    await Promise.all(Array.from({ length: 6 }, (_, i) => told.check(entry(`t-${i}`), 'consume')));
+    expect(await scriptCalls()).toBe(1);
+  });
+
+  it('flushes when its scheduleFlush says so', async () => {
+    const flushes: (() => void)[] = [];
+    const store = new RedisStore({ client, clock: () => T0, scheduleFlush: (flush) => flushes.push(flush) });
+    const pending = [store.check(entry('m-1'), 'consume'), store.check(entry('m-2'), 'consume')];
+    await new Promise((done) => setTimeout(done, 20));
+    expect(await scriptCalls()).toBe(0);
+    expect(flushes).toHaveLength(1);
+    flushes[0]?.();
+    expect((await Promise.all(pending)).map((v) => v[0]?.remaining)).toEqual([2, 2]);
+    expect(await scriptCalls()).toBe(1);
+  });
+
+  it('names the option when maxBatch is not a positive integer', () => {
+    expect(() => new RedisStore({ client, maxBatch: 0 })).toThrow(
+      'RedisStore: "maxBatch" must be a positive integer, got 0',
+    );
+    expect(() => new RedisStore({ client, maxBatch: 1.5 })).toThrow(/"maxBatch".*1\.5/);
+    // @ts-expect-error: a string where a boolean belongs
+    expect(() => new RedisStore({ client, batchAcrossSlots: 'yes' })).toThrow(/"batchAcrossSlots".*yes/);
+  });
+
+  it('rejects a bad check alone; the rest of its turn is decided', async () => {
+    const store = new RedisStore({ client, clock: () => T0 });
+    const bad: StoreEntry[] = [{ key: 'b:{x}:three', policy: three, cost: -1 }];
+    const results = await Promise.allSettled([
+      store.check(entry('ok-1'), 'consume'),
+      store.check(bad, 'consume'),
+      store.check(entry('ok-2'), 'consume'),
+    ]);
+    expect(results.map((r) => r.status)).toEqual(['fulfilled', 'rejected', 'fulfilled']);
+    expect(String((results[1] as PromiseRejectedResult).reason)).toMatch(/"cost" must be a positive/);
+    expect(await scriptCalls()).toBe(1);
+  });
+
+  it('gives a check made at another explicit time a call of its own', async () => {
+    let now = T0;
+    const store = new RedisStore({ client, clock: () => now });
+    const first = store.check(entry('t'), 'consume');
+    now += 10_000; // the next fixed window: a fresh quota
+    const second = store.check(entry('t'), 'consume');
+    const third = store.check(entry('t'), 'consume');
+    expect((await first)[0]?.remaining).toBe(2);
+    expect((await second)[0]?.remaining).toBe(2);
+    expect((await third)[0]?.remaining).toBe(1);
+    expect(await scriptCalls()).toBe(2);
+  });
+
+  it('fails every check of a call together when the call fails', async () => {
+    const broken = new Redis(redis.port, '127.0.0.1', { lazyConnect: true, maxRetriesPerRequest: 0 });
+    broken.disconnect();
+    const store = new RedisStore({ client: broken, clock: () => T0 });
+    const results = await Promise.allSettled([
+      store.check(entry('f1'), 'consume'),
+      store.check(entry('f2'), 'peek'),
+    ]);
+    expect(results.map((r) => r.status)).toEqual(['rejected', 'rejected']);
+  });
+
+  const ALGORITHMS: readonly Algorithm[] = [
+    'token-bucket',
+    'gcra',
+    'sliding-window',
+    'fixed-window',
+    'sliding-log',
+  ];
+
+  it('decides a batch exactly as MemoryStore decides the same checks one at a time', async () => {
+    const policies = ALGORITHMS.flatMap((algorithm) => [
+      definePolicy({ name: `${algorithm}-a`, algorithm, limit: 3, window: '1s' }),
+      definePolicy({ name: `${algorithm}-b`, algorithm, limit: 5, window: '10s' }),
+    ]);
+    const check = fc.record({
+      identity: fc.constantFrom('u1', 'u2', 'u3'),
+      policies: fc.uniqueArray(fc.integer({ min: 0, max: policies.length - 1 }), {
+        minLength: 1,
+        maxLength: 3,
+      }),
+      cost: fc.integer({ min: 1, max: 3 }),
+      mode: fc.constantFrom<StoreMode>('consume', 'consume', 'consume', 'peek'),
+    });
+    const turn = fc.record({
+      advanceMs: fc.integer({ min: 0, max: 700 }),
+      checks: fc.array(check, { minLength: 1, maxLength: 12 }),
+    });
+    let run = 0;
+    await fc.assert(
+      fc.asyncProperty(fc.array(turn, { minLength: 1, maxLength: 5 }), async (turns) => {
+        run += 1;
+        let now = T0;
+        const clock = () => now;
+        const batched = new RedisStore({ client, clock });
+        const memory = new MemoryStore({ clock });
+        for (const t of turns) {
+          now += t.advanceMs;
+          const calls = t.checks.map((c) => ({
+            mode: c.mode,
+            entries: c.policies.map((i) => {
+              const policy = policies[i] as CompiledPolicy;
+              return { key: buildKey(`p${run}`, c.identity, policy), policy, cost: c.cost };
+            }),
+          }));
+          const fromRedis = await Promise.all(calls.map((c) => batched.check(c.entries, c.mode)));
+          const fromMemory = [];
+          for (const c of calls) fromMemory.push(await memory.check(c.entries, c.mode));
+          expect(fromRedis).toEqual(fromMemory);
+        }
+      }),
+      { numRuns: 60 },
+    );
+  });
+});
