@@ -374,6 +374,94 @@ describe('rateLimit() on Hono over HTTP', () => {
     expect(boom.headers.ratelimit).toBe('"api";r=1;t=10');
   });
 
+  it('puts the headers on raw Responses from notFound and onError handlers, and on the default 404', async () => {
+    const w = world();
+    const app = new Hono<RateLimitEnv>();
+    app.use('*', rateLimit({ limiter: w.limiter([API_3_PER_10S]), clientIp }));
+    app.get('/boom', () => {
+      throw new Error('boom');
+    });
+    app.notFound(() => new Response('nothing', { status: 404 }));
+    app.onError(() => new Response('failed', { status: 500, headers: { 'content-type': 'text/x-own' } }));
+    const client = await start(app);
+    const missing = await client.get('/missing');
+    expect(missing.status).toBe(404);
+    expect(missing.text).toBe('nothing');
+    expect(missing.headers['ratelimit-policy']).toBe('"api";q=3;w=10');
+    expect(missing.headers.ratelimit).toBe('"api";r=2;t=10');
+    const boom = await client.get('/boom');
+    expect(boom.status).toBe(500);
+    expect(boom.text).toBe('failed');
+    expect(boom.headers['content-type']).toBe('text/x-own');
+    expect(boom.headers.ratelimit).toBe('"api";r=1;t=10');
+
+    const plain = new Hono<RateLimitEnv>();
+    plain.use('*', rateLimit({ limiter: w.limiter([API_3_PER_10S]), clientIp }));
+    await served?.close();
+    const plainClient = await start(plain);
+    const notFound = await plainClient.get('/missing');
+    expect(notFound.status).toBe(404);
+    expect(notFound.headers.ratelimit).toBe('"api";r=2;t=10');
+  });
+
+  it('never writes the headers into a Response object the handler reuses across requests', async () => {
+    const w = world();
+    const shared = new Response(null, { status: 204, headers: { 'x-own': '1' } });
+    const app = new Hono<RateLimitEnv>();
+    app.use('*', rateLimit({ limiter: w.limiter([API_3_PER_10S]), clientIp }));
+    app.get('/shared', () => shared);
+    const client = await start(app);
+    for (const remaining of [2, 1, 0]) {
+      const reply = await client.get('/shared');
+      expect(reply.status).toBe(204);
+      expect(reply.headers['x-own']).toBe('1');
+      expect(reply.headers.ratelimit).toBe(`"api";r=${remaining};t=10`);
+    }
+    expect(shared.headers.get('ratelimit')).toBeNull();
+    expect((await client.get('/shared')).status).toBe(429);
+  });
+
+  it('raw Responses under shadow policies and with headers: false get no rate-limit headers', async () => {
+    const w = world();
+    const app = new Hono<RateLimitEnv>();
+    app.use('/shadow', rateLimit({ limiter: w.limiter([{ ...API_1_PER_10S, shadow: true }]), clientIp }));
+    app.use('/off', rateLimit({ limiter: w.limiter([API_3_PER_10S]), headers: false, clientIp }));
+    const raw = () => new Response('raw');
+    app.get('/shadow', raw);
+    app.get('/off', raw);
+    const client = await start(app);
+    for (const path of ['/shadow', '/shadow', '/off']) {
+      const reply = await client.get(path);
+      expect(reply.status).toBe(200);
+      expect(reply.text).toBe('raw');
+      expect(reply.headers.ratelimit).toBeUndefined();
+      expect(reply.headers['ratelimit-policy']).toBeUndefined();
+    }
+  });
+
+  it('each 429 body matches its own decision when consecutive denials differ', async () => {
+    const w = world();
+    const app = new Hono<RateLimitEnv>();
+    const bucket: PolicyInput = { name: 'api', algorithm: 'token-bucket', limit: 1, window: '10s' };
+    app.use('*', rateLimit({ limiter: w.limiter([bucket]), identityHeader: 'x-tenant' }));
+    app.get('/x', (c) => c.text('ok'));
+    const client = await start(app);
+    const as = (tenant: string) => client.get('/x', { 'x-tenant': tenant });
+    expect((await as('a')).status).toBe(200);
+    expect(json(await as('a'))).toEqual(EXPECTED.tooManyRequests(['api'], 'api', 10));
+    expect(json(await as('a'))).toEqual(EXPECTED.tooManyRequests(['api'], 'api', 10));
+    w.advance(3000);
+    expect((await as('b')).status).toBe(200);
+    for (let i = 0; i < 2; i++) {
+      const a = await as('a');
+      expect(a.headers['retry-after']).toBe('7');
+      expect(json(a)).toEqual(EXPECTED.tooManyRequests(['api'], 'api', 7));
+      const b = await as('b');
+      expect(b.headers['retry-after']).toBe('10');
+      expect(json(b)).toEqual(EXPECTED.tooManyRequests(['api'], 'api', 10));
+    }
+  });
+
   it('route key through sub-apps and wildcard middleware: the pattern of the answering route', async () => {
     const w = world();
     const limiter = w.limiter([{ ...API_1_PER_10S, scope: 'route' }]);

@@ -47,8 +47,40 @@ export interface HonoRateLimitOptions<E extends Env = Env> extends RateLimitOpti
   onLimited?: OnLimited<E>;
 }
 
-const PROBLEM_CONTENT_TYPE = 'application/problem+json';
 const HEADER_NAME = /^[!#$%&'*+.^_`|~0-9A-Za-z-]+$/;
+
+/** True when two JSON bodies have the same keys in the same order and equal values (arrays of scalars compared by element). */
+function sameBody(a: object, b: object): boolean {
+  const keysA = Object.keys(a);
+  const keysB = Object.keys(b);
+  if (keysA.length !== keysB.length) return false;
+  for (let i = 0; i < keysA.length; i++) {
+    const key = keysA[i] as string;
+    if (key !== keysB[i]) return false;
+    const x: unknown = (a as Record<string, unknown>)[key];
+    const y: unknown = (b as Record<string, unknown>)[key];
+    if (x === y) continue;
+    if (!Array.isArray(x) || !Array.isArray(y) || x.length !== y.length) return false;
+    for (let j = 0; j < x.length; j++) if (x[j] !== y[j]) return false;
+  }
+  return true;
+}
+
+/**
+ * `JSON.stringify` for the problem bodies of denied requests, remembering the last one: a hot
+ * denied client gets the same body (same policy, same wait) many times a second, and comparing
+ * is a fraction of serializing.
+ */
+function lastBodyText(): (body: object) => string {
+  let last: object | undefined;
+  let lastText = '';
+  return (body) => {
+    if (last !== undefined && (body === last || sameBody(body, last))) return lastText;
+    lastText = JSON.stringify(body);
+    last = body;
+    return lastText;
+  };
+}
 
 /**
  * Rate-limiting middleware for Hono, Web-standard only: it runs on Node
@@ -94,6 +126,7 @@ export function rateLimit<E extends Env = Env>(
     shared.identity = (c: Context<E>) => c.req.header(identityHeader) || undefined;
   }
   const resolved = resolveRateLimitOptions<Context<E>>(shared, 'hono');
+  const bodyText = lastBodyText();
 
   return async function sluiceRateLimit(c, next) {
     const facts = {
@@ -106,18 +139,32 @@ export function rateLimit<E extends Env = Env>(
     if (result === undefined) return next();
     const { decision, verdict } = result;
     c.set('rateLimit', decision);
+    const headers = verdict.headers;
     if (verdict.action === 'pass') {
+      // Before next(): c.json()/c.text()/c.body() and the error and not-found handlers build
+      // their response with these headers, and @hono/node-server keeps its light response
+      // (setting a header on a finished response turns it into a full undici Response).
+      let first: string | undefined;
+      for (const name in headers) {
+        first ??= name;
+        c.header(name, headers[name]);
+      }
       await next();
-      for (const [name, value] of Object.entries(verdict.headers)) c.header(name, value);
+      // A raw `new Response()` from the handler does not take the prepared headers: add them.
+      if (first !== undefined && !c.res.headers.has(first)) {
+        for (const name in headers) c.header(name, headers[name]);
+      }
       return;
     }
-    for (const [name, value] of Object.entries(verdict.headers)) {
-      if (name.toLowerCase() !== 'content-type') c.header(name, value);
+    if (onLimited !== undefined) {
+      for (const name in headers) {
+        if (name.toLowerCase() !== 'content-type') c.header(name, headers[name]);
+      }
+      return onLimited(c as unknown as Context<E>, verdict);
     }
-    if (onLimited !== undefined) return onLimited(c as unknown as Context<E>, verdict);
-    const headers = new Headers(verdict.headers);
-    headers.set('content-type', PROBLEM_CONTENT_TYPE);
-    return new Response(verdict.body === undefined ? null : JSON.stringify(verdict.body), {
+    // The verdict's headers (rate-limit, Retry-After, Content-Type) as they are: a plain record
+    // is the cheapest init for every runtime, and the Response never writes to it.
+    return new Response(verdict.body === undefined ? null : bodyText(verdict.body), {
       status: verdict.status,
       headers,
     });
