@@ -46,21 +46,33 @@ local function get_string(key)
   return value
 end
 
--- Splits "a|b|c" into numbers; nil when any part is not a number.
+-- Splits "a|b|c" into numbers; nil when any part is not a number or the count differs.
 local function parse_numbers(value, count)
   if value == nil then
     return nil
   end
   local out = {}
-  for part in string.gmatch(value, '[^|]+') do
-    local n = tonumber(part)
+  local from = 1
+  for i = 1, count - 1 do
+    local bar = string.find(value, '|', from, true)
+    if bar == nil then
+      return nil
+    end
+    local n = tonumber(string.sub(value, from, bar - 1))
     if n == nil then
       return nil
     end
-    out[#out + 1] = n
+    out[i] = n
+    from = bar + 1
   end
-  if #out ~= count then
+  local last = string.sub(value, from)
+  if string.find(last, '|', 1, true) ~= nil then
     return nil
   end
+  local n = tonumber(last)
+  if n == nil then
+    return nil
+  end
+  out[count] = n
   return out
 end

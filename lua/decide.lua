@@ -188,7 +188,7 @@ local function decide(d)
       if ttl > MAX_TTL_MS then
         ttl = MAX_TTL_MS
       end
-      r.write(ttl)
+      r.write(r, ttl)
       remaining, resetMs = r.chargedRemaining, r.chargedResetMs
     end
     local k = start + 4 * (i - 1)

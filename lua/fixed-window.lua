@@ -16,6 +16,10 @@
 --   retryAfterMs = ms until the window ends (0 when allowed, -1 when cost > limit:
 --   never). A charge adds cost to count and writes the state with a TTL.
 
+local function fixed_window_write(r, ttlMs)
+  redis.call('SET', r.key, fmt(r.win) .. '|' .. fmt(r.count2), 'PX', ttlMs)
+end
+
 ALGORITHMS['fixed-window'] = function(key, now, limit, windowMs, intervalMs, cost)
   local n = math.floor(now / windowMs)
   local win, count = n, 0
@@ -43,8 +47,6 @@ ALGORITHMS['fixed-window'] = function(key, now, limit, windowMs, intervalMs, cos
   local count2 = count + cost
   r.chargedRemaining = whole(limit - count2, limit)
   r.chargedResetMs = ends
-  r.write = function(ttlMs)
-    redis.call('SET', key, fmt(win) .. '|' .. fmt(count2), 'PX', ttlMs)
-  end
+  r.key, r.win, r.count2, r.write = key, win, count2, fixed_window_write
   return r
 end

@@ -37,6 +37,10 @@ local function gcra_scale(intervalMs)
   return scale
 end
 
+local function gcra_write(r, ttlMs)
+  redis.call('SET', r.key, string.format('%.0f', r.tat2), 'PX', ttlMs)
+end
+
 ALGORITHMS['gcra'] = function(key, now, limit, windowMs, intervalMs, cost)
   local scale = gcra_scale(intervalMs)
   local nowF = now / intervalMs * scale
@@ -77,8 +81,6 @@ ALGORITHMS['gcra'] = function(key, now, limit, windowMs, intervalMs, cost)
   local used2 = (tat2 - nowF) / scale
   r.chargedRemaining = whole(limit - used2 + slack, limit)
   r.chargedResetMs = used2 * intervalMs
-  r.write = function(ttlMs)
-    redis.call('SET', key, string.format('%.0f', tat2), 'PX', ttlMs)
-  end
+  r.key, r.tat2, r.write = key, tat2, gcra_write
   return r
 end

@@ -14,6 +14,29 @@
 --   never). A charge drops members that left the window, adds cost members at nowMs
 --   and sets a TTL. Reads only (ZCOUNT, ZRANGE...) when nothing is charged.
 
+local function sliding_log_write(r, ttlMs)
+  local key, foreign, since, now, live, cost = r.key, r.foreign, r.since, r.now, r.live, r.cost
+  if foreign then
+    redis.call('DEL', key)
+  else
+    redis.call('ZREMRANGEBYSCORE', key, '-inf', fmt(since))
+  end
+  local score = fmt(now)
+  local n = live
+  local added = 0
+  while added < cost do
+    local args = {}
+    local batch = math.min(cost - added, 1000)
+    for _ = 1, batch do
+      n = n + 1
+      args[#args + 1] = score
+      args[#args + 1] = score .. ':' .. n
+    end
+    added = added + redis.call('ZADD', key, 'NX', unpack(args))
+  end
+  redis.call('PEXPIRE', key, ttlMs)
+end
+
 ALGORITHMS['sliding-log'] = function(key, now, limit, windowMs, intervalMs, cost)
   local since = now - windowMs
   local live = 0
@@ -52,26 +75,7 @@ ALGORITHMS['sliding-log'] = function(key, now, limit, windowMs, intervalMs, cost
   end
   r.chargedRemaining = whole(limit - (live + cost), limit)
   r.chargedResetMs = newest2 + windowMs - now
-  r.write = function(ttlMs)
-    if foreign then
-      redis.call('DEL', key)
-    else
-      redis.call('ZREMRANGEBYSCORE', key, '-inf', fmt(since))
-    end
-    local score = fmt(now)
-    local n = live
-    local added = 0
-    while added < cost do
-      local args = {}
-      local batch = math.min(cost - added, 1000)
-      for _ = 1, batch do
-        n = n + 1
-        args[#args + 1] = score
-        args[#args + 1] = score .. ':' .. n
-      end
-      added = added + redis.call('ZADD', key, 'NX', unpack(args))
-    end
-    redis.call('PEXPIRE', key, ttlMs)
-  end
+  r.key, r.foreign, r.since, r.now, r.live, r.cost = key, foreign, since, now, live, cost
+  r.write = sliding_log_write
   return r
 end

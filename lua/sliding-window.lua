@@ -19,6 +19,10 @@
 --   retryAfterMs = ms until the estimate has room for cost (0 when allowed, -1 when
 --   cost > limit: never). A charge adds cost to current and writes the state with a TTL.
 
+local function sliding_window_write(r, ttlMs)
+  redis.call('SET', r.key, fmt(r.win) .. '|' .. fmt(r.cur2) .. '|' .. fmt(r.prev), 'PX', ttlMs)
+end
+
 ALGORITHMS['sliding-window'] = function(key, now, limit, windowMs, intervalMs, cost)
   local n = math.floor(now / windowMs)
   local win, cur, prev = n, 0, 0
@@ -73,8 +77,6 @@ ALGORITHMS['sliding-window'] = function(key, now, limit, windowMs, intervalMs, c
   local cur2 = cur + cost
   r.chargedRemaining = whole(limit - (est + cost), limit)
   r.chargedResetMs = (win + 2) * windowMs - now
-  r.write = function(ttlMs)
-    redis.call('SET', key, fmt(win) .. '|' .. fmt(cur2) .. '|' .. fmt(prev), 'PX', ttlMs)
-  end
+  r.key, r.win, r.cur2, r.prev, r.write = key, win, cur2, prev, sliding_window_write
   return r
 end

@@ -17,6 +17,10 @@
 --   retryAfterMs = ms until `cost` tokens are there (0 when allowed, -1 when
 --   cost > limit: never). A charge subtracts cost and writes "<tokens>|<tsMs>" with a TTL.
 
+local function token_bucket_write(r, ttlMs)
+  redis.call('SET', r.key, fmt(r.left) .. '|' .. fmt(r.ts), 'PX', ttlMs)
+end
+
 ALGORITHMS['token-bucket'] = function(key, now, limit, windowMs, intervalMs, cost)
   local tokens, ts = limit, now
   local s = parse_numbers(get_string(key), 2)
@@ -58,8 +62,6 @@ ALGORITHMS['token-bucket'] = function(key, now, limit, windowMs, intervalMs, cos
   local left = tokens - cost
   r.chargedRemaining = whole(left + slack, limit)
   r.chargedResetMs = (ts - now) + (limit - left) * intervalMs
-  r.write = function(ttlMs)
-    redis.call('SET', key, fmt(left) .. '|' .. fmt(ts), 'PX', ttlMs)
-  end
+  r.key, r.left, r.ts, r.write = key, left, ts, token_bucket_write
   return r
 end
