@@ -290,12 +290,12 @@ async function scriptStats() {
 }
 
 /** Runs `op` exactly `count` times with up to 256 in flight. */
-async function runCount(op, count) {
+async function runCount(op, count, concurrency = CONCURRENCY) {
   let next = 0;
   const worker = async () => {
     while (next < count) await op(next++);
   };
-  await Promise.all(Array.from({ length: CONCURRENCY }, worker));
+  await Promise.all(Array.from({ length: concurrency }, worker));
 }
 
 const ROUNDS = Number(opts.rounds ?? (opts.quick ? 1 : 3));
@@ -380,6 +380,9 @@ for (const group of groups()) {
 }
 
 // Round trips: commands each decision sends to Redis, counted by Redis (MONITOR, client commands only).
+// One decision at a time, every decision must be exactly one command; with CONCURRENCY in flight
+// Sluice batches the decisions of one event-loop turn into one call, so commands per decision
+// drop below one (each decision still rides in exactly one call).
 const roundTrips = [];
 if (!pattern || pattern.test('roundtrips')) {
   const DECISIONS = opts.quick ? 500 : 2000;
@@ -413,8 +416,11 @@ if (!pattern || pattern.test('roundtrips')) {
     }
     await runCount(ready.op, CONCURRENCY); // warm: connection up, script loaded
     const monitor = await monitorCommands(port);
-    await runCount(ready.op, DECISIONS);
+    await runCount(ready.op, DECISIONS, 1);
     const seen = await monitor.stop();
+    const concurrentMonitor = await monitorCommands(port);
+    await runCount(ready.op, DECISIONS);
+    const concurrent = await concurrentMonitor.stop();
     await ready.close?.();
     roundTrips.push({
       ...meta,
@@ -422,9 +428,11 @@ if (!pattern || pattern.test('roundtrips')) {
       commands: seen.total,
       perDecision: seen.total / DECISIONS,
       byCommand: seen.byCommand,
+      concurrentCommands: concurrent.total,
+      concurrentPerDecision: concurrent.total / DECISIONS,
     });
     process.stderr.write(
-      `  round trips ${meta.library}/${meta.algorithm}/${meta.policies}p: ${(seen.total / DECISIONS).toFixed(3)} per decision ${JSON.stringify(seen.byCommand)}\n`,
+      `  round trips ${meta.library}/${meta.algorithm}/${meta.policies}p: ${(seen.total / DECISIONS).toFixed(3)} per decision one at a time ${JSON.stringify(seen.byCommand)}, ${(concurrent.total / DECISIONS).toFixed(3)} with ${CONCURRENCY} in flight\n`,
     );
   }
 }
