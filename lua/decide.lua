@@ -13,6 +13,13 @@
 --          kept); a number = explicit time in ms since the epoch (tests). With an explicit
 --          time Redis still expires keys by its own clock, so written keys then get a TTL
 --          of at least EXPLICIT_TTL_FLOOR_MS and a test's clock, not Redis's, decides.
+-- ARGV[2]  policyCount: how many policies the call's entries use (at least 1), then four
+--          per policy, policy p = 1..policyCount (sent once per call, however many
+--          decisions use it):
+--     algorithm   'token-bucket' | 'gcra' | 'sliding-window' | 'fixed-window' | 'sliding-log'
+--     limit       units: quota per window, or bucket capacity (positive)
+--     windowMs    window length in ms (window algorithms; positive)
+--     intervalMs  ms to earn back one unit (token bucket, GCRA; positive)
 -- Then, for each decision:
 --   mode          'consume' (charge when every entry allows) or 'peek' (never writes)
 --   requestTtlMs  '' = no request record. A positive number = the decision's last KEY is
@@ -25,11 +32,8 @@
 --                 by the script's clock too, so an explicit nowMs sees the same lifetime as
 --                 Redis TIME. Mode 'peek' never reads nor writes the record.
 --   entryCount    number of entries (policies) of this decision, at least 1
---   then five per entry:
---     algorithm   'token-bucket' | 'gcra' | 'sliding-window' | 'fixed-window' | 'sliding-log'
---     limit       units: quota per window, or bucket capacity (positive)
---     windowMs    window length in ms (window algorithms; positive)
---     intervalMs  ms to earn back one unit (token bucket, GCRA; positive)
+--   then two per entry:
+--     policy      index into the policy table (1..policyCount)
 --     cost        units to charge (positive; a whole number for sliding-log)
 --
 -- Phase 1 (per decision) evaluates every entry and writes nothing. Phase 2 (mode
@@ -58,12 +62,33 @@ local function positive(value)
   return n
 end
 
--- Validation pass: every decision is parsed before anything is read or written, so an
--- error reply never leaves a batch half applied. num[i] holds ARGV[i] as a number for the
--- numeric entry arguments.
+-- Validation pass: every argument is parsed before anything is read or written, so an
+-- error reply never leaves a batch half applied. Policies are parsed once per call.
+local policies = {}
+local policyCount = tonumber(ARGV[2])
+if policyCount == nil or policyCount < 1 or policyCount ~= math.floor(policyCount) then
+  return redis.error_reply('ERR sluice: policyCount must be a positive integer')
+end
+if #ARGV < 2 + 4 * policyCount then
+  return redis.error_reply('ERR sluice: expected ' .. (2 + 4 * policyCount) .. ' arguments for the policies, got ' .. #ARGV)
+end
+for p = 1, policyCount do
+  local base = 2 + 4 * (p - 1)
+  local name = ARGV[base + 1]
+  local algorithm = ALGORITHMS[name]
+  if algorithm == nil then
+    return redis.error_reply('ERR sluice: unknown algorithm in policy ' .. p)
+  end
+  local limit, windowMs, intervalMs = positive(ARGV[base + 2]), positive(ARGV[base + 3]), positive(ARGV[base + 4])
+  if limit == nil or windowMs == nil or intervalMs == nil then
+    return redis.error_reply('ERR sluice: limit, windowMs and intervalMs must be positive numbers (policy ' .. p .. ')')
+  end
+  policies[p] = { algorithm = algorithm, whole = name == 'sliding-log', limit = limit, windowMs = windowMs, intervalMs = intervalMs }
+end
+
+-- decisions[d] = { mode, recordTtl, count, key = index of its first KEY, entries = {policy, cost, ...} }
 local decisions = {}
-local num = {}
-local argi, keyi = 2, 1
+local argi, keyi = 3 + 4 * policyCount, 1
 while argi <= #ARGV do
   local d = #decisions + 1
   local mode = ARGV[argi]
@@ -83,32 +108,32 @@ while argi <= #ARGV do
     return redis.error_reply('ERR sluice: entryCount must be a positive integer (decision ' .. d .. ')')
   end
   local first = argi + 3
-  if #ARGV < first - 1 + 5 * count then
-    return redis.error_reply('ERR sluice: expected ' .. (first - 1 + 5 * count) .. ' arguments, got ' .. #ARGV)
+  if #ARGV < first - 1 + 2 * count then
+    return redis.error_reply('ERR sluice: expected ' .. (first - 1 + 2 * count) .. ' arguments, got ' .. #ARGV)
   end
+  local entries = {}
   for i = 1, count do
-    local base = first + 5 * (i - 1)
-    local name = ARGV[base]
-    if ALGORITHMS[name] == nil then
-      return redis.error_reply('ERR sluice: unknown algorithm in entry ' .. i .. ' (decision ' .. d .. ')')
+    local base = first + 2 * (i - 1)
+    local policy = policies[tonumber(ARGV[base])]
+    if policy == nil then
+      return redis.error_reply('ERR sluice: unknown policy index in entry ' .. i .. ' (decision ' .. d .. ')')
     end
-    local limit, windowMs = positive(ARGV[base + 1]), positive(ARGV[base + 2])
-    local intervalMs, cost = positive(ARGV[base + 3]), positive(ARGV[base + 4])
-    if limit == nil or windowMs == nil or intervalMs == nil or cost == nil then
-      return redis.error_reply('ERR sluice: limit, windowMs, intervalMs and cost must be positive numbers (entry ' .. i .. ', decision ' .. d .. ')')
+    local cost = positive(ARGV[base + 1])
+    if cost == nil then
+      return redis.error_reply('ERR sluice: cost must be a positive number (entry ' .. i .. ', decision ' .. d .. ')')
     end
-    if name == 'sliding-log' and cost ~= math.floor(cost) then
+    if policy.whole and cost ~= math.floor(cost) then
       return redis.error_reply('ERR sluice: sliding-log cost must be a whole number (entry ' .. i .. ', decision ' .. d .. ')')
     end
-    num[base + 1], num[base + 2], num[base + 3], num[base + 4] = limit, windowMs, intervalMs, cost
+    entries[2 * i - 1], entries[2 * i] = policy, cost
   end
   local keyCount = count
   if recordTtl ~= nil then
     keyCount = count + 1
   end
-  decisions[d] = { mode = mode, recordTtl = recordTtl, count = count, arg = first, key = keyi }
+  decisions[d] = { mode = mode, recordTtl = recordTtl, count = count, key = keyi, entries = entries }
   keyi = keyi + keyCount
-  argi = first + 5 * count
+  argi = first + 2 * count
 end
 if #decisions == 0 then
   return redis.error_reply('ERR sluice: expected at least one decision')
@@ -133,7 +158,7 @@ local reply = {}
 
 -- One decision: its reply items appended to `reply`.
 local function decide(d)
-  local count, first, keyBase = d.count, d.arg, d.key
+  local count, keyBase, entries = d.count, d.key, d.entries
   local recordKey = nil
   if d.recordTtl ~= nil and d.mode == 'consume' then
     recordKey = KEYS[keyBase + count]
@@ -165,9 +190,9 @@ local function decide(d)
   local results = {}
   local all = true
   for i = 1, count do
-    local base = first + 5 * (i - 1)
-    local r = ALGORITHMS[ARGV[base]](KEYS[keyBase + i - 1], now, num[base + 1], num[base + 2],
-      num[base + 3], num[base + 4])
+    local policy = entries[2 * i - 1]
+    local r = policy.algorithm(KEYS[keyBase + i - 1], now, policy.limit, policy.windowMs,
+      policy.intervalMs, entries[2 * i])
     results[i] = r
     if not r.allowed then
       all = false

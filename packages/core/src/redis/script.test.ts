@@ -17,7 +17,13 @@ import {
   startTimeArb,
 } from '../algorithms/testing.test-support.js';
 import type { Algorithm, StoreEntry, StoreVerdict } from '../types.js';
-import { DECIDE_SCRIPT, decodeScriptReply, encodeScriptArgs, encodeScriptKeys } from './script.js';
+import {
+  DECIDE_SCRIPT,
+  DecideCall,
+  decodeScriptReply,
+  encodeScriptArgs,
+  encodeScriptKeys,
+} from './script.js';
 import { evalDecide, redisDecide } from './script.test-support.js';
 
 let server: RedisProcess;
@@ -46,21 +52,23 @@ describe('embedded decide script', () => {
     expect(await redis.script('LOAD', DECIDE_SCRIPT.source)).toBe(DECIDE_SCRIPT.sha1);
   });
 
-  it('encodes ARGV as nowMs, then mode, requestTtlMs, entryCount and five items per entry', () => {
+  it('encodes ARGV as nowMs, the policy table, then mode, requestTtlMs, entryCount and policy, cost per entry', () => {
     const p = makePolicy('gcra', 3, 1000);
     expect(encodeScriptArgs([{ key: 'a', policy: p, cost: 2 }], 'consume', 12.5)).toEqual([
       '12.5',
-      'consume',
-      '',
       '1',
       'gcra',
       '3',
       '1000',
       '333.3333333333333',
+      'consume',
+      '',
+      '1',
+      '1',
       '2',
     ]);
     expect(encodeScriptArgs([{ key: 'a', policy: p, cost: 1 }], 'peek')[0]).toBe('');
-    expect(encodeScriptArgs([{ key: 'a', policy: p, cost: 1 }], 'consume', undefined, 5000)[2]).toBe('5000');
+    expect(encodeScriptArgs([{ key: 'a', policy: p, cost: 1 }], 'consume', undefined, 5000)[7]).toBe('5000');
     expect(() => encodeScriptArgs([{ key: 'a', policy: p, cost: 1 }], 'consume', undefined, 0)).toThrow(
       /requestTtlMs/,
     );
@@ -69,6 +77,35 @@ describe('embedded decide script', () => {
     );
     expect(encodeScriptKeys([{ key: 'a', policy: p, cost: 1 }], 'r')).toEqual(['a', 'r']);
     expect(() => encodeScriptKeys([{ key: 'a', policy: p, cost: 1 }], 'a')).toThrow(/requestKey/);
+  });
+
+  it('sends each policy once per call, however many decisions use it', () => {
+    const a = makePolicy('gcra', 3, 1000);
+    const b = makePolicy('fixed-window', 5, 60_000);
+    const call = new DecideCall('');
+    call.add([{ key: 'x:a', policy: a, cost: 1 }], 'consume');
+    call.add(
+      [
+        { key: 'y:a', policy: a, cost: 1 },
+        { key: 'y:b', policy: b, cost: 2 },
+      ],
+      'peek',
+      'y:r',
+      100,
+    );
+    expect(() => call.add([{ key: 'z:a', policy: a, cost: 0 }], 'consume')).toThrow(/cost/);
+    expect(call.keys).toEqual(['x:a', 'y:a', 'y:b', 'y:r']);
+    expect(call.size).toBe(2);
+    expect(call.replyItems).toBe(12);
+    expect(call.args()).toEqual([
+      '',
+      '2',
+      ...['gcra', '3', '1000', '333.3333333333333'],
+      ...['fixed-window', '5', '60000', '12000'],
+      ...['consume', '', '1', '1', '1'],
+      ...['peek', '100', '2', '1', '1', '2', '2'],
+    ]);
+    expect(call.params()).toEqual([...call.keys, ...call.args()]);
   });
 
   it('decodes replies and refuses malformed ones', () => {
@@ -87,44 +124,32 @@ describe('embedded decide script', () => {
 
   it('returns error replies for bad arguments and writes nothing', async () => {
     const key = `${fresh()}:{e}:a`;
+    const GCRA = ['gcra', 1, 1000, 1000];
     const call = (...args: (string | number)[]) => redis.eval(DECIDE_SCRIPT.source, 1, key, ...args);
-    await expect(call('', 'spend', '', 1, 'gcra', 1, 1000, 1000, 1)).rejects.toThrow(/mode/);
-    await expect(call('', 'consume', '', 1, 'leaky', 1, 1000, 1000, 1)).rejects.toThrow(/unknown algorithm/);
-    await expect(call('', 'consume', '', 1, 'gcra', 1, 1000, 1000)).rejects.toThrow(/arguments/);
-    await expect(call('', 'consume', '', 0, 'gcra', 1, 1000, 1000, 1)).rejects.toThrow(/entryCount/);
-    await expect(call('', 'consume', '', 1, 'gcra', 0, 1000, 1000, 1)).rejects.toThrow(/positive/);
-    await expect(call('soon', 'consume', '', 1, 'gcra', 1, 1000, 1000, 1)).rejects.toThrow(/nowMs/);
-    await expect(call('', 'consume', '', 1, 'sliding-log', 5, 1000, 200, 1.5)).rejects.toThrow(
+    await expect(call('', 1, ...GCRA, 'spend', '', 1, 1, 1)).rejects.toThrow(/mode/);
+    await expect(call('', 1, 'leaky', 1, 1000, 1000, 'consume', '', 1, 1, 1)).rejects.toThrow(
+      /unknown algorithm/,
+    );
+    await expect(call('', 1, ...GCRA, 'consume', '', 1, 1)).rejects.toThrow(/arguments/);
+    await expect(call('', 1, 'gcra', 1, 1000)).rejects.toThrow(/arguments/);
+    await expect(call('', 0)).rejects.toThrow(/policyCount/);
+    await expect(call('', 1, ...GCRA, 'consume', '', 0, 1, 1)).rejects.toThrow(/entryCount/);
+    await expect(call('', 1, ...GCRA, 'consume', '', 1, 2, 1)).rejects.toThrow(/policy index/);
+    await expect(call('', 1, 'gcra', 0, 1000, 1000, 'consume', '', 1, 1, 1)).rejects.toThrow(/positive/);
+    await expect(call('', 1, ...GCRA, 'consume', '', 1, 1, 0)).rejects.toThrow(/cost/);
+    await expect(call('soon', 1, ...GCRA, 'consume', '', 1, 1, 1)).rejects.toThrow(/nowMs/);
+    await expect(call('', 1, 'sliding-log', 5, 1000, 200, 'consume', '', 1, 1, 1.5)).rejects.toThrow(
       /whole number/,
     );
-    await expect(call('', 'consume', 'x', 1, 'gcra', 1, 1000, 1000, 1)).rejects.toThrow(/requestTtlMs/);
-    await expect(call('')).rejects.toThrow(/at least one decision/);
+    await expect(call('', 1, ...GCRA, 'consume', 'x', 1, 1, 1)).rejects.toThrow(/requestTtlMs/);
+    await expect(call('', 1, ...GCRA)).rejects.toThrow(/at least one decision/);
     await expect(
-      redis.eval(DECIDE_SCRIPT.source, 2, key, `${key}2`, '', 'consume', '', 1, 'gcra', 1, 1000, 1000, 1),
+      redis.eval(DECIDE_SCRIPT.source, 2, key, `${key}2`, '', 1, ...GCRA, 'consume', '', 1, 1, 1),
     ).rejects.toThrow(/keys/);
     // a bad second entry: the first entry is not charged either
     await expect(
-      redis.eval(
-        DECIDE_SCRIPT.source,
-        2,
-        key,
-        `${key}2`,
-        '',
-        'consume',
-        '',
-        2,
-        'gcra',
-        1,
-        1000,
-        1000,
-        1,
-        'x',
-        1,
-        1,
-        1,
-        1,
-      ),
-    ).rejects.toThrow(/unknown algorithm/);
+      redis.eval(DECIDE_SCRIPT.source, 2, key, `${key}2`, '', 1, ...GCRA, 'consume', '', 2, 1, 1, 9, 1),
+    ).rejects.toThrow(/policy index/);
     // a bad second decision of a batch: the first decision is not charged either
     await expect(
       redis.eval(
@@ -133,24 +158,20 @@ describe('embedded decide script', () => {
         key,
         `${key}2`,
         '',
+        1,
+        ...GCRA,
         'consume',
         '',
         1,
-        'gcra',
         1,
-        1000,
-        1000,
         1,
         'consume',
         '',
         1,
-        'gcra',
         1,
-        1000,
-        1000,
         -1,
       ),
-    ).rejects.toThrow(/positive/);
+    ).rejects.toThrow(/cost/);
     expect(await redis.exists(key, `${key}2`)).toBe(0);
   });
 

@@ -4,11 +4,11 @@
  *
  * One call carries one or more decisions (a batch), decided one after another in one
  * atomic script run. KEYS: per decision, its entries' keys in order, then its request
- * record key when there is one. ARGV: `[nowMs | '', ...per decision: mode,
- * requestTtlMs | '', entryCount, ...per entry: algorithm, limit, windowMs, intervalMs,
- * cost]`. Reply: integers, four per entry of every decision in order: `allowed` (1/0),
- * `remaining`, `resetMs`, `retryAfterMs` (ms, rounded up). See lua/decide.lua for the full
- * contract.
+ * record key when there is one. ARGV: `[nowMs | '', policyCount, ...per policy: algorithm,
+ * limit, windowMs, intervalMs, ...per decision: mode, requestTtlMs | '', entryCount, ...per
+ * entry: policy index (1-based), cost]`. Reply: integers, four per entry of every decision
+ * in order: `allowed` (1/0), `remaining`, `resetMs`, `retryAfterMs` (ms, rounded up). See
+ * lua/decide.lua for the full contract.
  */
 
 import { assertValidEntries } from '../algorithms/validate.js';
@@ -37,9 +37,6 @@ export const RESET_SCRIPT: { readonly source: string; readonly sha1: string } = 
 
 export { assertValidEntries };
 
-/** Number of ARGV items per entry. */
-export const ARGS_PER_ENTRY = 5;
-
 /** Number of reply items per entry. */
 export const REPLY_ITEMS_PER_ENTRY = 4;
 
@@ -60,8 +57,8 @@ export function encodeScriptKeys(entries: readonly StoreEntry[], requestKey?: st
 }
 
 /**
- * The four constant ARGV items of a policy (algorithm, limit, windowMs, intervalMs) as
- * strings, computed once per compiled policy instead of on every call.
+ * The four ARGV items of a policy in the call's policy table (algorithm, limit, windowMs,
+ * intervalMs) as strings, computed once per compiled policy instead of on every call.
  */
 const policyArgs = new WeakMap<CompiledPolicy, readonly string[]>();
 
@@ -82,32 +79,61 @@ export function encodeScriptNow(nowMs?: number): string {
 }
 
 /**
- * Appends one decision's ARGV items (`mode, requestTtlMs | '', entryCount, ...entries`) to
- * `out`: the part of a call after `encodeScriptNow`. Validates the entries first.
+ * One call of the decide script under construction: decisions are added one by one (each
+ * validated before anything of it is added), policies go in the call's policy table once.
  */
-export function encodeDecisionArgs(
-  out: string[],
-  entries: readonly StoreEntry[],
-  mode: StoreMode,
-  requestTtlMs?: number,
-): string[] {
-  assertValidEntries(entries);
-  if (requestTtlMs !== undefined && !(Number.isFinite(requestTtlMs) && requestTtlMs > 0)) {
-    throw new Error(`store: "requestTtlMs" must be a positive number of milliseconds, got ${requestTtlMs}`);
+export class DecideCall {
+  /** KEYS, in decision order. */
+  readonly keys: string[] = [];
+  /** Reply items the call will return: four per entry of every decision. */
+  replyItems = 0;
+  /** Decisions added. */
+  size = 0;
+  private readonly policyIndex = new Map<CompiledPolicy, string>();
+  private readonly policyArgs: string[] = [];
+  private readonly decisionArgs: string[] = [];
+
+  /** @param nowArg ARGV[1], from `encodeScriptNow` */
+  constructor(readonly nowArg: string) {}
+
+  /**
+   * Adds one decision; throws (adding nothing) when its entries or options are invalid. With
+   * `requestTtlMs` the decision has a request record, whose key (`requestKey`) comes last in
+   * its KEYS; the caller passes both.
+   */
+  add(entries: readonly StoreEntry[], mode: StoreMode, requestKey?: string, requestTtlMs?: number): void {
+    assertValidEntries(entries);
+    if (requestTtlMs !== undefined && !(Number.isFinite(requestTtlMs) && requestTtlMs > 0)) {
+      throw new Error(`store: "requestTtlMs" must be a positive number of milliseconds, got ${requestTtlMs}`);
+    }
+    const keys = encodeScriptKeys(entries, requestKey);
+    const args = this.decisionArgs;
+    args.push(mode, requestTtlMs === undefined ? '' : String(requestTtlMs), String(entries.length));
+    for (let i = 0; i < entries.length; i++) {
+      const { policy, cost } = entries[i] as StoreEntry;
+      let index = this.policyIndex.get(policy);
+      if (index === undefined) {
+        index = String(this.policyIndex.size + 1);
+        this.policyIndex.set(policy, index);
+        for (const arg of argsOf(policy)) this.policyArgs.push(arg);
+      }
+      args.push(index, cost === 1 ? '1' : String(cost));
+    }
+    for (const key of keys) this.keys.push(key);
+    this.replyItems += entries.length * REPLY_ITEMS_PER_ENTRY;
+    this.size += 1;
   }
-  out.push(mode, requestTtlMs === undefined ? '' : String(requestTtlMs), String(entries.length));
-  for (let i = 0; i < entries.length; i++) {
-    const { policy, cost } = entries[i] as StoreEntry;
-    const args = argsOf(policy);
-    out.push(
-      args[0] as string,
-      args[1] as string,
-      args[2] as string,
-      args[3] as string,
-      cost === 1 ? '1' : String(cost),
-    );
+
+  /** ARGV of the call. */
+  args(): string[] {
+    const head = [this.nowArg, String(this.policyIndex.size)];
+    return head.concat(this.policyArgs, this.decisionArgs);
   }
-  return out;
+
+  /** KEYS then ARGV in one array (`evalsha(sha1, keys.length, ...params)`). */
+  params(): string[] {
+    return this.keys.concat(this.nowArg, String(this.policyIndex.size), this.policyArgs, this.decisionArgs);
+  }
 }
 
 /**
@@ -123,8 +149,9 @@ export function encodeScriptArgs(
   nowMs?: number,
   requestTtlMs?: number,
 ): string[] {
-  const args = [encodeScriptNow(nowMs)];
-  return encodeDecisionArgs(args, entries, mode, requestTtlMs);
+  const call = new DecideCall(encodeScriptNow(nowMs));
+  call.add(entries, mode, undefined, requestTtlMs);
+  return call.args();
 }
 
 function toNumber(value: unknown, what: string): number {

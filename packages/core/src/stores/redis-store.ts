@@ -8,9 +8,8 @@
  */
 import {
   DECIDE_SCRIPT,
+  DecideCall,
   decodeVerdicts,
-  encodeDecisionArgs,
-  encodeScriptKeys,
   encodeScriptNow,
   REPLY_ITEMS_PER_ENTRY,
   RESET_SCRIPT,
@@ -75,16 +74,12 @@ interface PendingCheck {
   readonly reject: (error: unknown) => void;
 }
 
-/** Checks bound for one script call: KEYS and ARGV built as they arrive. */
+/** Checks bound for one script call. */
 interface Batch {
   readonly group: string;
-  /** ARGV[1]: the explicit time (tests) or '' for Redis TIME; one per call. */
-  readonly nowArg: string;
-  readonly keys: string[];
-  readonly args: string[];
+  /** KEYS and ARGV, built as the checks arrive. */
+  readonly call: DecideCall;
   readonly checks: PendingCheck[];
-  /** Reply items expected: four per entry of every check. */
-  replyItems: number;
 }
 
 /** The hash tag of a key as Redis Cluster reads it (`{...}`, non-empty), else the whole key. */
@@ -174,25 +169,22 @@ export class RedisStore implements Store {
     if ((requestKey === undefined) !== (requestTtlMs === undefined)) {
       throw new TypeError('RedisStore: "requestKey" and "requestTtlMs" go together');
     }
-    const keys = encodeScriptKeys(entries, requestKey);
     const nowArg = encodeScriptNow(this.clock?.());
-    const group = this.perSlot ? hashTagOf(keys[0] as string) : '';
+    const firstKey = (entries[0] as StoreEntry).key;
+    const group = this.perSlot ? hashTagOf(typeof firstKey === 'string' ? firstKey : '') : '';
     let batch = this.open.get(group);
-    if (batch !== undefined && batch.nowArg !== nowArg) {
+    if (batch !== undefined && batch.call.nowArg !== nowArg) {
       // One clock reading per call: a check made at another explicit time goes in a new call.
       this.send(batch);
       batch = undefined;
     }
     const fresh = batch === undefined;
-    const target: Batch = batch ?? { group, nowArg, keys: [], args: [nowArg], checks: [], replyItems: 0 };
-    encodeDecisionArgs(target.args, entries, mode, requestTtlMs); // validates before it appends
-    for (const key of keys) target.keys.push(key);
-    target.replyItems += entries.length * REPLY_ITEMS_PER_ENTRY;
+    const target: Batch = batch ?? { group, call: new DecideCall(nowArg), checks: [] };
+    target.call.add(entries, mode, requestKey, requestTtlMs); // validates before it adds
     const verdicts = new Promise<StoreVerdict[]>((resolve, reject) => {
       target.checks.push({ entries, resolve, reject });
     });
     if (target.checks.length >= this.maxBatch) {
-      if (!fresh) this.open.delete(group);
       this.send(target);
     } else if (fresh) {
       this.open.set(group, target);
@@ -215,7 +207,7 @@ export class RedisStore implements Store {
     if (this.open.get(batch.group) === batch) this.open.delete(batch.group);
     this.call(batch).then(
       (reply) => {
-        if (!Array.isArray(reply) || reply.length !== batch.replyItems) {
+        if (!Array.isArray(reply) || reply.length !== batch.call.replyItems) {
           const error = new Error('store: unexpected decide script reply (shape)');
           for (const check of batch.checks) check.reject(error);
           return;
@@ -238,12 +230,13 @@ export class RedisStore implements Store {
 
   /** One EVALSHA of the decide script; EVAL when Redis does not have it (restart, SCRIPT FLUSH). */
   private async call(batch: Batch): Promise<unknown> {
-    const params = batch.keys.length === 0 ? batch.args : batch.keys.concat(batch.args);
+    const numKeys = batch.call.keys.length;
+    const params = batch.call.params();
     try {
-      return await this.client.evalsha(DECIDE_SCRIPT.sha1, batch.keys.length, ...params);
+      return await this.client.evalsha(DECIDE_SCRIPT.sha1, numKeys, ...params);
     } catch (error) {
       if (!isNoScriptError(error)) throw error;
-      return await this.client.eval(DECIDE_SCRIPT.source, batch.keys.length, ...params);
+      return await this.client.eval(DECIDE_SCRIPT.source, numKeys, ...params);
     }
   }
 
