@@ -41,7 +41,7 @@ export interface RedisStoreOptions {
   /**
    * Most checks sent in one script call. Checks issued before the store flushes (see
    * `scheduleFlush`) travel together; each stays one atomic, all-or-nothing decision, run in
-   * the order issued. `1` sends every check on its own. Default 64.
+   * the order issued. `1` sends every check on its own. Default 128.
    */
   readonly maxBatch?: number;
   /**
@@ -63,7 +63,7 @@ export interface RedisStoreOptions {
 
 /** Defaults of `RedisStore`, in one place. */
 export const REDIS_STORE_DEFAULTS = Object.freeze({
-  maxBatch: 64,
+  maxBatch: 128,
   scheduleFlush: (flush: () => void): void => queueMicrotask(flush),
 });
 
