@@ -29,7 +29,11 @@ ALGORITHMS['fixed-window'] = function(key, now, limit, windowMs, intervalMs, cos
   end
   local ends = (win + 1) * windowMs - now
 
-  local r = { allowed = count + cost <= limit + EPS }
+  -- Every field up front: one table allocation, no rehash as the fields are filled in.
+  local r = {
+    allowed = count + cost <= limit + EPS, remaining = 0, resetMs = 0, retryAfterMs = 0,
+    chargedRemaining = 0, chargedResetMs = 0, key = key, write = false, win = 0, count2 = 0,
+  }
   r.remaining = whole(limit - count, limit)
   if count > 0 then
     r.resetMs = ends

@@ -62,7 +62,11 @@ ALGORITHMS['gcra'] = function(key, now, limit, windowMs, intervalMs, cost)
     end
   end
 
-  local r = { allowed = used + cost <= limit + slack }
+  -- Every field up front: one table allocation, no rehash as the fields are filled in.
+  local r = {
+    allowed = used + cost <= limit + slack, remaining = 0, resetMs = 0, retryAfterMs = 0,
+    chargedRemaining = 0, chargedResetMs = 0, key = key, write = false, tat2 = 0,
+  }
   r.remaining = whole(limit - used + slack, limit)
   r.resetMs = used * intervalMs
   if r.allowed then

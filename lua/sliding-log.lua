@@ -52,7 +52,11 @@ ALGORITHMS['sliding-log'] = function(key, now, limit, windowMs, intervalMs, cost
     newest = tonumber(redis.call('ZRANGE', key, -1, -1, 'WITHSCORES')[2])
   end
 
-  local r = { allowed = live + cost <= limit }
+  -- Every field up front: one table allocation, no rehash as the fields are filled in.
+  local r = {
+    allowed = live + cost <= limit, remaining = 0, resetMs = 0, retryAfterMs = 0,
+    chargedRemaining = 0, chargedResetMs = 0, key = key, write = false, foreign = false, since = 0, now = 0, live = 0, cost = 0,
+  }
   r.remaining = whole(limit - live, limit)
   if live > 0 then
     r.resetMs = newest + windowMs - now

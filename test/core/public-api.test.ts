@@ -18,6 +18,8 @@ describe('public API', () => {
       'RedisStore',
       'DECIDE_SCRIPT',
       'RESET_SCRIPT',
+      'DecideCall',
+      'REDIS_STORE_DEFAULTS',
       'encodeScriptKeys',
       'encodeScriptArgs',
       'decodeScriptReply',

@@ -39,6 +39,7 @@ export {
 } from './redis/rest-client.js';
 export {
   DECIDE_SCRIPT,
+  DecideCall,
   decodeScriptReply,
   encodeScriptArgs,
   encodeScriptKeys,
@@ -51,6 +52,7 @@ export {
 } from './stores/memory-store.js';
 export {
   isNoScriptError,
+  REDIS_STORE_DEFAULTS,
   RedisStore,
   type RedisStoreCheckOptions,
   type RedisStoreOptions,
