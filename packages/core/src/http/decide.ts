@@ -41,11 +41,59 @@ export interface DecideResult {
 /** Identity used when a request has neither an identity nor a client IP. */
 export const UNKNOWN_CLIENT_IDENTITY = 'unknown-client';
 
-/** The checks made so far, per request marker: limiter -> policy set -> first decision. */
-const checked = new WeakMap<object, Map<Limiter, Map<string, Promise<Decision>>>>();
+/** One check made for a request marker: a list, usually of one entry. */
+interface CheckRecord {
+  readonly limiter: Limiter;
+  readonly policySet: string;
+  readonly decision: Promise<Decision>;
+  readonly next: CheckRecord | undefined;
+}
+
+/**
+ * A base class whose constructor returns the object it is given, so a subclass can put a
+ * private field on any object (the "return override" idiom). Private fields are invisible to
+ * the application: not enumerable, not reflected, not copied by spread.
+ */
+const ReturnGiven = function (this: unknown, target: object) {
+  return target;
+} as unknown as new (
+  target: object,
+) => object;
+
+/**
+ * The checks made so far for a request marker, kept on the marker itself in a private field:
+ * storing into a `WeakMap` keyed by a fresh object per request costs about a microsecond
+ * (hashing, ephemeron tables, GC), a private field a few dozen nanoseconds.
+ */
+class CheckStamp extends ReturnGiven {
+  #checks: CheckRecord | undefined;
+
+  static read(marker: object): CheckRecord | undefined {
+    return #checks in marker ? (marker as CheckStamp).#checks : undefined;
+  }
+
+  static write(marker: object, record: CheckRecord): void {
+    if (!(#checks in marker)) new CheckStamp(marker);
+    (marker as CheckStamp).#checks = record;
+  }
+}
+
+/** Markers that cannot take a field (frozen, sealed, non-extensible objects). */
+const checkedElsewhere = new WeakMap<object, CheckRecord>();
+
+function checksOf(marker: object): CheckRecord | undefined {
+  return CheckStamp.read(marker) ?? checkedElsewhere.get(marker);
+}
 
 function policySetKey(names: readonly string[] | undefined): string {
   return names === undefined ? '*' : [...names].sort().join('\n');
+}
+
+function findCheck(marker: object, limiter: Limiter, policySet: string): Promise<Decision> | undefined {
+  for (let record = checksOf(marker); record !== undefined; record = record.next) {
+    if (record.limiter === limiter && record.policySet === policySet) return record.decision;
+  }
+  return undefined;
 }
 
 /**
@@ -57,26 +105,26 @@ export function previousCheck(
   limiter: Limiter,
   policyNames: readonly string[] | undefined,
 ): Promise<Decision> | undefined {
-  return checked.get(marker)?.get(limiter)?.get(policySetKey(policyNames));
+  return findCheck(marker, limiter, policySetKey(policyNames));
 }
 
 function rememberCheck(
   marker: object,
   limiter: Limiter,
-  policyNames: readonly string[] | undefined,
+  policySet: string,
   decision: Promise<Decision>,
 ): void {
-  let byLimiter = checked.get(marker);
-  if (byLimiter === undefined) {
-    byLimiter = new Map();
-    checked.set(marker, byLimiter);
-  }
-  let bySet = byLimiter.get(limiter);
-  if (bySet === undefined) {
-    bySet = new Map();
-    byLimiter.set(limiter, bySet);
-  }
-  bySet.set(policySetKey(policyNames), decision);
+  const record: CheckRecord = { limiter, policySet, decision, next: checksOf(marker) };
+  if (Object.isExtensible(marker)) CheckStamp.write(marker, record);
+  else checkedElsewhere.set(marker, record);
+}
+
+function isThenable<T>(value: T | PromiseLike<T>): value is PromiseLike<T> {
+  return (
+    value !== null &&
+    (typeof value === 'object' || typeof value === 'function') &&
+    typeof (value as { then?: unknown }).then === 'function'
+  );
 }
 
 /**
@@ -131,23 +179,27 @@ export function createDecide<Req>(
     );
   }
   const verdictOptions = { headers: config.headerFormat, shadowHeaders: config.shadowHeaders };
+  const policySet = policySetKey(policyNames);
+  const { identity: identityOf, cost: costOption, skip } = config;
 
   const finish = (decision: Decision, route: string, duplicate: boolean): DecideResult => {
     const shown = config.shadowDecisions ? shadowDecision(decision) : decision;
     return { decision: shown, verdict: toHttpVerdict(shown, verdictOptions), route, duplicate };
   };
 
-  const check = async (req: Req, facts: RequestFacts, route: string): Promise<Decision> => {
-    let identity: string | undefined;
-    if (config.identity !== undefined) {
-      const value = await config.identity(req);
-      if (value !== undefined && typeof value !== 'string') {
-        throw new TypeError(
-          `rateLimit: "identity" must return a string or undefined, got ${value === null ? 'null' : typeof value}`,
-        );
-      }
-      if (value !== '') identity = value;
+  /** The limiter call once the identity is known (may throw: the caller turns that into a rejection). */
+  const checkAs = (
+    req: Req,
+    facts: RequestFacts,
+    route: string,
+    value: string | undefined,
+  ): Promise<Decision> => {
+    if (value !== undefined && typeof value !== 'string') {
+      throw new TypeError(
+        `rateLimit: "identity" must return a string or undefined, got ${value === null ? 'null' : typeof value}`,
+      );
     }
+    let identity = value === '' ? undefined : value;
     if (identity === undefined && facts.ip !== undefined && facts.ip !== '') {
       identity = ipIdentity(facts.ip, { ipv6Subnet: config.ipv6Subnet });
     }
@@ -159,33 +211,65 @@ export function createDecide<Req>(
       );
       identity = UNKNOWN_CLIENT_IDENTITY;
     }
-
-    const cost = typeof config.cost === 'function' ? await config.cost(req) : config.cost;
-    const descriptor: Descriptor = {
-      identity,
-      route,
-      ...(cost !== undefined && { cost }),
-      ...(policyNames !== undefined && { policies: policyNames }),
-    };
-    return limiter.check(descriptor);
+    const who = identity;
+    const cost = typeof costOption === 'function' ? costOption(req) : costOption;
+    if (isThenable(cost))
+      return Promise.resolve(cost).then((c) => limiter.check(descriptorOf(who, route, c)));
+    return limiter.check(descriptorOf(who, route, cost));
   };
 
-  return async (req: Req, facts: RequestFacts): Promise<DecideResult | undefined> => {
-    if (config.allowList !== undefined && facts.ip !== undefined && config.allowList.has(facts.ip)) {
-      return undefined;
-    }
-    if (config.skip !== undefined && (await config.skip(req)) === true) return undefined;
+  const descriptorOf = (
+    identity: string,
+    route: string,
+    cost: Descriptor['cost'] | undefined,
+  ): Descriptor => {
+    const descriptor: { -readonly [K in keyof Descriptor]: Descriptor[K] } = { identity, route };
+    if (cost !== undefined) descriptor.cost = cost;
+    if (policyNames !== undefined) descriptor.policies = policyNames;
+    return descriptor;
+  };
 
+  const check = (req: Req, facts: RequestFacts, route: string): Promise<Decision> => {
+    try {
+      if (identityOf === undefined) return checkAs(req, facts, route, undefined);
+      const value = identityOf(req);
+      if (isThenable(value)) return Promise.resolve(value).then((v) => checkAs(req, facts, route, v));
+      return checkAs(req, facts, route, value);
+    } catch (error) {
+      return Promise.reject(error);
+    }
+  };
+
+  const decideNow = (req: Req, facts: RequestFacts): Promise<DecideResult | undefined> => {
     const route = routeKey(facts.method, facts.pattern, facts.path);
     const marker = facts.marker ?? (typeof req === 'object' && req !== null ? (req as object) : undefined);
     if (marker !== undefined) {
-      const previous = previousCheck(marker, limiter, policyNames);
-      if (previous !== undefined) return finish(await previous, route, true);
+      const previous = findCheck(marker, limiter, policySet);
+      if (previous !== undefined) return previous.then((d) => finish(d, route, true));
     }
-
-    // Reserve the slot before the first await, so concurrent layers cannot both charge.
+    // Reserve the slot before anything waits, so concurrent layers cannot both charge.
     const pending = check(req, facts, route);
-    if (marker !== undefined) rememberCheck(marker, limiter, policyNames, pending);
-    return finish(await pending, route, false);
+    if (marker !== undefined) rememberCheck(marker, limiter, policySet, pending);
+    return pending.then((d) => finish(d, route, false));
+  };
+
+  return (req: Req, facts: RequestFacts): Promise<DecideResult | undefined> => {
+    try {
+      if (config.allowList !== undefined && facts.ip !== undefined && config.allowList.has(facts.ip)) {
+        return SKIPPED;
+      }
+      if (skip !== undefined) {
+        const skipped = skip(req);
+        if (isThenable(skipped)) {
+          return Promise.resolve(skipped).then((s) => (s === true ? undefined : decideNow(req, facts)));
+        }
+        if (skipped === true) return SKIPPED;
+      }
+      return decideNow(req, facts);
+    } catch (error) {
+      return Promise.reject(error);
+    }
   };
 }
+
+const SKIPPED: Promise<undefined> = Promise.resolve(undefined);

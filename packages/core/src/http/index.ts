@@ -60,6 +60,7 @@ export { RateLimitOptionsError } from './options-error.js';
 export {
   PROBLEM_CONTENT_TYPE,
   type ProblemBody,
+  problemJson,
   QUOTA_EXCEEDED_TITLE,
   QUOTA_EXCEEDED_TYPE,
   quotaExceededProblem,

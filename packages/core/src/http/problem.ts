@@ -2,8 +2,8 @@
  * Problem details bodies (RFC 9457) for denied (429) and unavailable (503) requests. They
  * carry policy names and a wait time, never the identity, a storage key or anything internal.
  */
-import type { Decision } from '../types.js';
-import { denyingResults, longestWaitPolicy, retryAfterSeconds } from './retry-after.js';
+import type { Decision, PolicyResult } from '../types.js';
+import { isDenying, waitSeconds } from './retry-after.js';
 
 /** The media type of every body here. */
 export const PROBLEM_CONTENT_TYPE = 'application/problem+json';
@@ -37,8 +37,20 @@ export interface ProblemBody {
  * "retry_after_seconds":20}`.
  */
 export function quotaExceededProblem(decision: Decision): ProblemBody {
-  const violated = denyingResults(decision).map((r) => r.policy);
-  const policy = longestWaitPolicy(decision);
+  // One pass over the results: the denying policies, the longest wait and who has it.
+  const results = decision.results;
+  const violated: string[] = [];
+  let best: PolicyResult | undefined;
+  let longestMs = 0;
+  for (let i = 0; i < results.length; i++) {
+    const r = results[i]!;
+    if (!isDenying(r)) continue;
+    longestMs = best === undefined ? Math.max(0, r.retryAfterMs) : Math.max(longestMs, r.retryAfterMs);
+    if (best === undefined || r.retryAfterMs > best.retryAfterMs) best = r;
+    violated.push(r.policy);
+  }
+  const policy =
+    best !== undefined ? best.policy : decision.outcome === 'over_limit' ? decision.policy : undefined;
   if (violated.length === 0 && policy !== undefined) violated.push(policy);
   const body: ProblemBody = {
     type: QUOTA_EXCEEDED_TYPE,
@@ -48,8 +60,73 @@ export function quotaExceededProblem(decision: Decision): ProblemBody {
     error: 'rate limit exceeded',
   };
   if (policy !== undefined) body.policy = policy;
-  body.retry_after_seconds = retryAfterSeconds(decision);
+  body.retry_after_seconds = waitSeconds(best === undefined ? decision.retryAfterMs : longestMs);
   return body;
+}
+
+/** The 503 body, serialized once. */
+const UNAVAILABLE_JSON = JSON.stringify(unavailableProblem());
+
+/** Serialized 429 bodies by their variable fields (policy names and seconds only); cleared when full. */
+const MAX_CACHED_BODIES = 1024;
+const bodyJson = new Map<string, string>();
+
+/**
+ * `JSON.stringify(body)` for a body made by `quotaExceededProblem` or `unavailableProblem`
+ * (as `toHttpVerdict` puts it in a verdict), from a cache: these bodies vary only by policy
+ * names and a number of seconds, so the same few strings serve every request. Any other
+ * object (a changed or extended body) is serialized as it is.
+ */
+export function problemJson(body: ProblemBody): string {
+  let keys = 0;
+  for (const _ in body) keys++;
+  if (body.type === 'about:blank') {
+    if (
+      keys === 4 &&
+      body.status === 503 &&
+      body.title === 'Service Unavailable' &&
+      body.error === 'rate limiter unavailable'
+    ) {
+      return UNAVAILABLE_JSON;
+    }
+    return JSON.stringify(body);
+  }
+  const violated = body['violated-policies'];
+  const policy = body.policy;
+  const seconds = body.retry_after_seconds;
+  if (
+    body.type !== QUOTA_EXCEEDED_TYPE ||
+    body.title !== QUOTA_EXCEEDED_TITLE ||
+    body.status !== 429 ||
+    body.error !== 'rate limit exceeded' ||
+    !Array.isArray(violated) ||
+    violated.length !== 1 ||
+    typeof policy !== 'string' ||
+    violated[0] !== policy ||
+    typeof seconds !== 'number' ||
+    keys !== 7
+  ) {
+    return JSON.stringify(body);
+  }
+  // Cached: the common case of one violated policy, which is the policy named.
+  const key = `${seconds} ${policy}`;
+  let json = bodyJson.get(key);
+  if (json === undefined) {
+    // Built in the canonical field order, whatever the order of the object given.
+    const canonical: ProblemBody = {
+      type: QUOTA_EXCEEDED_TYPE,
+      title: QUOTA_EXCEEDED_TITLE,
+      status: 429,
+      'violated-policies': [policy],
+      error: 'rate limit exceeded',
+      policy,
+      retry_after_seconds: seconds,
+    };
+    json = JSON.stringify(canonical);
+    if (bodyJson.size >= MAX_CACHED_BODIES) bodyJson.clear();
+    bodyJson.set(key, json);
+  }
+  return json;
 }
 
 /**

@@ -6,7 +6,7 @@ import type { Decision, PolicyResult } from '../types.js';
  * limiter's order. Empty for allowed and unavailable decisions.
  */
 export function denyingResults(decision: Decision): PolicyResult[] {
-  return decision.results.filter((r) => !r.allowed && !r.shadow && r.outcome === 'over_limit');
+  return decision.results.filter(isDenying);
 }
 
 /**
@@ -15,12 +15,25 @@ export function denyingResults(decision: Decision): PolicyResult[] {
  * carries no per-policy results.
  */
 export function longestWaitPolicy(decision: Decision): string | undefined {
+  const results = decision.results;
   let best: PolicyResult | undefined;
-  for (const r of denyingResults(decision)) {
-    if (best === undefined || r.retryAfterMs > best.retryAfterMs) best = r;
+  for (let i = 0; i < results.length; i++) {
+    const r = results[i]!;
+    if (isDenying(r) && (best === undefined || r.retryAfterMs > best.retryAfterMs)) best = r;
   }
   if (best !== undefined) return best.policy;
   return decision.outcome === 'over_limit' ? decision.policy : undefined;
+}
+
+/** True for an enforced policy that denied (`over_limit`, not shadow). */
+export function isDenying(r: PolicyResult): boolean {
+  return !r.allowed && !r.shadow && r.outcome === 'over_limit';
+}
+
+/** `Retry-After` seconds for a wait in milliseconds: rounded up, at least 1. */
+export function waitSeconds(ms: number): number {
+  if (!Number.isFinite(ms) || ms <= 0) return 1;
+  return Math.max(1, Math.ceil(ms / 1000));
 }
 
 /**
@@ -30,9 +43,14 @@ export function longestWaitPolicy(decision: Decision): string | undefined {
  * problem body.
  */
 export function retryAfterSeconds(decision: Decision): number {
-  const denying = denyingResults(decision);
-  let ms = denying.length === 0 ? decision.retryAfterMs : 0;
-  for (const r of denying) ms = Math.max(ms, r.retryAfterMs);
-  if (!Number.isFinite(ms) || ms <= 0) return 1;
-  return Math.max(1, Math.ceil(ms / 1000));
+  const results = decision.results;
+  let denying = false;
+  let ms = 0;
+  for (let i = 0; i < results.length; i++) {
+    const r = results[i]!;
+    if (!isDenying(r)) continue;
+    ms = denying ? Math.max(ms, r.retryAfterMs) : Math.max(0, r.retryAfterMs);
+    denying = true;
+  }
+  return waitSeconds(denying ? ms : decision.retryAfterMs);
 }

@@ -1,13 +1,12 @@
 /** `toHttpVerdict`: what an adapter does with a decision, framework-neutral. */
 import type { Decision } from '../types.js';
-import { type HeaderFormat, rateLimitHeaders } from './headers.js';
+import { type HeaderFormat, type RateLimitHeaderOptions, rateLimitHeaders } from './headers.js';
 import {
   PROBLEM_CONTENT_TYPE,
   type ProblemBody,
   quotaExceededProblem,
   unavailableProblem,
 } from './problem.js';
-import { retryAfterSeconds } from './retry-after.js';
 
 /** The HTTP answer to a decision. */
 export interface HttpVerdict {
@@ -42,26 +41,22 @@ export interface HttpVerdictOptions {
 export function toHttpVerdict(decision: Decision, options: HttpVerdictOptions = {}): HttpVerdict {
   const headerOptions =
     options.nowMs === undefined
-      ? { shadowHeaders: options.shadowHeaders ?? false }
+      ? options.shadowHeaders === true
+        ? WITH_SHADOW
+        : WITHOUT_SHADOW
       : { shadowHeaders: options.shadowHeaders ?? false, nowMs: options.nowMs };
+  // A fresh record every call: adding the deny headers to it changes nobody else's.
   const headers = rateLimitHeaders(decision, options.headers ?? 'draft-10', headerOptions);
   if (decision.allowed) return { action: 'pass', status: 200, headers, body: undefined };
   if (decision.outcome === 'unavailable') {
-    return {
-      action: 'deny',
-      status: 503,
-      headers: { ...headers, 'Content-Type': PROBLEM_CONTENT_TYPE },
-      body: unavailableProblem(decision),
-    };
+    headers['Content-Type'] = PROBLEM_CONTENT_TYPE;
+    return { action: 'deny', status: 503, headers, body: unavailableProblem(decision) };
   }
-  return {
-    action: 'deny',
-    status: 429,
-    headers: {
-      ...headers,
-      'Retry-After': String(retryAfterSeconds(decision)),
-      'Content-Type': PROBLEM_CONTENT_TYPE,
-    },
-    body: quotaExceededProblem(decision),
-  };
+  const body = quotaExceededProblem(decision);
+  headers['Retry-After'] = String(body.retry_after_seconds);
+  headers['Content-Type'] = PROBLEM_CONTENT_TYPE;
+  return { action: 'deny', status: 429, headers, body };
 }
+
+const WITH_SHADOW: RateLimitHeaderOptions = { shadowHeaders: true };
+const WITHOUT_SHADOW: RateLimitHeaderOptions = { shadowHeaders: false };
