@@ -2,6 +2,7 @@
 import {
   type Decision,
   type HttpVerdict,
+  problemJson,
   type RateLimitOptions,
   resolveRateLimitOptions,
 } from '@sluice/core';
@@ -68,18 +69,22 @@ export function rateLimit(options: ExpressRateLimitOptions = {}): RequestHandler
         if (result === undefined) return next();
         const { decision, verdict } = result;
         req.rateLimit = decision;
-        // Content-Type belongs to the body: set it only when the default body is sent.
-        for (const [name, value] of Object.entries(verdict.headers)) {
-          if (name.toLowerCase() !== 'content-type') res.setHeader(name, value);
+        const headers = verdict.headers;
+        if (verdict.action === 'pass') {
+          for (const name in headers) res.setHeader(name, headers[name]!);
+          return next();
         }
-        if (verdict.action === 'pass') return next();
         if (onLimited !== undefined) {
+          // Content-Type belongs to the body: set it only when the default body is sent.
+          for (const name in headers) {
+            if (name.toLowerCase() !== 'content-type') res.setHeader(name, headers[name]!);
+          }
           // A sync throw or a rejection from the app's handler goes to Express's error handling.
           return new Promise<void>((done) => done(onLimited(req, res, next, verdict))).catch(next);
         }
         res.statusCode = verdict.status;
-        for (const [name, value] of Object.entries(verdict.headers)) res.setHeader(name, value);
-        res.end(verdict.body === undefined ? undefined : JSON.stringify(verdict.body));
+        for (const name in headers) res.setHeader(name, headers[name]!);
+        res.end(verdict.body === undefined ? undefined : problemJson(verdict.body));
       },
       (error: unknown) => next(error),
     );

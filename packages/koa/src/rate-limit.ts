@@ -2,6 +2,7 @@
 import {
   type Decision,
   type HttpVerdict,
+  problemJson,
   type RateLimitOptions,
   resolveRateLimitOptions,
 } from '@sluice/core';
@@ -47,25 +48,39 @@ export function rateLimit(options: KoaRateLimitOptions = {}): Middleware {
   }
   const resolved = resolveRateLimitOptions<Context>(shared, 'koa');
 
-  return async function sluiceRateLimit(ctx: Context, next: Next): Promise<unknown> {
-    checkProxy(ctx.app);
-    const result = await resolved.decide(ctx, {
-      method: ctx.method,
-      pattern: matchedRoute(ctx),
-      path: ctx.originalUrl,
-      ip: ctx.ip,
-    });
-    if (result === undefined) return next();
-    const { decision, verdict } = result;
-    (ctx.state as RateLimitState).rateLimit = decision;
-    // Content-Type belongs to the body: set it only when the default body is sent.
-    for (const [name, value] of Object.entries(verdict.headers)) {
-      if (name.toLowerCase() !== 'content-type') ctx.set(name, value);
+  let checkedApp: unknown;
+  return function sluiceRateLimit(ctx: Context, next: Next): Promise<unknown> {
+    if (ctx.app !== checkedApp) {
+      checkedApp = ctx.app;
+      checkProxy(ctx.app);
     }
-    if (verdict.action === 'pass') return next();
-    if (onLimited !== undefined) return onLimited(ctx, next, verdict);
-    ctx.status = verdict.status;
-    ctx.set(verdict.headers);
-    if (verdict.body !== undefined) ctx.body = JSON.stringify(verdict.body);
+    return resolved
+      .decide(ctx, {
+        method: ctx.method,
+        pattern: matchedRoute(ctx),
+        path: ctx.originalUrl,
+        ip: ctx.ip,
+      })
+      .then((result) => {
+        if (result === undefined) return next();
+        const { decision, verdict } = result;
+        (ctx.state as RateLimitState).rateLimit = decision;
+        const headers = verdict.headers;
+        if (verdict.action === 'pass') {
+          for (const name in headers) ctx.set(name, headers[name]!);
+          return next();
+        }
+        if (onLimited !== undefined) {
+          // Content-Type belongs to the body: set it only when the default body is sent.
+          for (const name in headers)
+            if (name.toLowerCase() !== 'content-type') ctx.set(name, headers[name]!);
+          return onLimited(ctx, next, verdict);
+        }
+        for (const name in headers) ctx.set(name, headers[name]!);
+        ctx.status = verdict.status;
+        // A string body with Content-Type already set: Koa neither sniffs a type nor serializes.
+        if (verdict.body !== undefined) ctx.body = problemJson(verdict.body);
+        return undefined;
+      });
   };
 }

@@ -51,9 +51,10 @@ export class RateLimitGuard implements CanActivate {
     if (result === undefined) return true;
     const { decision, verdict } = result;
     this.setDecision(facts, decision);
-    for (const [name, value] of Object.entries(verdict.headers)) this.setHeader(facts, name, value);
+    const headers = verdict.headers;
+    for (const name in headers) this.setHeader(facts, name, headers[name]!);
     if (verdict.action === 'pass') return true;
-    throw new RateLimitException(verdict, decision);
+    throw RateLimitException.create(verdict, decision);
   }
 
   /**

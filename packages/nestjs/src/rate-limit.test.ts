@@ -743,6 +743,25 @@ describe('RateLimitGuard in other contexts', () => {
     await expect(denied).rejects.toMatchObject({ status: 429, decision: { policy: 'api', allowed: false } });
     expect(await guard.canActivate(rpcContext({ client: '10.0.0.2' }))).toBe(true);
   });
+
+  it('throws the exception without a stack trace, otherwise as constructed', async () => {
+    const guard = await guards(true);
+    await guard.canActivate(rpcContext({ client: '10.0.0.3' }));
+    const thrown = await guard.canActivate(rpcContext({ client: '10.0.0.3' })).catch((e: unknown) => e);
+    const built = new RateLimitException(
+      (thrown as RateLimitException).verdict,
+      (thrown as RateLimitException).decision,
+    );
+    expect(thrown).toBeInstanceOf(RateLimitException);
+    expect((thrown as RateLimitException).message).toBe(built.message);
+    expect(built.message).toBe('Rate Limit Exception');
+    expect((thrown as RateLimitException).name).toBe('RateLimitException');
+    expect((thrown as RateLimitException).getResponse()).toEqual(built.getResponse());
+    expect((thrown as RateLimitException).stack).toBe('RateLimitException: Rate Limit Exception');
+    expect(built.stack).toContain('\n    at ');
+    // Error.stackTraceLimit is restored.
+    expect(new Error('x').stack).toContain('\n    at ');
+  });
 });
 
 describe('construction errors', () => {
