@@ -2,6 +2,7 @@
 import {
   type Decision,
   type HttpVerdict,
+  problemJson,
   type RateLimitOptions,
   resolveRateLimitOptions,
 } from '@sluice/core';
@@ -49,39 +50,6 @@ export interface HonoRateLimitOptions<E extends Env = Env> extends RateLimitOpti
 
 const HEADER_NAME = /^[!#$%&'*+.^_`|~0-9A-Za-z-]+$/;
 
-/** True when two JSON bodies have the same keys in the same order and equal values (arrays of scalars compared by element). */
-function sameBody(a: object, b: object): boolean {
-  const keysA = Object.keys(a);
-  const keysB = Object.keys(b);
-  if (keysA.length !== keysB.length) return false;
-  for (let i = 0; i < keysA.length; i++) {
-    const key = keysA[i] as string;
-    if (key !== keysB[i]) return false;
-    const x: unknown = (a as Record<string, unknown>)[key];
-    const y: unknown = (b as Record<string, unknown>)[key];
-    if (x === y) continue;
-    if (!Array.isArray(x) || !Array.isArray(y) || x.length !== y.length) return false;
-    for (let j = 0; j < x.length; j++) if (x[j] !== y[j]) return false;
-  }
-  return true;
-}
-
-/**
- * `JSON.stringify` for the problem bodies of denied requests, remembering the last one: a hot
- * denied client gets the same body (same policy, same wait) many times a second, and comparing
- * is a fraction of serializing.
- */
-function lastBodyText(): (body: object) => string {
-  let last: object | undefined;
-  let lastText = '';
-  return (body) => {
-    if (last !== undefined && (body === last || sameBody(body, last))) return lastText;
-    lastText = JSON.stringify(body);
-    last = body;
-    return lastText;
-  };
-}
-
 /**
  * Rate-limiting middleware for Hono, Web-standard only: it runs on Node
  * (`@hono/node-server`), workerd, Deno and Bun.
@@ -126,7 +94,6 @@ export function rateLimit<E extends Env = Env>(
     shared.identity = (c: Context<E>) => c.req.header(identityHeader) || undefined;
   }
   const resolved = resolveRateLimitOptions<Context<E>>(shared, 'hono');
-  const bodyText = lastBodyText();
 
   return async function sluiceRateLimit(c, next) {
     const facts = {
@@ -163,8 +130,9 @@ export function rateLimit<E extends Env = Env>(
       return onLimited(c as unknown as Context<E>, verdict);
     }
     // The verdict's headers (rate-limit, Retry-After, Content-Type) as they are: a plain record
-    // is the cheapest init for every runtime, and the Response never writes to it.
-    return new Response(verdict.body === undefined ? null : bodyText(verdict.body), {
+    // is the cheapest init for every runtime, and the Response never writes to it. The body is
+    // core's cached serialization.
+    return new Response(verdict.body === undefined ? null : problemJson(verdict.body), {
       status: verdict.status,
       headers,
     });
