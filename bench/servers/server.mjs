@@ -16,6 +16,8 @@ const { values: opts } = parseArgs({
     port: { type: 'string', default: '0' },
     // Experiment: ioredis auto-pipelining on the Sluice store's client (not Sluice's default).
     autopipelining: { type: 'boolean', default: false },
+    // Experiment: RedisStore's maxBatch (1 = no batching).
+    'max-batch': { type: 'string' },
   },
 });
 const frameworks = ['express', 'koa', 'hono', 'nest'];
@@ -27,10 +29,10 @@ if (opts.store === 'redis' && opts.variant !== 'baseline') {
   if (!opts['redis-url']) throw new Error('--redis-url is required with --store redis');
   if (opts.variant === 'sluice') {
     const { createRedisStore } = await import('@sluice/core/node');
-    sluiceStore = createRedisStore(
-      opts['redis-url'],
-      opts.autopipelining ? { redisOptions: { enableAutoPipelining: true } } : {},
-    );
+    sluiceStore = createRedisStore(opts['redis-url'], {
+      ...(opts.autopipelining ? { redisOptions: { enableAutoPipelining: true } } : {}),
+      ...(opts['max-batch'] ? { maxBatch: Number(opts['max-batch']) } : {}),
+    });
   } else {
     const { Redis } = await import('ioredis');
     redis = new Redis(opts['redis-url']);

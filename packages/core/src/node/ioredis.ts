@@ -3,14 +3,14 @@
  * from `@sluice/core/node`.
  */
 import { Cluster, type ClusterOptions, Redis, type RedisOptions } from 'ioredis';
-import { RedisStore } from '../stores/redis-store.js';
+import { RedisStore, type RedisStoreOptions } from '../stores/redis-store.js';
 import type { Clock, EvalClient } from '../types.js';
 
 /** Where the store connects: a `redis://` URL, Cluster seed nodes, or a client you built. */
 export type RedisTarget = string | { readonly clusterNodes: readonly string[] } | EvalClient;
 
 /** Options of `createRedisStore`. */
-export interface CreateRedisStoreOptions {
+export interface CreateRedisStoreOptions extends Pick<RedisStoreOptions, 'maxBatch' | 'batchAcrossSlots'> {
   /** Extra ioredis options for a client built from a URL. */
   readonly redisOptions?: RedisOptions;
   /** Extra ioredis Cluster options for a client built from seed nodes. */
@@ -68,6 +68,11 @@ function isEvalClient(value: unknown): value is EvalClient {
  */
 export function createRedisStore(target: RedisTarget, options: CreateRedisStoreOptions = {}): RedisStore {
   const clock = options.clock;
+  const batching = {
+    maxBatch: options.maxBatch,
+    batchAcrossSlots: options.batchAcrossSlots,
+    scheduleFlush,
+  };
   const onError = options.onError ?? (() => {});
   if (typeof target === 'string') {
     if (!/^rediss?:\/\//.test(target)) {
@@ -75,9 +80,9 @@ export function createRedisStore(target: RedisTarget, options: CreateRedisStoreO
     }
     const client = new Redis(target, { ...LIMITER_REDIS_OPTIONS, ...options.redisOptions });
     client.on('error', onError);
-    return new RedisStore({ client, clock, ownsClient: true, scheduleFlush });
+    return new RedisStore({ client, clock, ownsClient: true, ...batching });
   }
-  if (isEvalClient(target)) return new RedisStore({ client: target, clock, scheduleFlush });
+  if (isEvalClient(target)) return new RedisStore({ client: target, clock, ...batching });
   if (
     typeof target === 'object' &&
     target !== null &&
@@ -91,7 +96,7 @@ export function createRedisStore(target: RedisTarget, options: CreateRedisStoreO
       redisOptions: { ...LIMITER_REDIS_OPTIONS, ...options.clusterOptions?.redisOptions },
     });
     client.on('error', onError);
-    return new RedisStore({ client, clock, ownsClient: true, scheduleFlush });
+    return new RedisStore({ client, clock, ownsClient: true, ...batching });
   }
   throw new TypeError(
     'createRedisStore: expected a redis:// URL, { clusterNodes: [...] } or a client with evalsha() and eval()',
