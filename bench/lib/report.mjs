@@ -308,7 +308,16 @@ export function renderMarkdown({ meta, inproc, http, memory, overhead, scriptCos
       );
       out.push(
         table(
-          ['library', 'algorithm', 'policies', 'decisions', 'client commands', 'per decision, one at a time', 'by command', 'per decision, in flight'],
+          [
+            'library',
+            'algorithm',
+            'policies',
+            'decisions',
+            'client commands',
+            'per decision, one at a time',
+            'by command',
+            'per decision, in flight',
+          ],
           inproc.roundTrips.map((r) =>
             r.pending
               ? [r.library, r.algorithm, String(r.policies), '', '', 'pending', '', '']
