@@ -113,11 +113,26 @@ describe('RedisStore batching', () => {
     expect(await scriptCalls()).toBe(1);
   });
 
+  it('sends a batch when a check finds it older than maxBatchWaitMs, without waiting for the flush', async () => {
+    const never = () => {};
+    const store = new RedisStore({ client, clock: () => T0, scheduleFlush: never, maxBatchWaitMs: 5 });
+    const first = store.check(entry('w-1'), 'consume');
+    await new Promise((done) => setTimeout(done, 20));
+    expect(await scriptCalls()).toBe(0);
+    // The batch is 20 ms old: this check joins it and sends both.
+    const second = store.check(entry('w-2'), 'consume');
+    expect((await Promise.all([first, second])).map((v) => v[0]?.remaining)).toEqual([2, 2]);
+    expect(await scriptCalls()).toBe(1);
+  });
+
   it('names the option when maxBatch is not a positive integer', () => {
     expect(() => new RedisStore({ client, maxBatch: 0 })).toThrow(
       'RedisStore: "maxBatch" must be a positive integer, got 0',
     );
     expect(() => new RedisStore({ client, maxBatch: 1.5 })).toThrow(/"maxBatch".*1\.5/);
+    expect(() => new RedisStore({ client, maxBatchWaitMs: -1 })).toThrow(
+      'RedisStore: "maxBatchWaitMs" must be a finite number of milliseconds >= 0, got -1',
+    );
     // @ts-expect-error: a string where a boolean belongs
     expect(() => new RedisStore({ client, batchAcrossSlots: 'yes' })).toThrow(/"batchAcrossSlots".*yes/);
   });

@@ -110,6 +110,15 @@ export class DeadlineQueue {
     }
   }
 
+  /** Rejects the calls whose answer did not come in the grace pass. */
+  private expire(expired: readonly Pending[]): void {
+    for (const entry of expired) {
+      if (entry.done) continue;
+      entry.done = true;
+      entry.reject(new StoreTimeoutError(this.timeoutMs));
+    }
+  }
+
   private arm(dueAt: number): void {
     this.timer = setTimeout(() => this.fire(), Math.max(0, Math.ceil(dueAt - monotonicNow())));
   }
@@ -118,15 +127,18 @@ export class DeadlineQueue {
     this.timer = undefined;
     const now = monotonicNow();
     const { queue } = this;
+    let expired: Pending[] | undefined;
     while (this.head < queue.length) {
       const entry = queue[this.head]!;
       if (!entry.done) {
         if (entry.dueAt > now) break;
-        entry.done = true;
-        entry.reject(new StoreTimeoutError(this.timeoutMs));
+        (expired ??= []).push(entry);
       }
       this.head++;
     }
+    // Timers run before the event loop reads sockets: an answer that arrived in time but is
+    // still unread (the process was busy) gets one pass of I/O before the call times out.
+    if (expired !== undefined) setTimeout(() => this.expire(expired), 0);
     if (this.head === queue.length) {
       queue.length = 0;
       this.head = 0;

@@ -10,7 +10,8 @@ import type { Clock, EvalClient } from '../types.js';
 export type RedisTarget = string | { readonly clusterNodes: readonly string[] } | EvalClient;
 
 /** Options of `createRedisStore`. */
-export interface CreateRedisStoreOptions extends Pick<RedisStoreOptions, 'maxBatch' | 'batchAcrossSlots'> {
+export interface CreateRedisStoreOptions
+  extends Pick<RedisStoreOptions, 'maxBatch' | 'maxBatchWaitMs' | 'batchAcrossSlots'> {
   /** Extra ioredis options for a client built from a URL. */
   readonly redisOptions?: RedisOptions;
   /** Extra ioredis Cluster options for a client built from seed nodes. */
@@ -70,6 +71,7 @@ export function createRedisStore(target: RedisTarget, options: CreateRedisStoreO
   const clock = options.clock;
   const batching = {
     maxBatch: options.maxBatch,
+    maxBatchWaitMs: options.maxBatchWaitMs,
     batchAcrossSlots: options.batchAcrossSlots,
     scheduleFlush,
   };

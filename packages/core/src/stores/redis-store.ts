@@ -53,6 +53,12 @@ export interface RedisStoreOptions {
    */
   readonly batchAcrossSlots?: boolean;
   /**
+   * Longest a check waits in a batch for the scheduled flush: a check that finds its batch's
+   * first check this old sends the batch at once. Bounds the delay batching adds while a busy
+   * process reads many requests in one event-loop turn. Default 2 ms.
+   */
+  readonly maxBatchWaitMs?: number;
+  /**
    * When the checks collected so far are sent: called with the flush once per batch.
    * Default: after the current microtask queue (`queueMicrotask`), which works on every
    * runtime. `createRedisStore` from `@sluice/core/node` passes `setImmediate`, so the checks
@@ -64,6 +70,7 @@ export interface RedisStoreOptions {
 /** Defaults of `RedisStore`, in one place. */
 export const REDIS_STORE_DEFAULTS = Object.freeze({
   maxBatch: 128,
+  maxBatchWaitMs: 2,
   scheduleFlush: (flush: () => void): void => queueMicrotask(flush),
 });
 
@@ -80,7 +87,12 @@ interface Batch {
   /** KEYS and ARGV, built as the checks arrive. */
   readonly call: DecideCall;
   readonly checks: PendingCheck[];
+  /** When the first check joined (`monotonicMs`). */
+  readonly openedAtMs: number;
 }
+
+/** A monotonic clock in ms where there is one (every modern runtime), else the wall clock. */
+const monotonicMs = (): number => globalThis.performance?.now() ?? Date.now();
 
 /** The hash tag of a key as Redis Cluster reads it (`{...}`, non-empty), else the whole key. */
 function hashTagOf(key: string): string {
@@ -108,6 +120,7 @@ export class RedisStore implements Store {
   private readonly clock: Clock | undefined;
   private readonly ownsClient: boolean;
   private readonly maxBatch: number;
+  private readonly maxBatchWaitMs: number;
   /** Batch per group ('' on standalone Redis; the hash tag on Cluster). */
   private readonly open = new Map<string, Batch>();
   private flushScheduled = false;
@@ -140,6 +153,16 @@ export class RedisStore implements Store {
     this.client = client;
     this.clock = options.clock;
     this.ownsClient = options.ownsClient === true;
+    const maxBatchWaitMs = options.maxBatchWaitMs ?? REDIS_STORE_DEFAULTS.maxBatchWaitMs;
+    if (
+      typeof maxBatchWaitMs !== 'number' ||
+      !(maxBatchWaitMs >= 0) ||
+      maxBatchWaitMs === Number.POSITIVE_INFINITY
+    ) {
+      throw new TypeError(
+        `RedisStore: "maxBatchWaitMs" must be a finite number of milliseconds >= 0, got ${String(options.maxBatchWaitMs)}`,
+      );
+    }
     if (options.batchAcrossSlots !== undefined && typeof options.batchAcrossSlots !== 'boolean') {
       throw new TypeError(
         `RedisStore: "batchAcrossSlots" must be a boolean, got ${String(options.batchAcrossSlots)}`,
@@ -149,6 +172,7 @@ export class RedisStore implements Store {
       throw new TypeError('RedisStore: "scheduleFlush" must be a function that calls its argument later');
     }
     this.maxBatch = maxBatch;
+    this.maxBatchWaitMs = maxBatchWaitMs;
     this.perSlot = !(options.batchAcrossSlots ?? (client as { isCluster?: unknown }).isCluster === false);
     this.scheduleFlush = options.scheduleFlush ?? REDIS_STORE_DEFAULTS.scheduleFlush;
   }
@@ -179,12 +203,20 @@ export class RedisStore implements Store {
       batch = undefined;
     }
     const fresh = batch === undefined;
-    const target: Batch = batch ?? { group, call: new DecideCall(nowArg), checks: [] };
+    const target: Batch = batch ?? {
+      group,
+      call: new DecideCall(nowArg),
+      checks: [],
+      openedAtMs: monotonicMs(),
+    };
     target.call.add(entries, mode, requestKey, requestTtlMs); // validates before it adds
     const verdicts = new Promise<StoreVerdict[]>((resolve, reject) => {
       target.checks.push({ entries, resolve, reject });
     });
-    if (target.checks.length >= this.maxBatch) {
+    if (
+      target.checks.length >= this.maxBatch ||
+      (!fresh && monotonicMs() - target.openedAtMs >= this.maxBatchWaitMs)
+    ) {
       this.send(target);
     } else if (fresh) {
       this.open.set(group, target);
