@@ -127,18 +127,18 @@ export class DeadlineQueue {
     this.timer = undefined;
     const now = monotonicNow();
     const { queue } = this;
-    let expired: Pending[] | undefined;
+    const expired: Pending[] = [];
     while (this.head < queue.length) {
       const entry = queue[this.head]!;
       if (!entry.done) {
         if (entry.dueAt > now) break;
-        (expired ??= []).push(entry);
+        expired.push(entry);
       }
       this.head++;
     }
     // Timers run before the event loop reads sockets: an answer that arrived in time but is
     // still unread (the process was busy) gets one pass of I/O before the call times out.
-    if (expired !== undefined) setTimeout(() => this.expire(expired), 0);
+    if (expired.length > 0) setTimeout(() => this.expire(expired), 0);
     if (this.head === queue.length) {
       queue.length = 0;
       this.head = 0;
