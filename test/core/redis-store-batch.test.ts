@@ -5,46 +5,27 @@
  */
 import fc from 'fast-check';
 import { Redis } from 'ioredis';
-import { afterAll, beforeAll, beforeEach, describe, expect, it } from 'vitest';
+import { beforeEach, describe, expect, it } from 'vitest';
 import { buildKey } from '../../packages/core/src/keys/build-keys.js';
+import { ALGORITHMS } from '../../packages/core/src/policy/defaults.js';
 import { definePolicy } from '../../packages/core/src/policy/define-policy.js';
 import { DECIDE_SCRIPT } from '../../packages/core/src/redis/script.js';
 import { MemoryStore } from '../../packages/core/src/stores/memory-store.js';
 import { RedisStore } from '../../packages/core/src/stores/redis-store.js';
-import type {
-  Algorithm,
-  CompiledPolicy,
-  EvalClient,
-  StoreEntry,
-  StoreMode,
-} from '../../packages/core/src/types.js';
-import { type RedisProcess, startRedis } from '../support/redis-server.js';
+import type { CompiledPolicy, EvalClient, StoreEntry, StoreMode } from '../../packages/core/src/types.js';
+import { useRedis } from '../support/redis-fixture.js';
 
-let redis: RedisProcess;
-let client: Redis;
-let admin: Redis;
-
-beforeAll(async () => {
-  redis = await startRedis();
-  client = new Redis(redis.port, '127.0.0.1');
-  admin = new Redis(redis.port, '127.0.0.1');
-});
-
-afterAll(async () => {
-  client?.disconnect();
-  admin?.disconnect();
-  await redis?.stop();
-});
+const redis = useRedis();
 
 beforeEach(async () => {
-  await admin.flushall();
-  await admin.script('LOAD', DECIDE_SCRIPT.source); // no NOSCRIPT + EVAL in the counts
-  await admin.config('RESETSTAT');
+  await redis.admin.flushall();
+  await redis.admin.script('LOAD', DECIDE_SCRIPT.source); // no NOSCRIPT + EVAL in the counts
+  await redis.admin.config('RESETSTAT');
 });
 
 /** EVALSHA + EVAL calls Redis has run since the last RESETSTAT. */
 async function scriptCalls(): Promise<number> {
-  const info = await admin.info('commandstats');
+  const info = await redis.admin.info('commandstats');
   let calls = 0;
   for (const m of info.matchAll(/cmdstat_(?:evalsha|eval):calls=(\d+)/g)) calls += Number(m[1]);
   return calls;
@@ -59,7 +40,7 @@ function entry(identity: string, policy: CompiledPolicy = three, cost = 1): Stor
 
 describe('RedisStore batching', () => {
   it('sends the checks of one event-loop turn in one script call, each with its own verdicts', async () => {
-    const store = new RedisStore({ client, clock: () => T0 });
+    const store = new RedisStore({ client: redis.client, clock: () => T0 });
     const verdicts = await Promise.all(
       Array.from({ length: 40 }, (_, i) => store.check(entry(`id-${i % 10}`), 'consume')),
     );
@@ -73,11 +54,11 @@ describe('RedisStore batching', () => {
   });
 
   it('caps a call at maxBatch checks; maxBatch 1 sends every check alone', async () => {
-    const capped = new RedisStore({ client, clock: () => T0, maxBatch: 4 });
+    const capped = new RedisStore({ client: redis.client, clock: () => T0, maxBatch: 4 });
     await Promise.all(Array.from({ length: 10 }, (_, i) => capped.check(entry(`c-${i}`), 'consume')));
     expect(await scriptCalls()).toBe(3);
-    await admin.config('RESETSTAT');
-    const single = new RedisStore({ client, clock: () => T0, maxBatch: 1 });
+    await redis.admin.config('RESETSTAT');
+    const single = new RedisStore({ client: redis.client, clock: () => T0, maxBatch: 1 });
     await Promise.all(Array.from({ length: 5 }, (_, i) => single.check(entry(`s-${i}`), 'consume')));
     expect(await scriptCalls()).toBe(5);
   });
@@ -86,8 +67,8 @@ describe('RedisStore batching', () => {
     // A wrapper hides what the client is: it could front a Cluster, so only checks of one
     // hash tag share a call there.
     const wrapped: EvalClient = {
-      evalsha: (...args) => client.evalsha(...(args as [string, number])),
-      eval: (...args) => client.eval(...(args as [string, number])),
+      evalsha: (...args) => redis.client.evalsha(...(args as [string, number])),
+      eval: (...args) => redis.client.eval(...(args as [string, number])),
     };
     const unknown = new RedisStore({ client: wrapped, clock: () => T0 });
     await Promise.all([
@@ -95,7 +76,7 @@ describe('RedisStore batching', () => {
       ...Array.from({ length: 4 }, () => unknown.check(entry('w-same'), 'consume')),
     ]);
     expect(await scriptCalls()).toBe(7);
-    await admin.config('RESETSTAT');
+    await redis.admin.config('RESETSTAT');
     const told = new RedisStore({ client: wrapped, clock: () => T0, batchAcrossSlots: true });
     await Promise.all(Array.from({ length: 6 }, (_, i) => told.check(entry(`t-${i}`), 'consume')));
     expect(await scriptCalls()).toBe(1);
@@ -103,7 +84,11 @@ describe('RedisStore batching', () => {
 
   it('flushes when its scheduleFlush says so', async () => {
     const flushes: (() => void)[] = [];
-    const store = new RedisStore({ client, clock: () => T0, scheduleFlush: (flush) => flushes.push(flush) });
+    const store = new RedisStore({
+      client: redis.client,
+      clock: () => T0,
+      scheduleFlush: (flush) => flushes.push(flush),
+    });
     const pending = [store.check(entry('m-1'), 'consume'), store.check(entry('m-2'), 'consume')];
     await new Promise((done) => setTimeout(done, 20));
     expect(await scriptCalls()).toBe(0);
@@ -115,7 +100,12 @@ describe('RedisStore batching', () => {
 
   it('sends a batch when a check finds it older than maxBatchWaitMs, without waiting for the flush', async () => {
     const never = () => {};
-    const store = new RedisStore({ client, clock: () => T0, scheduleFlush: never, maxBatchWaitMs: 5 });
+    const store = new RedisStore({
+      client: redis.client,
+      clock: () => T0,
+      scheduleFlush: never,
+      maxBatchWaitMs: 5,
+    });
     const first = store.check(entry('w-1'), 'consume');
     await new Promise((done) => setTimeout(done, 20));
     expect(await scriptCalls()).toBe(0);
@@ -126,19 +116,21 @@ describe('RedisStore batching', () => {
   });
 
   it('names the option when maxBatch is not a positive integer', () => {
-    expect(() => new RedisStore({ client, maxBatch: 0 })).toThrow(
+    expect(() => new RedisStore({ client: redis.client, maxBatch: 0 })).toThrow(
       'RedisStore: "maxBatch" must be a positive integer, got 0',
     );
-    expect(() => new RedisStore({ client, maxBatch: 1.5 })).toThrow(/"maxBatch".*1\.5/);
-    expect(() => new RedisStore({ client, maxBatchWaitMs: -1 })).toThrow(
+    expect(() => new RedisStore({ client: redis.client, maxBatch: 1.5 })).toThrow(/"maxBatch".*1\.5/);
+    expect(() => new RedisStore({ client: redis.client, maxBatchWaitMs: -1 })).toThrow(
       'RedisStore: "maxBatchWaitMs" must be a finite number of milliseconds >= 0, got -1',
     );
     // @ts-expect-error: a string where a boolean belongs
-    expect(() => new RedisStore({ client, batchAcrossSlots: 'yes' })).toThrow(/"batchAcrossSlots".*yes/);
+    expect(() => new RedisStore({ client: redis.client, batchAcrossSlots: 'yes' })).toThrow(
+      /"batchAcrossSlots".*yes/,
+    );
   });
 
   it('rejects a bad check alone; the rest of its turn is decided', async () => {
-    const store = new RedisStore({ client, clock: () => T0 });
+    const store = new RedisStore({ client: redis.client, clock: () => T0 });
     const bad: StoreEntry[] = [{ key: 'b:{x}:three', policy: three, cost: -1 }];
     const results = await Promise.allSettled([
       store.check(entry('ok-1'), 'consume'),
@@ -152,7 +144,7 @@ describe('RedisStore batching', () => {
 
   it('gives a check made at another explicit time a call of its own', async () => {
     let now = T0;
-    const store = new RedisStore({ client, clock: () => now });
+    const store = new RedisStore({ client: redis.client, clock: () => now });
     const first = store.check(entry('t'), 'consume');
     now += 10_000; // the next fixed window: a fresh quota
     const second = store.check(entry('t'), 'consume');
@@ -164,7 +156,7 @@ describe('RedisStore batching', () => {
   });
 
   it('fails every check of a call together when the call fails', async () => {
-    const broken = new Redis(redis.port, '127.0.0.1', { lazyConnect: true, maxRetriesPerRequest: 0 });
+    const broken = new Redis(redis.server.port, '127.0.0.1', { lazyConnect: true, maxRetriesPerRequest: 0 });
     broken.disconnect();
     const store = new RedisStore({ client: broken, clock: () => T0 });
     const results = await Promise.allSettled([
@@ -173,14 +165,6 @@ describe('RedisStore batching', () => {
     ]);
     expect(results.map((r) => r.status)).toEqual(['rejected', 'rejected']);
   });
-
-  const ALGORITHMS: readonly Algorithm[] = [
-    'token-bucket',
-    'gcra',
-    'sliding-window',
-    'fixed-window',
-    'sliding-log',
-  ];
 
   it('decides a batch exactly as MemoryStore decides the same checks one at a time', async () => {
     const policies = ALGORITHMS.flatMap((algorithm) => [
@@ -206,7 +190,7 @@ describe('RedisStore batching', () => {
         run += 1;
         let now = T0;
         const clock = () => now;
-        const batched = new RedisStore({ client, clock });
+        const batched = new RedisStore({ client: redis.client, clock });
         const memory = new MemoryStore({ clock });
         for (const t of turns) {
           now += t.advanceMs;

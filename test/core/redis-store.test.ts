@@ -2,34 +2,19 @@
  * RedisStore against a real redis-server: one script call per decision, EVALSHA with EVAL after
  * NOSCRIPT, explicit clock for tests, reset.
  */
-import { Redis } from 'ioredis';
-import { afterAll, beforeAll, beforeEach, describe, expect, it } from 'vitest';
+import { beforeEach, describe, expect, it } from 'vitest';
 import { buildKey } from '../../packages/core/src/keys/build-keys.js';
 import { definePolicy } from '../../packages/core/src/policy/define-policy.js';
 import { DECIDE_SCRIPT } from '../../packages/core/src/redis/script.js';
 import { isNoScriptError, RedisStore } from '../../packages/core/src/stores/redis-store.js';
 import type { EvalClient, StoreEntry } from '../../packages/core/src/types.js';
-import { type RedisProcess, startRedis } from '../support/redis-server.js';
+import { useRedis } from '../support/redis-fixture.js';
 
-let redis: RedisProcess;
-let client: Redis;
-let admin: Redis;
-
-beforeAll(async () => {
-  redis = await startRedis();
-  client = new Redis(redis.port, '127.0.0.1');
-  admin = new Redis(redis.port, '127.0.0.1');
-});
-
-afterAll(async () => {
-  client?.disconnect();
-  admin?.disconnect();
-  await redis?.stop();
-});
+const redis = useRedis();
 
 beforeEach(async () => {
-  await admin.flushall();
-  await admin.config('RESETSTAT');
+  await redis.admin.flushall();
+  await redis.admin.config('RESETSTAT');
 });
 
 const bucket = definePolicy({ name: 'bucket', burst: 3, rate: '1/s' });
@@ -41,14 +26,14 @@ function entries(identity: string, cost = 1): StoreEntry[] {
 
 /** `calls` counts of EVALSHA and EVAL from Redis's own command statistics. */
 async function scriptCalls(): Promise<{ evalsha: number; eval: number }> {
-  const info = await admin.info('commandstats');
+  const info = await redis.admin.info('commandstats');
   const count = (name: string) => Number(new RegExp(`cmdstat_${name}:calls=(\\d+)`).exec(info)?.[1] ?? 0);
   return { evalsha: count('evalsha'), eval: count('eval') };
 }
 
 describe('RedisStore', () => {
   it('decides every entry in one script call, all or nothing', async () => {
-    const store = new RedisStore({ client });
+    const store = new RedisStore({ client: redis.client });
     for (let i = 0; i < 3; i++) {
       const verdicts = await store.check(entries('a'), 'consume');
       expect(verdicts.map((v) => v.allowed)).toEqual([true, true]);
@@ -66,15 +51,15 @@ describe('RedisStore', () => {
   });
 
   it('carries on after SCRIPT FLUSH: the next check succeeds through EVAL', async () => {
-    const store = new RedisStore({ client });
+    const store = new RedisStore({ client: redis.client });
     await store.check(entries('b'), 'consume');
-    expect(await admin.script('EXISTS', DECIDE_SCRIPT.sha1)).toEqual([1]);
+    expect(await redis.admin.script('EXISTS', DECIDE_SCRIPT.sha1)).toEqual([1]);
     for (let round = 0; round < 2; round++) {
-      await admin.script('FLUSH');
-      expect(await admin.script('EXISTS', DECIDE_SCRIPT.sha1)).toEqual([0]);
+      await redis.admin.script('FLUSH');
+      expect(await redis.admin.script('EXISTS', DECIDE_SCRIPT.sha1)).toEqual([0]);
       const verdicts = await store.check(entries('b'), 'consume');
       expect(verdicts.every((v) => v.allowed)).toBe(true);
-      expect(await admin.script('EXISTS', DECIDE_SCRIPT.sha1)).toEqual([1]);
+      expect(await redis.admin.script('EXISTS', DECIDE_SCRIPT.sha1)).toEqual([1]);
     }
     const peeked = await store.check(entries('b'), 'peek');
     expect(peeked[1]!.remaining).toBe(2); // three charges, none lost or doubled
@@ -82,7 +67,7 @@ describe('RedisStore', () => {
 
   it('passes an explicit clock to the script', async () => {
     let now = 1_000_000;
-    const store = new RedisStore({ client, clock: () => now });
+    const store = new RedisStore({ client: redis.client, clock: () => now });
     const one = [{ key: buildKey('t', 'c', bucket), policy: bucket, cost: 3 }];
     expect((await store.check(one, 'consume'))[0]!.allowed).toBe(true);
     const denied = (await store.check(one, 'consume'))[0]!;
@@ -95,12 +80,12 @@ describe('RedisStore', () => {
   });
 
   it('reset deletes the keys', async () => {
-    const store = new RedisStore({ client });
+    const store = new RedisStore({ client: redis.client });
     const e = entries('d', 3);
     await store.check(e, 'consume');
-    expect(await admin.exists(e[0]!.key)).toBe(1);
+    expect(await redis.admin.exists(e[0]!.key)).toBe(1);
     await store.reset(e.map((x) => x.key));
-    expect(await admin.exists(e[0]!.key, e[1]!.key)).toBe(0);
+    expect(await redis.admin.exists(e[0]!.key, e[1]!.key)).toBe(0);
     expect((await store.check(e, 'consume')).every((v) => v.allowed)).toBe(true);
   });
 
