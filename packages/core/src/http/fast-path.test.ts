@@ -5,9 +5,8 @@
  */
 import fc from 'fast-check';
 import { afterEach, describe, expect, it, vi } from 'vitest';
-import type { Limiter } from '../limiter/index.js';
-import type { Decision, Descriptor, PolicyResult } from '../types.js';
-import { decision, result } from './fixtures.test-util.js';
+import type { Decision, PolicyResult } from '../types.js';
+import { decision, fakeLimiter, result } from './fixtures.test-util.js';
 import { rateLimitHeaders, visibleResults, windowSeconds } from './headers.js';
 import { type RateLimitOptions, resolveRateLimitOptions } from './options.js';
 import {
@@ -217,24 +216,6 @@ describe('decide without awaiting synchronous hooks', () => {
   type Req = { headers: Record<string, string> };
   const facts = { method: 'GET', path: '/limited', ip: '203.0.113.7' };
   const resolve = (options: RateLimitOptions<Req>) => resolveRateLimitOptions<Req>(options, 'test');
-  const answer = decision([result({ policy: 'a' })]);
-  function fakeLimiter(): Limiter & { seen: Descriptor[] } {
-    const seen: Descriptor[] = [];
-    return {
-      seen,
-      policies: [{ name: 'a' }] as unknown as Limiter['policies'],
-      prefix: 'sluice',
-      breakerState: 'closed',
-      policy: (name: string) => ({ name }) as never,
-      check: async (d: Descriptor) => {
-        seen.push(d);
-        return answer;
-      },
-      peek: async () => answer,
-      reset: async () => {},
-      onDecision: () => () => {},
-    } as Limiter & { seen: Descriptor[] };
-  }
 
   it('takes identity, cost and skip from sync functions, promises and thenables alike', async () => {
     // biome-ignore lint/suspicious/noThenProperty: a thenable on purpose, as hooks may return one.

@@ -1,5 +1,6 @@
 /** Test fixtures for the HTTP layer: decisions and policy results built by hand. Not exported. */
-import type { Decision, PolicyResult } from '../types.js';
+import type { Limiter } from '../limiter/index.js';
+import type { Decision, Descriptor, PolicyResult } from '../types.js';
 
 /** A policy result with sensible defaults: allowed, limit 20, window 20 s. */
 export function result(overrides: Partial<PolicyResult> & { policy: string }): PolicyResult {
@@ -43,4 +44,25 @@ export function decision(results: PolicyResult[], overrides: Partial<Decision> =
     results,
     ...overrides,
   };
+}
+
+/** A limiter that answers every check with `answer` and keeps the descriptors it saw. */
+export function fakeLimiter(
+  answer: Decision = decision([result({ policy: 'a' })]),
+): Limiter & { seen: Descriptor[] } {
+  const seen: Descriptor[] = [];
+  return {
+    seen,
+    policies: [{ name: 'a' }, { name: 'b' }] as unknown as Limiter['policies'],
+    prefix: 'sluice',
+    breakerState: 'closed',
+    policy: (name: string) => ({ name }) as never,
+    check: async (d: Descriptor) => {
+      seen.push(d);
+      return answer;
+    },
+    peek: async () => answer,
+    reset: async () => {},
+    onDecision: () => () => {},
+  } as Limiter & { seen: Descriptor[] };
 }

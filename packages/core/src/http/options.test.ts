@@ -1,8 +1,7 @@
 import { afterEach, describe, expect, it, vi } from 'vitest';
-import { createLimiter, type Limiter } from '../limiter/index.js';
+import { createLimiter } from '../limiter/index.js';
 import { definePolicy, PolicyError } from '../policy/index.js';
-import type { Decision, Descriptor } from '../types.js';
-import { decision, result } from './fixtures.test-util.js';
+import { decision, fakeLimiter, result } from './fixtures.test-util.js';
 import { type RateLimitOptions, resolveRateLimitOptions } from './options.js';
 import { RateLimitOptionsError } from './options-error.js';
 import { resetWarnings, WARNING_CODES } from './warn.js';
@@ -12,25 +11,6 @@ const facts = (ip = '203.0.113.7', extra = {}) => ({ method: 'GET', path: '/limi
 const resolve = (options: RateLimitOptions<Req>) => resolveRateLimitOptions<Req>(options, 'test');
 
 /** A limiter that records descriptors and answers with a fixed decision. */
-function fakeLimiter(
-  answer: Decision = decision([result({ policy: 'a' })]),
-): Limiter & { seen: Descriptor[] } {
-  const seen: Descriptor[] = [];
-  return {
-    seen,
-    policies: [{ name: 'a' }, { name: 'b' }] as unknown as Limiter['policies'],
-    prefix: 'sluice',
-    breakerState: 'closed',
-    policy: (name: string) => ({ name }) as never,
-    check: async (d: Descriptor) => {
-      seen.push(d);
-      return answer;
-    },
-    peek: async () => answer,
-    reset: async () => {},
-    onDecision: () => () => {},
-  } as Limiter & { seen: Descriptor[] };
-}
 
 afterEach(() => {
   vi.restoreAllMocks();
