@@ -115,6 +115,17 @@ describe('RedisStore batching', () => {
     expect(await scriptCalls()).toBe(1);
   });
 
+  it('sends the checks still waiting in a batch when it closes, before quitting its client', async () => {
+    const own = new Redis(redis.server.port, '127.0.0.1');
+    const never = () => {};
+    const store = new RedisStore({ client: own, clock: () => T0, scheduleFlush: never, ownsClient: true });
+    const pending = store.check(entry('c-1'), 'consume');
+    await store.close();
+    expect((await pending)[0]?.remaining).toBe(2);
+    if (own.status !== 'end') await new Promise((done) => own.once('end', done));
+    expect(own.status).toBe('end');
+  });
+
   it('names the option when maxBatch is not a positive integer', () => {
     expect(() => new RedisStore({ client: redis.client, maxBatch: 0 })).toThrow(
       'RedisStore: "maxBatch" must be a positive integer, got 0',

@@ -285,6 +285,8 @@ export class RedisStore implements Store {
 
   /** Quits the client when this store built it (`createRedisStore` from a URL or nodes); else does nothing. */
   async close(): Promise<void> {
+    // Checks still waiting in a batch go out first: a client's QUIT follows its queued commands.
+    if (this.open.size > 0) this.flushAll();
     if (!this.ownsClient) return;
     const quit = (this.client as { quit?: () => Promise<unknown> }).quit;
     if (typeof quit === 'function') await quit.call(this.client);
