@@ -126,6 +126,17 @@ describe('RedisStore batching', () => {
     expect(own.status).toBe('end');
   });
 
+  it('sends the checks issued before a reset ahead of it', async () => {
+    const never = () => {};
+    const store = new RedisStore({ client: redis.client, clock: () => T0, scheduleFlush: never });
+    const charged = store.check(entry('r-1'), 'consume');
+    await store.reset(entry('r-1').map((e) => e.key));
+    expect((await charged)[0]?.remaining).toBe(2);
+    // The reset came after the charge: the quota is whole again.
+    const other = new RedisStore({ client: redis.client, clock: () => T0 });
+    expect((await other.check(entry('r-1'), 'peek'))[0]?.remaining).toBe(3);
+  });
+
   it('names the option when maxBatch is not a positive integer', () => {
     expect(() => new RedisStore({ client: redis.client, maxBatch: 0 })).toThrow(
       'RedisStore: "maxBatch" must be a positive integer, got 0',

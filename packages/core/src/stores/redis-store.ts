@@ -275,6 +275,8 @@ export class RedisStore implements Store {
   /** Deletes the state behind `keys` (keys of one identity: one slot on Cluster). */
   async reset(keys: readonly string[]): Promise<void> {
     if (keys.length === 0) return;
+    // Checks issued before the reset go first, so the reset is not undone by them.
+    if (this.open.size > 0) this.flushAll();
     try {
       await this.client.evalsha(RESET_SCRIPT.sha1, keys.length, ...keys);
     } catch (error) {
