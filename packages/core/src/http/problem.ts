@@ -2,8 +2,8 @@
  * Problem details bodies (RFC 9457) for denied (429) and unavailable (503) requests. They
  * carry policy names and a wait time, never the identity, a storage key or anything internal.
  */
-import type { Decision, PolicyResult } from '../types.js';
-import { isDenying, waitSeconds } from './retry-after.js';
+import type { Decision } from '../types.js';
+import { denyingResults, longestDenial, policyOf, waitSeconds } from './retry-after.js';
 
 /** The media type of every body here. */
 export const PROBLEM_CONTENT_TYPE = 'application/problem+json';
@@ -37,20 +37,9 @@ export interface ProblemBody {
  * "retry_after_seconds":20}`.
  */
 export function quotaExceededProblem(decision: Decision): ProblemBody {
-  // One pass over the results: the denying policies, the longest wait and who has it.
-  const results = decision.results;
-  const violated: string[] = [];
-  let best: PolicyResult | undefined;
-  let longestMs = 0;
-  for (let i = 0; i < results.length; i++) {
-    const r = results[i]!;
-    if (!isDenying(r)) continue;
-    longestMs = best === undefined ? Math.max(0, r.retryAfterMs) : Math.max(longestMs, r.retryAfterMs);
-    if (best === undefined || r.retryAfterMs > best.retryAfterMs) best = r;
-    violated.push(r.policy);
-  }
-  const policy =
-    best !== undefined ? best.policy : decision.outcome === 'over_limit' ? decision.policy : undefined;
+  const denial = longestDenial(decision);
+  const violated = denyingResults(decision).map((r) => r.policy);
+  const policy = policyOf(decision, denial);
   if (violated.length === 0 && policy !== undefined) violated.push(policy);
   const body: ProblemBody = {
     type: QUOTA_EXCEEDED_TYPE,
@@ -60,7 +49,7 @@ export function quotaExceededProblem(decision: Decision): ProblemBody {
     error: 'rate limit exceeded',
   };
   if (policy !== undefined) body.policy = policy;
-  body.retry_after_seconds = waitSeconds(best === undefined ? decision.retryAfterMs : longestMs);
+  body.retry_after_seconds = waitSeconds(denial?.waitMs ?? decision.retryAfterMs);
   return body;
 }
 

@@ -9,19 +9,44 @@ export function denyingResults(decision: Decision): PolicyResult[] {
   return decision.results.filter(isDenying);
 }
 
+/** The longest wait among the denying policies, and the policy that has it. */
+export interface LongestDenial {
+  /** The denying result with the longest `retryAfterMs` (the first on a tie). */
+  readonly result: PolicyResult;
+  /** The longest `retryAfterMs` among the denying results, at least 0. */
+  readonly waitMs: number;
+}
+
+/**
+ * One pass over the results: the denying policy with the longest wait and that wait, or
+ * undefined when no enforced policy denied. `longestWaitPolicy`, `retryAfterSeconds` and the
+ * 429 body all read it.
+ */
+export function longestDenial(decision: Decision): LongestDenial | undefined {
+  const results = decision.results;
+  let best: PolicyResult | undefined;
+  let waitMs = 0;
+  for (let i = 0; i < results.length; i++) {
+    const r = results[i]!;
+    if (!isDenying(r)) continue;
+    waitMs = best === undefined ? Math.max(0, r.retryAfterMs) : Math.max(waitMs, r.retryAfterMs);
+    if (best === undefined || r.retryAfterMs > best.retryAfterMs) best = r;
+  }
+  return best === undefined ? undefined : { result: best, waitMs };
+}
+
 /**
  * The denying policy with the longest wait (the first on a tie), or undefined when no
  * enforced policy denied. Falls back to `decision.policy` for an over-limit decision that
  * carries no per-policy results.
  */
 export function longestWaitPolicy(decision: Decision): string | undefined {
-  const results = decision.results;
-  let best: PolicyResult | undefined;
-  for (let i = 0; i < results.length; i++) {
-    const r = results[i]!;
-    if (isDenying(r) && (best === undefined || r.retryAfterMs > best.retryAfterMs)) best = r;
-  }
-  if (best !== undefined) return best.policy;
+  return policyOf(decision, longestDenial(decision));
+}
+
+/** The policy named for `denial`, or the decision's own for an over-limit decision without one. */
+export function policyOf(decision: Decision, denial: LongestDenial | undefined): string | undefined {
+  if (denial !== undefined) return denial.result.policy;
   return decision.outcome === 'over_limit' ? decision.policy : undefined;
 }
 
@@ -43,14 +68,5 @@ export function waitSeconds(ms: number): number {
  * problem body.
  */
 export function retryAfterSeconds(decision: Decision): number {
-  const results = decision.results;
-  let denying = false;
-  let ms = 0;
-  for (let i = 0; i < results.length; i++) {
-    const r = results[i]!;
-    if (!isDenying(r)) continue;
-    ms = denying ? Math.max(ms, r.retryAfterMs) : Math.max(0, r.retryAfterMs);
-    denying = true;
-  }
-  return waitSeconds(denying ? ms : decision.retryAfterMs);
+  return waitSeconds(longestDenial(decision)?.waitMs ?? decision.retryAfterMs);
 }
