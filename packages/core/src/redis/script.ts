@@ -60,13 +60,13 @@ export function encodeScriptKeys(entries: readonly StoreEntry[], requestKey?: st
  * The four ARGV items of a policy in the call's policy table (algorithm, limit, windowMs,
  * intervalMs) as strings, computed once per compiled policy instead of on every call.
  */
-const policyArgs = new WeakMap<CompiledPolicy, readonly string[]>();
+const policyArgsCache = new WeakMap<CompiledPolicy, readonly string[]>();
 
 function argsOf(policy: CompiledPolicy): readonly string[] {
-  let args = policyArgs.get(policy);
+  let args = policyArgsCache.get(policy);
   if (args === undefined) {
     args = [policy.algorithm, String(policy.limit), String(policy.windowMs), String(policy.intervalMs)];
-    if (Object.isFrozen(policy)) policyArgs.set(policy, args);
+    if (Object.isFrozen(policy)) policyArgsCache.set(policy, args);
   }
   return args;
 }
@@ -126,13 +126,12 @@ export class DecideCall {
 
   /** ARGV of the call. */
   args(): string[] {
-    const head = [this.nowArg, String(this.policyIndex.size)];
-    return head.concat(this.policyArgs, this.decisionArgs);
+    return [this.nowArg, String(this.policyIndex.size)].concat(this.policyArgs, this.decisionArgs);
   }
 
   /** KEYS then ARGV in one array (`evalsha(sha1, keys.length, ...params)`). */
   params(): string[] {
-    return this.keys.concat(this.nowArg, String(this.policyIndex.size), this.policyArgs, this.decisionArgs);
+    return this.keys.concat(this.args());
   }
 }
 

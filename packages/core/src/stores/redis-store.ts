@@ -2,9 +2,9 @@
  * `RedisStore`: every check is decided by the decide script (EVALSHA, EVAL after NOSCRIPT),
  * one atomic decision per check. Checks issued close together travel in ONE script call (a
  * batch: one round trip, one clock reading, one reply); on Redis Cluster only checks whose
- * keys share a hash tag are batched, so every call stays in one slot. Works with anything that offers `evalsha` and `eval` (`EvalClient`): ioredis `Redis`
- * and `Cluster` as they are, node-redis or an HTTP client through a small wrapper.
- * Web-standard.
+ * keys share a hash tag are batched, so every call stays in one slot. Works with anything
+ * that offers `evalsha` and `eval` (`EvalClient`): ioredis `Redis` and `Cluster` as they are,
+ * node-redis or an HTTP client through a small wrapper. Web-standard.
  */
 import {
   DECIDE_SCRIPT,
@@ -150,9 +150,6 @@ export class RedisStore implements Store {
         `RedisStore: "maxBatch" must be a positive integer, got ${String(options.maxBatch)}`,
       );
     }
-    this.client = client;
-    this.clock = options.clock;
-    this.ownsClient = options.ownsClient === true;
     const maxBatchWaitMs = options.maxBatchWaitMs ?? REDIS_STORE_DEFAULTS.maxBatchWaitMs;
     if (
       typeof maxBatchWaitMs !== 'number' ||
@@ -171,6 +168,9 @@ export class RedisStore implements Store {
     if (options.scheduleFlush !== undefined && typeof options.scheduleFlush !== 'function') {
       throw new TypeError('RedisStore: "scheduleFlush" must be a function that calls its argument later');
     }
+    this.client = client;
+    this.clock = options.clock;
+    this.ownsClient = options.ownsClient === true;
     this.maxBatch = maxBatch;
     this.maxBatchWaitMs = maxBatchWaitMs;
     this.perSlot = !(options.batchAcrossSlots ?? (client as { isCluster?: unknown }).isCluster === false);
@@ -260,15 +260,22 @@ export class RedisStore implements Store {
     );
   }
 
-  /** One EVALSHA of the decide script; EVAL when Redis does not have it (restart, SCRIPT FLUSH). */
-  private async call(batch: Batch): Promise<unknown> {
-    const numKeys = batch.call.keys.length;
-    const params = batch.call.params();
+  /** One EVALSHA of the decide script for `batch`. */
+  private call(batch: Batch): Promise<unknown> {
+    return this.evalScript(DECIDE_SCRIPT, batch.call.keys.length, batch.call.params());
+  }
+
+  /** EVALSHA of `script`; EVAL when Redis does not have it (restart, SCRIPT FLUSH). */
+  private async evalScript(
+    script: { readonly source: string; readonly sha1: string },
+    numKeys: number,
+    params: readonly string[],
+  ): Promise<unknown> {
     try {
-      return await this.client.evalsha(DECIDE_SCRIPT.sha1, numKeys, ...params);
+      return await this.client.evalsha(script.sha1, numKeys, ...params);
     } catch (error) {
       if (!isNoScriptError(error)) throw error;
-      return await this.client.eval(DECIDE_SCRIPT.source, numKeys, ...params);
+      return await this.client.eval(script.source, numKeys, ...params);
     }
   }
 
@@ -277,12 +284,7 @@ export class RedisStore implements Store {
     if (keys.length === 0) return;
     // Checks issued before the reset go first, so the reset is not undone by them.
     if (this.open.size > 0) this.flushAll();
-    try {
-      await this.client.evalsha(RESET_SCRIPT.sha1, keys.length, ...keys);
-    } catch (error) {
-      if (!isNoScriptError(error)) throw error;
-      await this.client.eval(RESET_SCRIPT.source, keys.length, ...keys);
-    }
+    await this.evalScript(RESET_SCRIPT, keys.length, keys);
   }
 
   /** Quits the client when this store built it (`createRedisStore` from a URL or nodes); else does nothing. */
