@@ -15,6 +15,13 @@ describe('withDeadline', () => {
       }, 20),
     ).rejects.toThrow('sync');
   });
+
+  it('gives an answer that came in with the deadline one pass of I/O before timing out', async () => {
+    let answer!: (value: string) => void;
+    const call = withDeadline(() => new Promise<string>((resolve) => (answer = resolve)), 10);
+    setTimeout(() => setImmediate(() => answer('decided')), 10);
+    await expect(call).resolves.toBe('decided');
+  });
 });
 
 describe('DeadlineQueue', () => {

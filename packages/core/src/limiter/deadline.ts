@@ -13,12 +13,14 @@ export class StoreTimeoutError extends Error {
 }
 
 /**
- * Runs `call` and settles with its result, or rejects with `StoreTimeoutError` after `timeoutMs`.
- * A late answer is dropped (and a late failure swallowed), never surfaced.
+ * Runs `call` and settles with its result, or rejects with `StoreTimeoutError` once `timeoutMs`
+ * has passed and one more pass of I/O brought no answer (see `afterIoPass`). A late answer is
+ * dropped (and a late failure swallowed), never surfaced.
  */
 export function withDeadline<T>(call: () => Promise<T>, timeoutMs: number): Promise<T> {
   return new Promise<T>((resolve, reject) => {
-    const timer = setTimeout(() => reject(new StoreTimeoutError(timeoutMs)), timeoutMs);
+    // Rejecting after the call settled does nothing: the grace pass needs no flag.
+    const timer = setTimeout(() => afterIoPass(() => reject(new StoreTimeoutError(timeoutMs))), timeoutMs);
     let pending: Promise<T>;
     try {
       pending = call();
@@ -38,6 +40,15 @@ export function withDeadline<T>(call: () => Promise<T>, timeoutMs: number): Prom
       },
     );
   });
+}
+
+/**
+ * Runs `expire` after one more pass of the event loop's I/O. Timers run before sockets are
+ * read: an answer that arrived in time but is still unread (the process was busy) settles its
+ * call in that pass, so a deadline never throws away a decision Redis made in time.
+ */
+function afterIoPass(expire: () => void): void {
+  setTimeout(expire, 0);
 }
 
 interface Pending {
@@ -136,9 +147,7 @@ export class DeadlineQueue {
       }
       this.head++;
     }
-    // Timers run before the event loop reads sockets: an answer that arrived in time but is
-    // still unread (the process was busy) gets one pass of I/O before the call times out.
-    if (expired.length > 0) setTimeout(() => this.expire(expired), 0);
+    if (expired.length > 0) afterIoPass(() => this.expire(expired));
     if (this.head === queue.length) {
       queue.length = 0;
       this.head = 0;
