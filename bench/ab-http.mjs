@@ -3,15 +3,11 @@
  * RedisStore's maxBatch, side by side with the baseline, alternating in short rounds.
  *   node bench/ab-http.mjs --framework koa --path allowed --variants 1,128 [--rounds 5]
  */
-import { spawn } from 'node:child_process';
-import { dirname, join } from 'node:path';
-import { fileURLToPath } from 'node:url';
 import { parseArgs } from 'node:util';
-import autocannon from 'autocannon';
 import { Redis } from 'ioredis';
+import { loadLimited, startServerProcess, stopServerProcess } from './lib/http-server.mjs';
 import { startRedis } from './lib/redis-server.mjs';
 
-const here = dirname(fileURLToPath(import.meta.url));
 const { values: opts } = parseArgs({
   options: {
     framework: { type: 'string', default: 'koa' },
@@ -25,22 +21,10 @@ const redis = await startRedis();
 const admin = new Redis(redis.url);
 const evalshaCalls = async () =>
   Number(/cmdstat_evalsha:calls=(\d+)/.exec(await admin.info('commandstats'))?.[1] ?? 0);
-function server(args) {
-  return new Promise((resolve, reject) => {
-    const child = spawn(process.execPath, [join(here, 'servers', 'server.mjs'), ...args], {
-      stdio: ['ignore', 'pipe', 'inherit'],
-    });
-    child.stdout.on('data', (d) => {
-      const m = /listening on (\d+)/.exec(String(d));
-      if (m) resolve({ child, port: Number(m[1]) });
-    });
-    child.once('exit', (code) => reject(new Error(`server exited ${code}`)));
-  });
-}
 const common = ['--framework', opts.framework, '--path', opts.path];
-const servers = { baseline: await server([...common, '--variant', 'baseline']) };
+const servers = { baseline: await startServerProcess([...common, '--variant', 'baseline']) };
 for (const v of opts.variants.split(',')) {
-  servers[`sluice max-batch ${v}`] = await server([
+  servers[`sluice max-batch ${v}`] = await startServerProcess([
     ...common,
     '--variant',
     'sluice',
@@ -52,15 +36,8 @@ for (const v of opts.variants.split(',')) {
     v,
   ]);
 }
-const keys = Array.from({ length: 10_000 }, (_, i) => `key-${i}`);
-let n = 0;
 async function load(port) {
-  const result = await autocannon({
-    url: `http://127.0.0.1:${port}/limited`,
-    connections: 32,
-    duration: Number(opts.seconds),
-    requests: [{ setupRequest: (req) => ({ ...req, headers: { 'x-api-key': keys[n++ % keys.length] } }) }],
-  });
+  const result = await loadLimited({ port, seconds: Number(opts.seconds), allowed: opts.path === 'allowed' });
   const codes = Object.entries(result.statusCodeStats ?? {})
     .map(([c, s]) => `${c}:${s.count}`)
     .join(' ');
@@ -91,6 +68,6 @@ for (const name of names) {
     `${name.padEnd(28)} ${median(r).toFixed(2)} of baseline (${Math.min(...r).toFixed(2)}-${Math.max(...r).toFixed(2)})`,
   );
 }
-for (const s of Object.values(servers)) s.child.kill('SIGTERM');
+await Promise.all(Object.values(servers).map(stopServerProcess));
 admin.disconnect();
 await redis.stop();

@@ -14,7 +14,7 @@ import { tmpdir } from 'node:os';
 import { dirname, join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { parseArgs } from 'node:util';
-import autocannon from 'autocannon';
+import { loadLimited, startServerProcess, stopServerProcess } from './lib/http-server.mjs';
 import { summarizeProfile } from './lib/profile-summary.mjs';
 import { startRedis } from './lib/redis-server.mjs';
 
@@ -35,28 +35,16 @@ const seconds = Number(opts.seconds);
 const dir = mkdtempSync(join(tmpdir(), 'sluice-prof-'));
 const redis = await startRedis();
 
-function run(args, onLine) {
-  const child = spawn(process.execPath, args, { stdio: ['ignore', 'pipe', 'inherit'], cwd: here });
-  let out = '';
-  child.stdout.on('data', (chunk) => {
-    out += chunk;
-    onLine?.(out);
-  });
+/** Runs a Node script as a child; its output other than stderr is not needed. */
+function run(args) {
+  const child = spawn(process.execPath, args, { stdio: ['ignore', 'ignore', 'inherit'], cwd: here });
   return { child, exited: new Promise((r) => child.once('exit', r)) };
 }
 
 try {
   if (opts.http) {
-    let resolvePort;
-    const portReady = new Promise((r) => {
-      resolvePort = r;
-    });
-    const server = run(
+    const server = await startServerProcess(
       [
-        '--cpu-prof',
-        '--cpu-prof-dir',
-        dir,
-        join(here, 'servers', 'server.mjs'),
         '--framework',
         opts.http,
         '--variant',
@@ -68,36 +56,13 @@ try {
         '--redis-url',
         redis.url,
       ],
-      (out) => {
-        const m = /listening on (\d+)/.exec(out);
-        if (m) resolvePort(Number(m[1]));
-      },
+      { nodeArgs: ['--cpu-prof', '--cpu-prof-dir', dir], label: opts.http },
     );
-    const port = await portReady;
-    const ids = Array.from({ length: 10_000 }, (_, i) => `tenant-${i}`);
-    const result = await autocannon({
-      url: `http://127.0.0.1:${port}`,
-      connections: 32,
-      duration: seconds,
-      requests: [
-        {
-          method: 'GET',
-          path: '/limited',
-          setupRequest: (req) => {
-            req.headers = {
-              ...req.headers,
-              'x-api-key': opts.path === 'allowed' ? ids[(Math.random() * ids.length) | 0] : 'over-quota',
-            };
-            return req;
-          },
-        },
-      ],
-    });
+    const result = await loadLimited({ port: server.port, seconds, allowed: opts.path === 'allowed' });
     console.log(
       `${opts.http}/${opts.variant}/${opts.store}/${opts.path}: ${Math.round(result.requests.average)} req/s`,
     );
-    server.child.kill('SIGTERM');
-    await server.exited;
+    await stopServerProcess(server);
   } else if (opts.inproc) {
     const suite = run([
       '--cpu-prof',

@@ -8,17 +8,18 @@
  *   node suites/http.mjs --redis-url URL [--quick] [--only express,koa] [--rounds N] [--duration-s S]
  *        [--prof-dir DIR] [--out file.json]
  */
-import { spawn } from 'node:child_process';
 import { writeFileSync } from 'node:fs';
-import { dirname, join } from 'node:path';
-import { fileURLToPath } from 'node:url';
 import { parseArgs } from 'node:util';
-import autocannon from 'autocannon';
 import { Redis } from 'ioredis';
+import {
+  IDENTITIES,
+  loadLimited,
+  startServerProcess,
+  stopServerProcess as stopServer,
+} from '../lib/http-server.mjs';
 import { redisCpuSeconds } from '../lib/redis-cpu.mjs';
 import { median } from '../lib/stats.mjs';
 
-const here = dirname(fileURLToPath(import.meta.url));
 const { values: opts } = parseArgs({
   options: {
     'redis-url': { type: 'string' },
@@ -38,7 +39,6 @@ const DURATION_S = Number(opts['duration-s'] ?? (opts.quick ? 0.5 : 1.2));
 const WARMUP_S = opts.quick ? 0.2 : 1;
 const CONNECTIONS = Number(opts.connections ?? 32);
 const FRAMEWORKS = (opts.only ?? 'express,koa,hono,nest').split(',');
-const IDENTITIES = Array.from({ length: 10_000 }, (_, i) => `tenant-${String(i).padStart(5, '0')}`);
 
 /** The servers of one framework: a name, its command-line options, what it measures. */
 const SERVERS = [
@@ -62,19 +62,18 @@ const SERVERS = [
 ];
 
 /** Starts one server process and resolves when it prints its port. */
-function startServer(framework, s) {
+async function startServer(framework, s) {
   const profile = opts['prof-dir'] && s.variant === 'sluice';
+  const nodeArgs = profile
+    ? [
+        '--cpu-prof',
+        '--cpu-prof-dir',
+        opts['prof-dir'],
+        '--cpu-prof-name',
+        `${framework}-${s.name.replaceAll(' ', '-')}.cpuprofile`,
+      ]
+    : [];
   const args = [
-    ...(profile
-      ? [
-          '--cpu-prof',
-          '--cpu-prof-dir',
-          opts['prof-dir'],
-          '--cpu-prof-name',
-          `${framework}-${s.name.replaceAll(' ', '-')}.cpuprofile`,
-        ]
-      : []),
-    join(here, '..', 'servers', 'server.mjs'),
     '--framework',
     framework,
     '--variant',
@@ -87,63 +86,20 @@ function startServer(framework, s) {
     redisUrl,
     ...(s.autopipelining ? ['--autopipelining'] : []),
   ];
-  const child = spawn(process.execPath, args, { stdio: ['ignore', 'pipe', 'pipe'] });
-  let output = '';
-  return new Promise((resolve, reject) => {
-    const timer = setTimeout(
-      () => reject(new Error(`${framework}/${s.name} did not start: ${output}`)),
-      30_000,
-    );
-    const onData = (chunk) => {
-      output += chunk;
-      const m = /listening on (\d+)/.exec(output);
-      if (m) {
-        clearTimeout(timer);
-        resolve({ ...s, port: Number(m[1]), child, stderr: () => output });
-      }
-    };
-    child.stdout.on('data', onData);
-    child.stderr.on('data', onData);
-    child.once('exit', (code) => {
-      clearTimeout(timer);
-      reject(new Error(`${framework}/${s.name} exited with ${code}: ${output}`));
-    });
-  });
-}
-
-async function stopServer(server) {
-  if (server.child.exitCode !== null) return;
-  server.child.removeAllListeners('exit');
-  const done = new Promise((r) => server.child.once('exit', r));
-  server.child.kill('SIGTERM');
-  const timer = setTimeout(() => server.child.kill('SIGKILL'), 5000);
-  await done;
-  clearTimeout(timer);
+  const server = await startServerProcess(args, { nodeArgs, label: `${framework}/${s.name}` });
+  return { ...s, port: server.port, child: server.child, stderr: server.output };
 }
 
 /** One autocannon run against a server. */
 const admin = new Redis(redisUrl);
 
 async function load(server, seconds) {
-  const many = server.path === 'allowed';
   const cpuBefore = await redisCpuSeconds(admin);
-  const result = await autocannon({
-    url: `http://127.0.0.1:${server.port}`,
+  const result = await loadLimited({
+    port: server.port,
+    seconds,
     connections: CONNECTIONS,
-    duration: seconds,
-    requests: [
-      {
-        method: 'GET',
-        path: '/limited',
-        setupRequest: (req) => {
-          req.headers = {
-            ...req.headers,
-            'x-api-key': many ? IDENTITIES[(Math.random() * IDENTITIES.length) | 0] : 'over-quota-tenant',
-          };
-          return req;
-        },
-      },
-    ],
+    allowed: server.path === 'allowed',
   });
   const codes = Object.fromEntries(
     Object.entries(result.statusCodeStats ?? {}).map(([k, v]) => [k, v.count]),

@@ -1,0 +1,80 @@
+/**
+ * The HTTP benchmark's shared parts: a server process from servers/server.mjs (started, port
+ * read from its output, stopped) and one autocannon run of `GET /limited` against it, keyed by
+ * `x-api-key`: a random identity of 10,000 per request on the allowed path, one over-quota
+ * identity on the deny path.
+ */
+import { spawn } from 'node:child_process';
+import { dirname, join } from 'node:path';
+import { fileURLToPath } from 'node:url';
+import autocannon from 'autocannon';
+
+const serverScript = join(dirname(fileURLToPath(import.meta.url)), '..', 'servers', 'server.mjs');
+
+/** The identities of the allowed path. */
+export const IDENTITIES = Array.from({ length: 10_000 }, (_, i) => `tenant-${String(i).padStart(5, '0')}`);
+
+/** The identity of the deny path (over its quota after the first request). */
+export const OVER_QUOTA_IDENTITY = 'over-quota-tenant';
+
+/**
+ * Starts `servers/server.mjs` with `args` (after `nodeArgs`, such as `--cpu-prof`) and resolves
+ * with `{ port, child, output() }` once it prints its port; rejects when it exits first or
+ * stays silent for 30 s.
+ */
+export function startServerProcess(args, { nodeArgs = [], label = 'server' } = {}) {
+  const child = spawn(process.execPath, [...nodeArgs, serverScript, ...args], {
+    stdio: ['ignore', 'pipe', 'pipe'],
+  });
+  let output = '';
+  return new Promise((resolve, reject) => {
+    const timer = setTimeout(() => reject(new Error(`${label} did not start: ${output}`)), 30_000);
+    const onData = (chunk) => {
+      output += chunk;
+      const m = /listening on (\d+)/.exec(output);
+      if (m) {
+        clearTimeout(timer);
+        resolve({ port: Number(m[1]), child, output: () => output });
+      }
+    };
+    child.stdout.on('data', onData);
+    child.stderr.on('data', onData);
+    child.once('exit', (code) => {
+      clearTimeout(timer);
+      reject(new Error(`${label} exited with ${code}: ${output}`));
+    });
+  });
+}
+
+/** Stops a server process: SIGTERM, SIGKILL after 5 s. */
+export async function stopServerProcess(server) {
+  if (server.child.exitCode !== null) return;
+  server.child.removeAllListeners('exit');
+  const done = new Promise((r) => server.child.once('exit', r));
+  server.child.kill('SIGTERM');
+  const timer = setTimeout(() => server.child.kill('SIGKILL'), 5000);
+  await done;
+  clearTimeout(timer);
+}
+
+/** One autocannon run of `GET /limited`; `allowed` picks the path (see the file's header). */
+export function loadLimited({ port, seconds, connections = 32, allowed }) {
+  return autocannon({
+    url: `http://127.0.0.1:${port}`,
+    connections,
+    duration: seconds,
+    requests: [
+      {
+        method: 'GET',
+        path: '/limited',
+        setupRequest: (req) => {
+          req.headers = {
+            ...req.headers,
+            'x-api-key': allowed ? IDENTITIES[(Math.random() * IDENTITIES.length) | 0] : OVER_QUOTA_IDENTITY,
+          };
+          return req;
+        },
+      },
+    ],
+  });
+}
