@@ -1,7 +1,7 @@
 /**
  * CPU profile of one Sluice case under load, summarized as the top self-time functions.
  *
- *   node bench/profile.mjs --http express --store redis --path allowed [--seconds 10]
+ *   node bench/profile.mjs --http express --store redis --path allowed [--seconds 10] [--autopipelining]
  *   node bench/profile.mjs --inproc '^sluice/token-bucket/1p/uniform/allowed$' [--seconds 10]
  *
  * Starts its own redis-server. HTTP: the Sluice server of that framework runs with
@@ -55,6 +55,7 @@ try {
         opts.path,
         '--redis-url',
         redis.url,
+        ...(opts.autopipelining ? ['--autopipelining'] : []),
       ],
       { nodeArgs: ['--cpu-prof', '--cpu-prof-dir', dir], label: opts.http },
     );

@@ -110,9 +110,9 @@ export function evaluateTargets({ inproc, http, memory }) {
     add({
       area: 'HTTP',
       target: `${fw}: allowed, Redis >= 0.80 of baseline`,
-      value: red?.vsBaseline.median,
+      value: red?.vsBaseline?.median,
       goal: 0.8,
-      spread: red ? `${red.vsBaseline.min.toFixed(2)}-${red.vsBaseline.max.toFixed(2)}` : '',
+      spread: red?.vsBaseline ? `${red.vsBaseline.min.toFixed(2)}-${red.vsBaseline.max.toFixed(2)}` : '',
     });
     add({
       area: 'HTTP',
@@ -126,9 +126,9 @@ export function evaluateTargets({ inproc, http, memory }) {
       add({
         area: 'HTTP',
         target: `${fw}: deny path (${store}) >= 0.95 of baseline`,
-        value: d?.vsBaseline.median,
+        value: d?.vsBaseline?.median,
         goal: 0.95,
-        spread: d ? `${d.vsBaseline.min.toFixed(2)}-${d.vsBaseline.max.toFixed(2)}` : '',
+        spread: d?.vsBaseline ? `${d.vsBaseline.min.toFixed(2)}-${d.vsBaseline.max.toFixed(2)}` : '',
       });
     }
   }
@@ -228,7 +228,7 @@ export function renderMarkdown({ meta, inproc, http, memory, overhead, scriptCos
     row('floor with auto-pipelining / floor', floorPipe, floor);
   }
   for (const r of http?.rows ?? []) {
-    if (!r.autopipelining || r.pending) continue;
+    if (!r.autopipelining || r.pending || !r.vsBaseline) continue;
     experiments.push([
       `HTTP ${r.framework}, Sluice Redis allowed, auto-pipelined client / baseline`,
       fmtRatio(r.vsBaseline.median),
@@ -370,9 +370,13 @@ export function renderMarkdown({ meta, inproc, http, memory, overhead, scriptCos
   if (http) {
     out.push("## HTTP: adapters against each framework's baseline and usual limiter", '');
     out.push(
-      `autocannon, ${http.connections} connections, ${http.rounds} rounds of ${http.durationS} s per server (order rotated every round), GET /limited answering {"ok":true}. Allowed path: a random x-api-key of ${http.identities} per request, quota never reached. Deny path: one identity, 1 request per hour. Sluice uses its default algorithm (token bucket) and default options (100 ms deadline).`,
+      `autocannon, ${http.connections} connections, ${http.rounds} rounds; each round measures every comparison (the baseline, a Sluice server and the usual limiter) back to back for ${http.durationS} s each, order rotated every round, and takes its ratios within that triple: the machine's speed drifts over tens of seconds, so only runs seconds apart compare. GET /limited answering {"ok":true}. Allowed path: a random x-api-key of ${http.identities} per request, quota never reached. Deny path: one identity, 1 request per hour. Sluice uses its default algorithm (token bucket) and default options (100 ms deadline).`,
+      '',
+      "CPU µs per request (medians over runs): the server process (/proc), Redis (INFO cpu) and the load generator (autocannon, in the bench process). The three share 2 cores, so when the machine is saturated a server reaches about (baseline total / its total) of the baseline's throughput: the totals explain the ratios.",
       '',
     );
+    const us = (v) => (Number.isFinite(v) ? v.toFixed(1) : '');
+    const ratio = (x) => (x ? `${x.median.toFixed(2)} (${x.min.toFixed(2)}-${x.max.toFixed(2)})` : '');
     out.push(
       table(
         [
@@ -383,25 +387,31 @@ export function renderMarkdown({ meta, inproc, http, memory, overhead, scriptCos
           'p99 ms',
           'vs baseline (spread)',
           'Sluice vs usual (spread)',
+          'server CPU µs/request',
           'Redis CPU µs/request',
+          'load generator CPU µs/request',
+          'total CPU µs/request',
           'status codes',
         ],
         http.rows.map((r) =>
           r.pending
-            ? [r.framework, r.name, 'not started', '', '', '', '', '', '']
+            ? [r.framework, r.name, 'not started', '', '', '', '', '', '', '', '', '']
             : [
                 r.framework,
                 r.variant === 'usual' ? `${usualName(r.framework)} ${r.store} ${r.path}` : r.name,
                 fmtRate(r.perSecond),
                 String(r.p50Ms),
                 String(r.p99Ms),
-                `${r.vsBaseline.median.toFixed(2)} (${r.vsBaseline.min.toFixed(2)}-${r.vsBaseline.max.toFixed(2)})`,
-                r.vsUsual
-                  ? `${r.vsUsual.median.toFixed(2)} (${r.vsUsual.min.toFixed(2)}-${r.vsUsual.max.toFixed(2)})`
-                  : '',
-                r.store === 'redis' && r.variant !== 'baseline' && Number.isFinite(r.redisUsPerRequest)
-                  ? r.redisUsPerRequest.toFixed(1)
-                  : '',
+                ratio(r.vsBaseline),
+                ratio(r.vsUsual),
+                us(r.serverUsPerRequest),
+                r.store === 'redis' && r.variant !== 'baseline' ? us(r.redisUsPerRequest) : '',
+                us(r.loadUsPerRequest),
+                us(
+                  (r.serverUsPerRequest ?? Number.NaN) +
+                    (r.store === 'redis' && r.variant !== 'baseline' ? (r.redisUsPerRequest ?? 0) : 0) +
+                    (r.loadUsPerRequest ?? Number.NaN),
+                ),
                 Object.entries(r.codes)
                   .map(([c, n]) => `${c}: ${n}`)
                   .join(', '),

@@ -2,13 +2,16 @@
  * HTTP suite: each framework without a limiter (baseline), with Sluice's adapter, and with the
  * limiter its users usually pick, on the memory store and on Redis, allowed path (10k random
  * identities) and deny path (one identity over its quota). Servers run in child processes;
- * autocannon runs here; everything on 127.0.0.1. Rounds alternate the variants (rotated order)
- * and ratios are taken within a round against that round's baseline.
+ * autocannon runs here; everything on 127.0.0.1. Each round measures, for every comparison,
+ * the baseline, the Sluice server and the usual limiter back to back (order rotated every
+ * round) and takes the ratios within that triple; medians and spreads are over rounds. Each
+ * run also records CPU per request of the server process, of Redis and of the load generator.
  *
  *   node suites/http.mjs --redis-url URL [--quick] [--only express,koa] [--rounds N] [--duration-s S]
  *        [--prof-dir DIR] [--out file.json]
  */
-import { writeFileSync } from 'node:fs';
+import { execFileSync } from 'node:child_process';
+import { readFileSync, writeFileSync } from 'node:fs';
 import { parseArgs } from 'node:util';
 import { Redis } from 'ioredis';
 import {
@@ -34,7 +37,7 @@ const { values: opts } = parseArgs({
 });
 const redisUrl = opts['redis-url'];
 if (!redisUrl) throw new Error('--redis-url is required');
-const ROUNDS = Number(opts.rounds ?? (opts.quick ? 1 : 3));
+const ROUNDS = Number(opts.rounds ?? (opts.quick ? 1 : 5));
 const DURATION_S = Number(opts['duration-s'] ?? (opts.quick ? 0.5 : 1.2));
 const WARMUP_S = opts.quick ? 0.2 : 1;
 const CONNECTIONS = Number(opts.connections ?? 32);
@@ -90,30 +93,77 @@ async function startServer(framework, s) {
   return { ...s, port: server.port, child: server.child, stderr: server.output };
 }
 
-/** One autocannon run against a server. */
 const admin = new Redis(redisUrl);
 
+/** Clock ticks per second of /proc/<pid>/stat (getconf CLK_TCK; 100 on Linux). */
+const CLOCK_TICKS = (() => {
+  try {
+    return Number(execFileSync('getconf', ['CLK_TCK'], { encoding: 'utf8' }).trim()) || 100;
+  } catch {
+    return 100;
+  }
+})();
+
+/** CPU seconds a child process has used so far (Linux /proc), or NaN where there is no /proc. */
+function processCpuSeconds(pid) {
+  try {
+    const fields = readFileSync(`/proc/${pid}/stat`, 'utf8').split(') ')[1].split(' ');
+    return (Number(fields[11]) + Number(fields[12])) / CLOCK_TICKS;
+  } catch {
+    return Number.NaN;
+  }
+}
+
+/** One autocannon run against a server, with the CPU each side spent on it. */
 async function load(server, seconds) {
   const cpuBefore = await redisCpuSeconds(admin);
+  const serverBefore = processCpuSeconds(server.child.pid);
+  const loadBefore = process.cpuUsage();
   const result = await loadLimited({
     port: server.port,
     seconds,
     connections: CONNECTIONS,
     allowed: server.path === 'allowed',
   });
+  const loadCpu = process.cpuUsage(loadBefore);
+  const serverAfter = processCpuSeconds(server.child.pid);
   const codes = Object.fromEntries(
     Object.entries(result.statusCodeStats ?? {}).map(([k, v]) => [k, v.count]),
   );
   const cpuAfter = await redisCpuSeconds(admin);
+  const requests = Math.max(1, result.requests.total);
   return {
-    // Redis CPU per request: what the limiter costs on the Redis side (0 for no Redis).
-    redisUsPerRequest: ((cpuAfter - cpuBefore) * 1e6) / Math.max(1, result.requests.total),
+    // CPU per request, in µs: the server process, Redis (what the limiter costs on the Redis
+    // side; 0 for no Redis) and the load generator (autocannon, in this process).
+    redisUsPerRequest: ((cpuAfter - cpuBefore) * 1e6) / requests,
+    serverUsPerRequest: ((serverAfter - serverBefore) * 1e6) / requests,
+    loadUsPerRequest: (loadCpu.user + loadCpu.system) / requests,
     perSecond: result.requests.total / (result.duration || seconds),
     p50Ms: result.latency.p50,
     p99Ms: result.latency.p99,
     errors: result.errors + result.timeouts,
     codes,
   };
+}
+
+/**
+ * The comparisons of one round: each measures the baseline, a Sluice server and the usual
+ * limiter back to back, so each ratio compares runs seconds apart. The machine's speed drifts
+ * over tens of seconds; ratios of runs far apart carry that drift.
+ */
+const GROUPS = [
+  ['sluice memory allowed', 'usual memory allowed'],
+  ['sluice redis allowed', 'usual redis allowed'],
+  ['sluice redis allowed autopipelining', 'usual redis allowed'],
+  ['sluice memory deny', 'usual memory deny'],
+  ['sluice redis deny', 'usual redis deny'],
+];
+
+/** `{ median, min, max }` of a list of ratios. */
+function spread(ratios) {
+  return ratios.length === 0
+    ? undefined
+    : { median: median(ratios), min: Math.min(...ratios), max: Math.max(...ratios) };
 }
 
 const report = [];
@@ -134,20 +184,39 @@ for (const framework of FRAMEWORKS) {
       }
     });
     for (const server of servers) await load(server, WARMUP_S);
-    const rounds = servers.map(() => []);
+    const byName = new Map(servers.map((s) => [s.name, s]));
+    const runs = new Map(servers.map((s) => [s.name, []]));
+    const vsBaseline = new Map(servers.map((s) => [s.name, []]));
+    const vsUsual = new Map(servers.map((s) => [s.name, []]));
+    vsBaseline.get('baseline')?.push(1);
     for (let round = 0; round < ROUNDS; round++) {
-      for (let k = 0; k < servers.length; k++) {
-        const index = (k + round) % servers.length;
-        rounds[index].push(await load(servers[index], DURATION_S));
+      for (const [sluiceName, usualName] of GROUPS) {
+        const names = ['baseline', sluiceName, usualName].filter((n) => byName.has(n));
+        // Rotate the order every round, so no contender always runs first or last.
+        const order = names.slice(round % names.length).concat(names.slice(0, round % names.length));
+        const measured = {};
+        for (const name of order) {
+          const run = await load(byName.get(name), DURATION_S);
+          runs.get(name).push(run);
+          measured[name] = run.perSecond;
+        }
+        if (measured.baseline) {
+          for (const name of names) {
+            if (name !== 'baseline') vsBaseline.get(name).push(measured[name] / measured.baseline);
+          }
+        }
+        if (measured[sluiceName] && measured[usualName]) {
+          vsUsual.get(sluiceName).push(measured[sluiceName] / measured[usualName]);
+        }
       }
     }
-    const baselineIndex = servers.findIndex((s) => s.name === 'baseline');
-    servers.forEach((server, i) => {
-      const runs = rounds[i];
-      const vsBaseline =
-        baselineIndex === -1 ? [] : runs.map((r, k) => r.perSecond / rounds[baselineIndex][k].perSecond);
+    for (const server of servers) {
+      const serverRuns = runs.get(server.name);
+      if (serverRuns.length === 0) continue;
       const codes = {};
-      for (const r of runs) for (const [c, n] of Object.entries(r.codes)) codes[c] = (codes[c] ?? 0) + n;
+      for (const r of serverRuns)
+        for (const [c, n] of Object.entries(r.codes)) codes[c] = (codes[c] ?? 0) + n;
+      const cpu = (field) => median(serverRuns.map((r) => r[field]));
       const row = {
         framework,
         name: server.name,
@@ -155,35 +224,28 @@ for (const framework of FRAMEWORKS) {
         store: server.store,
         path: server.path,
         autopipelining: server.autopipelining === true,
-        perSecond: median(runs.map((r) => r.perSecond)),
-        perRound: runs.map((r) => r.perSecond),
-        p50Ms: median(runs.map((r) => r.p50Ms)),
-        p99Ms: median(runs.map((r) => r.p99Ms)),
-        redisUsPerRequest: median(runs.map((r) => r.redisUsPerRequest)),
-        errors: runs.reduce((t, r) => t + r.errors, 0),
+        perSecond: median(serverRuns.map((r) => r.perSecond)),
+        perRound: serverRuns.map((r) => r.perSecond),
+        p50Ms: median(serverRuns.map((r) => r.p50Ms)),
+        p99Ms: median(serverRuns.map((r) => r.p99Ms)),
+        redisUsPerRequest: cpu('redisUsPerRequest'),
+        serverUsPerRequest: cpu('serverUsPerRequest'),
+        loadUsPerRequest: cpu('loadUsPerRequest'),
+        errors: serverRuns.reduce((t, r) => t + r.errors, 0),
         codes,
-        vsBaseline: {
-          median: median(vsBaseline),
-          min: Math.min(...vsBaseline),
-          max: Math.max(...vsBaseline),
-        },
+        vsBaseline: spread(vsBaseline.get(server.name)),
       };
-      if (server.variant === 'sluice') {
-        const usualIndex = servers.findIndex(
-          (s) => s.variant === 'usual' && s.store === server.store && s.path === server.path,
-        );
-        if (usualIndex !== -1) {
-          const vsUsual = runs.map((r, k) => r.perSecond / rounds[usualIndex][k].perSecond);
-          row.vsUsual = { median: median(vsUsual), min: Math.min(...vsUsual), max: Math.max(...vsUsual) };
-        }
-      }
+      const usual = spread(vsUsual.get(server.name));
+      if (usual) row.vsUsual = usual;
       report.push(row);
       process.stderr.write(
-        `    ${server.name}: ${Math.round(row.perSecond)} req/s [${row.perRound.map((x) => Math.round(x)).join(' ')}]` +
-          ` p50 ${row.p50Ms} ms p99 ${row.p99Ms} ms vs baseline ${row.vsBaseline.median.toFixed(2)}` +
-          `${row.vsUsual ? ` vs usual ${row.vsUsual.median.toFixed(2)}` : ''} codes ${JSON.stringify(codes)}${row.errors ? ` errors ${row.errors}` : ''}\n`,
+        `    ${server.name}: ${Math.round(row.perSecond)} req/s p50 ${row.p50Ms} ms p99 ${row.p99Ms} ms` +
+          ` vs baseline ${row.vsBaseline?.median.toFixed(2)}` +
+          `${row.vsUsual ? ` vs usual ${row.vsUsual.median.toFixed(2)}` : ''}` +
+          ` CPU µs/request server ${row.serverUsPerRequest.toFixed(1)} Redis ${row.redisUsPerRequest.toFixed(1)}` +
+          ` load ${row.loadUsPerRequest.toFixed(1)} codes ${JSON.stringify(codes)}${row.errors ? ` errors ${row.errors}` : ''}\n`,
       );
-    });
+    }
   } finally {
     await Promise.all(servers.map(stopServer));
   }
