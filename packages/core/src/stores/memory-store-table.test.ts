@@ -88,6 +88,33 @@ describe('MemoryStore state table', () => {
     );
   });
 
+  it('evicts the least recently used key when the same key is checked several times in a row', async () => {
+    let now = 1_764_400_000_000;
+    const store = new MemoryStore({ clock: () => now, maxKeys: 2 });
+    const policy = {
+      ...(await fc.sample(policyArb('fixed-window'), 1))[0]!,
+      limit: 10,
+      windowMs: 60_000,
+      intervalMs: 6_000,
+    };
+    const consume = (key: string) => store.check([{ key, policy, cost: 1 }], 'consume');
+    await consume('a');
+    now += 1;
+    await consume('b');
+    // 'a' becomes the most recently used, then stays so while it is checked again.
+    for (let i = 0; i < 3; i++) {
+      now += 1;
+      await consume('a');
+    }
+    now += 1;
+    await consume('c'); // full: 'b' is the least recently used
+    const [a] = await store.check([{ key: 'a', policy, cost: 1 }], 'peek');
+    const [b] = await store.check([{ key: 'b', policy, cost: 1 }], 'peek');
+    expect(a?.remaining).toBe(6);
+    expect(b?.remaining).toBe(10);
+    expect(store.size).toBe(2);
+  });
+
   it('keeps every state across growth of the table', async () => {
     const now = 1_764_400_000_000;
     const store = new MemoryStore({ clock: () => now, maxKeys: 10_000 });

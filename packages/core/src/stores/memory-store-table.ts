@@ -32,6 +32,8 @@ export class StateTable {
   readonly #maxKeys: number;
   /** key -> slot; Map order is least recently used first. */
   readonly #index = new Map<string, number>();
+  /** The key inserted into `#index` last (the most recently used), or undefined. */
+  #newest: string | undefined = undefined;
   #numbers: Float64Array;
   #codes: Uint8Array;
   readonly #logs = new Map<number, readonly number[]>();
@@ -62,8 +64,12 @@ export class StateTable {
       this.delete(key);
       return undefined;
     }
-    this.#index.delete(key);
-    this.#index.set(key, slot);
+    if (key !== this.#newest) {
+      // Re-insert: Map order is recency. The newest key is already in place.
+      this.#index.delete(key);
+      this.#index.set(key, slot);
+      this.#newest = key;
+    }
     const code = CODES[algorithm];
     if (this.#codes[slot] !== code) return undefined;
     const n = this.#numbers;
@@ -86,7 +92,12 @@ export class StateTable {
     }
   }
 
-  /** Store `state` for `key` until `expiresAtMs`; makes room (expired, then least recently used) when full. */
+  /**
+   * Store `state` for `key` until `expiresAtMs`; makes room (expired, then least recently used)
+   * when full. A key already held keeps its place in the recency order: callers `read` it first
+   * in the same synchronous step, which made it the most recently used, so moving it again
+   * would only cost a Map delete and insert (and a table rehash every so often).
+   */
   write(key: string, algorithm: Algorithm, state: unknown, expiresAtMs: number, now: number): void {
     let slot = this.#index.get(key);
     if (slot === undefined) {
@@ -98,10 +109,9 @@ export class StateTable {
         }
       }
       slot = this.#allocate();
-    } else {
-      this.#index.delete(key);
+      this.#index.set(key, slot);
+      this.#newest = key;
     }
-    this.#index.set(key, slot);
     const code = CODES[algorithm];
     this.#codes[slot] = code;
     const n = this.#numbers;
@@ -141,6 +151,7 @@ export class StateTable {
     const slot = this.#index.get(key);
     if (slot === undefined) return;
     this.#index.delete(key);
+    if (key === this.#newest) this.#newest = undefined;
     this.#logs.delete(slot);
     this.#codes[slot] = 0;
     this.#free.push(slot);
@@ -149,6 +160,7 @@ export class StateTable {
   /** Forget every key. */
   clear(): void {
     this.#index.clear();
+    this.#newest = undefined;
     this.#logs.clear();
     this.#free.length = 0;
     this.#next = 0;
