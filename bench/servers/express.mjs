@@ -1,4 +1,4 @@
-/** Express 5: no limiter, Sluice (@sluice/express), or express-rate-limit (+ rate-limit-redis). */
+/** Express 5: no limiter, an empty middleware, Sluice (@sluice/express), or express-rate-limit (+ rate-limit-redis). */
 import express from 'express';
 import { API_KEY_HEADER, quotaFor, sluicePolicy, WINDOW_MS } from './config.mjs';
 
@@ -17,6 +17,9 @@ export async function createServer({ variant, store, path, redis, sluiceStore })
         identity: (req) => req.get(API_KEY_HEADER),
       }),
     );
+  } else if (variant === 'noop') {
+    // Reference: the cheapest middleware there is, to show what adding any middleware costs.
+    handlers.push((_req, _res, next) => next());
   } else if (variant === 'usual') {
     const { rateLimit } = await import('express-rate-limit');
     let redisStore;

@@ -1,4 +1,4 @@
-/** Hono 4 on @hono/node-server: no limiter, Sluice (@sluice/hono), or hono-rate-limiter (memory or RedisStore). */
+/** Hono 4 on @hono/node-server: no limiter, an empty middleware, Sluice (@sluice/hono), or hono-rate-limiter (memory or RedisStore). */
 import { serve } from '@hono/node-server';
 import { Hono } from 'hono';
 import { API_KEY_HEADER, quotaFor, sluicePolicy, WINDOW_MS } from './config.mjs';
@@ -16,6 +16,9 @@ export async function createServer({ variant, store, path, redis, sluiceStore })
         identity: (c) => c.req.header(API_KEY_HEADER),
       }),
     );
+  } else if (variant === 'noop') {
+    // Reference: the cheapest middleware there is, to show what adding any middleware costs.
+    handlers.push((_c, next) => next());
   } else if (variant === 'usual') {
     const { rateLimiter, RedisStore } = await import('hono-rate-limiter');
     let redisStore;

@@ -1,4 +1,4 @@
-/** Koa 3 + @koa/router: no limiter, Sluice (@sluice/koa), or koa-ratelimit (memory or redis driver). */
+/** Koa 3 + @koa/router: no limiter, an empty middleware, Sluice (@sluice/koa), or koa-ratelimit (memory or redis driver). */
 import Router from '@koa/router';
 import Koa from 'koa';
 import { API_KEY_HEADER, quotaFor, sluicePolicy, WINDOW_MS } from './config.mjs';
@@ -17,6 +17,9 @@ export async function createServer({ variant, store, path, redis, sluiceStore })
         identity: (ctx) => ctx.get(API_KEY_HEADER) || undefined,
       }),
     );
+  } else if (variant === 'noop') {
+    // Reference: the cheapest middleware there is, to show what adding any middleware costs.
+    handlers.push((_ctx, next) => next());
   } else if (variant === 'usual') {
     const { default: ratelimit } = await import('koa-ratelimit');
     handlers.push(

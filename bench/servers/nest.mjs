@@ -1,5 +1,5 @@
 /**
- * NestJS 12 on platform-express: no limiter, Sluice (@sluice/nestjs RateLimitModule + RateLimitGuard
+ * NestJS 12 on platform-express: no limiter, an always-true guard, Sluice (@sluice/nestjs RateLimitModule + RateLimitGuard
  * as APP_GUARD), or @nestjs/throttler (its memory storage, or a Redis storage). Decorators are
  * applied as plain function calls, so no build step is needed.
  */
@@ -37,6 +37,14 @@ export async function createServer({ variant, store, path, redis, sluiceStore })
       }),
     );
     providers.push({ provide: APP_GUARD, useClass: RateLimitGuard });
+  } else if (variant === 'noop') {
+    // Reference: the cheapest guard there is, to show what adding any guard costs.
+    class AllowGuard {
+      canActivate() {
+        return true;
+      }
+    }
+    providers.push({ provide: APP_GUARD, useClass: AllowGuard });
   } else if (variant === 'usual') {
     const { ThrottlerGuard, ThrottlerModule } = await import('@nestjs/throttler');
     let storage;

@@ -46,6 +46,8 @@ const FRAMEWORKS = (opts.only ?? 'express,koa,hono,nest').split(',');
 /** The servers of one framework: a name, its command-line options, what it measures. */
 const SERVERS = [
   { name: 'baseline', variant: 'baseline', store: 'memory', path: 'allowed' },
+  // Reference, not a target: the same app with one empty middleware (Nest: an always-true guard).
+  { name: 'empty middleware', variant: 'noop', store: 'memory', path: 'allowed' },
   { name: 'sluice memory allowed', variant: 'sluice', store: 'memory', path: 'allowed' },
   { name: 'usual memory allowed', variant: 'usual', store: 'memory', path: 'allowed' },
   { name: 'sluice redis allowed', variant: 'sluice', store: 'redis', path: 'allowed' },
@@ -152,6 +154,7 @@ async function load(server, seconds) {
  * over tens of seconds; ratios of runs far apart carry that drift.
  */
 const GROUPS = [
+  ['empty middleware'],
   ['sluice memory allowed', 'usual memory allowed'],
   ['sluice redis allowed', 'usual redis allowed'],
   ['sluice redis allowed autopipelining', 'usual redis allowed'],
@@ -191,7 +194,7 @@ for (const framework of FRAMEWORKS) {
     vsBaseline.get('baseline')?.push(1);
     for (let round = 0; round < ROUNDS; round++) {
       for (const [sluiceName, usualName] of GROUPS) {
-        const names = ['baseline', sluiceName, usualName].filter((n) => byName.has(n));
+        const names = ['baseline', sluiceName, usualName].filter((n) => n && byName.has(n));
         // Rotate the order every round, so no contender always runs first or last.
         const order = names.slice(round % names.length).concat(names.slice(0, round % names.length));
         const measured = {};
@@ -205,7 +208,7 @@ for (const framework of FRAMEWORKS) {
             if (name !== 'baseline') vsBaseline.get(name).push(measured[name] / measured.baseline);
           }
         }
-        if (measured[sluiceName] && measured[usualName]) {
+        if (usualName && measured[sluiceName] && measured[usualName]) {
           vsUsual.get(sluiceName).push(measured[sluiceName] / measured[usualName]);
         }
       }

@@ -78,6 +78,15 @@ const variants = [
     make: () => core.createLimiter({ policies: [policy1, policy2], store: instantStore }),
   },
   {
+    name: 'MemoryStore, 1 policy, 10k keys',
+    make: () => core.createLimiter({ policies: [policy1], store: new core.MemoryStore() }),
+  },
+  {
+    name: 'MemoryStore, 1 policy, one key',
+    make: () => core.createLimiter({ policies: [policy1], store: new core.MemoryStore() }),
+    oneKey: true,
+  },
+  {
     name: 'RedisStore on a replaying client, 1 policy',
     make: () =>
       core.createLimiter({
@@ -113,7 +122,10 @@ const references = [
 const cases = [
   ...variants.map((v) => {
     const limiter = v.make();
-    return { name: v.name, op: (i) => limiter.check(ids[i % ids.length]) };
+    return {
+      name: v.name,
+      op: v.oneKey ? () => limiter.check(ids[0]) : (i) => limiter.check(ids[i % ids.length]),
+    };
   }),
   ...references,
 ];
