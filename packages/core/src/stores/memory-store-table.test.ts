@@ -51,6 +51,12 @@ class ReferenceStore {
   }
 }
 
+/** A compiled policy of `algorithm` with a one-minute window, `limit` units and `intervalMs` per unit. */
+async function fixedPolicy(algorithm: Algorithm, limit: number, intervalMs: number): Promise<CompiledPolicy> {
+  const sampled = (await fc.sample(policyArb(algorithm), 1))[0] as CompiledPolicy;
+  return { ...sampled, limit, windowMs: 60_000, intervalMs };
+}
+
 describe('MemoryStore state table', () => {
   it('decides like a plain map of objects under eviction, expiry, slot reuse and algorithm changes', async () => {
     const policiesArb = fc.tuple(
@@ -91,12 +97,7 @@ describe('MemoryStore state table', () => {
   it('evicts the least recently used key when the same key is checked several times in a row', async () => {
     let now = 1_764_400_000_000;
     const store = new MemoryStore({ clock: () => now, maxKeys: 2 });
-    const policy = {
-      ...(await fc.sample(policyArb('fixed-window'), 1))[0]!,
-      limit: 10,
-      windowMs: 60_000,
-      intervalMs: 6_000,
-    };
+    const policy = await fixedPolicy('fixed-window', 10, 6_000);
     const consume = (key: string) => store.check([{ key, policy, cost: 1 }], 'consume');
     await consume('a');
     now += 1;
@@ -118,12 +119,7 @@ describe('MemoryStore state table', () => {
   it('keeps every state across growth of the table', async () => {
     const now = 1_764_400_000_000;
     const store = new MemoryStore({ clock: () => now, maxKeys: 10_000 });
-    const policy = {
-      ...(await fc.sample(policyArb('token-bucket'), 1))[0]!,
-      limit: 5,
-      windowMs: 60_000,
-      intervalMs: 12_000,
-    };
+    const policy = await fixedPolicy('token-bucket', 5, 12_000);
     for (let i = 0; i < 5000; i++)
       await store.check([{ key: `g${i}`, policy, cost: 1 + (i % 5) }], 'consume');
     for (let i = 0; i < 5000; i++) {
