@@ -1,5 +1,7 @@
 /** A deadline on every store call. */
 
+import { monotonicNow } from '../monotonic.js';
+
 /** The store did not answer within the limiter's `timeoutMs`. */
 export class StoreTimeoutError extends Error {
   /** The deadline that passed. */
@@ -56,8 +58,6 @@ interface Pending {
   readonly reject: (error: unknown) => void;
   done: boolean;
 }
-
-const monotonicNow = (): number => globalThis.performance?.now() ?? Date.now();
 
 /**
  * Deadlines for many calls that share one `timeoutMs`, on ONE timer: deadlines fall in call

@@ -6,6 +6,7 @@
  * that offers `evalsha` and `eval` (`EvalClient`): ioredis `Redis` and `Cluster` as they are,
  * node-redis or an HTTP client through a small wrapper. Web-standard.
  */
+import { monotonicNow } from '../monotonic.js';
 import {
   DECIDE_SCRIPT,
   DecideCall,
@@ -87,12 +88,9 @@ interface Batch {
   /** KEYS and ARGV, built as the checks arrive. */
   readonly call: DecideCall;
   readonly checks: PendingCheck[];
-  /** When the first check joined (`monotonicMs`). */
+  /** When the first check joined (`monotonicNow`). */
   readonly openedAtMs: number;
 }
-
-/** A monotonic clock in ms where there is one (every modern runtime), else the wall clock. */
-const monotonicMs = (): number => globalThis.performance?.now() ?? Date.now();
 
 /** The hash tag of a key as Redis Cluster reads it (`{...}`, non-empty), else the whole key. */
 function hashTagOf(key: string): string {
@@ -207,7 +205,7 @@ export class RedisStore implements Store {
       group,
       call: new DecideCall(nowArg),
       checks: [],
-      openedAtMs: monotonicMs(),
+      openedAtMs: monotonicNow(),
     };
     target.call.add(entries, mode, requestKey, requestTtlMs); // validates before it adds
     const verdicts = new Promise<StoreVerdict[]>((resolve, reject) => {
@@ -215,7 +213,7 @@ export class RedisStore implements Store {
     });
     if (
       target.checks.length >= this.maxBatch ||
-      (!fresh && monotonicMs() - target.openedAtMs >= this.maxBatchWaitMs)
+      (!fresh && monotonicNow() - target.openedAtMs >= this.maxBatchWaitMs)
     ) {
       this.send(target);
     } else if (fresh) {
