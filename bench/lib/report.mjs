@@ -2,7 +2,7 @@
  * Turns suite outputs into bench/results/results.md (markdown tables, targets met/missed) and
  * bench/results/chart.svg (a hand-written bar chart of the target ratios).
  */
-import { fmtRate, fmtRatio, median } from './stats.mjs';
+import { fmtRange, fmtRate, fmtRatio, median, spread } from './stats.mjs';
 
 const ALGORITHMS = ['token-bucket', 'gcra', 'sliding-window', 'fixed-window', 'sliding-log'];
 
@@ -25,7 +25,7 @@ function ratioRange(a, b) {
   const ratios = [];
   for (let i = 0; i < n; i++) ratios.push(a.perRound[i] / b.perRound[i]);
   if (ratios.length < 2) return '';
-  return `${Math.min(...ratios).toFixed(2)}-${Math.max(...ratios).toFixed(2)}`;
+  return fmtRange(spread(ratios));
 }
 
 /** Every target of issue 6 with its measured value: `{ area, target, measured, value, goal, met, note }`. */
@@ -112,14 +112,14 @@ export function evaluateTargets({ inproc, http, memory }) {
       target: `${fw}: allowed, Redis >= 0.80 of baseline`,
       value: red?.vsBaseline?.median,
       goal: 0.8,
-      spread: red?.vsBaseline ? `${red.vsBaseline.min.toFixed(2)}-${red.vsBaseline.max.toFixed(2)}` : '',
+      spread: fmtRange(red?.vsBaseline),
     });
     add({
       area: 'HTTP',
       target: `${fw}: allowed, Redis >= 1.3x ${usualName(fw)}`,
       value: red?.vsUsual?.median,
       goal: 1.3,
-      spread: red?.vsUsual ? `${red.vsUsual.min.toFixed(2)}-${red.vsUsual.max.toFixed(2)}` : '',
+      spread: fmtRange(red?.vsUsual),
     });
     for (const store of ['redis', 'memory']) {
       const d = s(store, 'deny');
@@ -128,7 +128,7 @@ export function evaluateTargets({ inproc, http, memory }) {
         target: `${fw}: deny path (${store}) >= 0.95 of baseline`,
         value: d?.vsBaseline?.median,
         goal: 0.95,
-        spread: d?.vsBaseline ? `${d.vsBaseline.min.toFixed(2)}-${d.vsBaseline.max.toFixed(2)}` : '',
+        spread: fmtRange(d?.vsBaseline),
       });
     }
   }
@@ -232,13 +232,13 @@ export function renderMarkdown({ meta, inproc, http, memory, overhead, scriptCos
     experiments.push([
       `HTTP ${r.framework}, Sluice Redis allowed, auto-pipelined client / baseline`,
       fmtRatio(r.vsBaseline.median),
-      `${r.vsBaseline.min.toFixed(2)}-${r.vsBaseline.max.toFixed(2)}`,
+      fmtRange(r.vsBaseline),
     ]);
     if (r.vsUsual)
       experiments.push([
         `HTTP ${r.framework}, Sluice Redis allowed, auto-pipelined client / ${usualName(r.framework)}`,
         fmtRatio(r.vsUsual.median),
-        `${r.vsUsual.min.toFixed(2)}-${r.vsUsual.max.toFixed(2)}`,
+        fmtRange(r.vsUsual),
       ]);
   }
   if (experiments.length > 0) {
@@ -376,7 +376,7 @@ export function renderMarkdown({ meta, inproc, http, memory, overhead, scriptCos
       '',
     );
     const us = (v) => (Number.isFinite(v) ? v.toFixed(1) : '');
-    const ratio = (x) => (x ? `${x.median.toFixed(2)} (${x.min.toFixed(2)}-${x.max.toFixed(2)})` : '');
+    const ratio = (x) => (x ? `${x.median.toFixed(2)} (${fmtRange(x)})` : '');
     out.push(
       table(
         [

@@ -20,6 +20,11 @@ export function spread(values) {
   return { median: median(values), min: Math.min(...values), max: Math.max(...values), n: values.length };
 }
 
+/** The min-max of a spread as "0.81-1.20", or '' when there is none. */
+export function fmtRange(s) {
+  return s ? `${s.min.toFixed(2)}-${s.max.toFixed(2)}` : '';
+}
+
 /** 12345.6 -> "12.3k" */
 export function fmtRate(perSecond) {
   if (!Number.isFinite(perSecond)) return 'n/a';

@@ -21,7 +21,7 @@ import {
   stopServerProcess as stopServer,
 } from '../lib/http-server.mjs';
 import { redisCpuSeconds } from '../lib/redis-cpu.mjs';
-import { median } from '../lib/stats.mjs';
+import { median, spread } from '../lib/stats.mjs';
 
 const { values: opts } = parseArgs({
   options: {
@@ -162,12 +162,8 @@ const GROUPS = [
   ['sluice redis deny', 'usual redis deny'],
 ];
 
-/** `{ median, min, max }` of a list of ratios. */
-function spread(ratios) {
-  return ratios.length === 0
-    ? undefined
-    : { median: median(ratios), min: Math.min(...ratios), max: Math.max(...ratios) };
-}
+/** The spread of a server's ratios, or undefined when it has none. */
+const spreadOf = (ratios) => (ratios.length === 0 ? undefined : spread(ratios));
 
 const report = [];
 for (const framework of FRAMEWORKS) {
@@ -236,9 +232,9 @@ for (const framework of FRAMEWORKS) {
         loadUsPerRequest: cpu('loadUsPerRequest'),
         errors: serverRuns.reduce((t, r) => t + r.errors, 0),
         codes,
-        vsBaseline: spread(vsBaseline.get(server.name)),
+        vsBaseline: spreadOf(vsBaseline.get(server.name)),
       };
-      const usual = spread(vsUsual.get(server.name));
+      const usual = spreadOf(vsUsual.get(server.name));
       if (usual) row.vsUsual = usual;
       report.push(row);
       process.stderr.write(
