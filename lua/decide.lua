@@ -17,7 +17,8 @@
 --          per policy, policy p = 1..policyCount (sent once per call, however many
 --          decisions use it):
 --     algorithm   'token-bucket' | 'gcra' | 'sliding-window' | 'fixed-window' | 'sliding-log'
---     limit       units: quota per window, or bucket capacity (positive)
+--     limit       units: quota per window, or bucket capacity (positive; at most 1e15
+--                 for sliding-log)
 --     windowMs    window length in ms (window algorithms; positive)
 --     intervalMs  ms to earn back one unit (token bucket, GCRA; positive)
 -- Then, for each decision:
@@ -39,7 +40,7 @@
 -- Phase 1 (per decision) evaluates every entry and writes nothing. Phase 2 (mode
 -- 'consume' and every entry allows) charges every entry and sets a TTL on every written
 -- key of ceil(ms until full) + 1, so idle keys vanish once they are equivalent to a
--- fresh key. A deny anywhere in a decision charges nothing for that decision.
+-- fresh key (a sliding log adds an eighth of its window, see sliding-log.lua). A deny anywhere in a decision charges nothing for that decision.
 --
 -- Reply: a flat array of integers, for each decision in order four per entry, in KEYS
 -- order:
@@ -82,6 +83,9 @@ for p = 1, policyCount do
   local limit, windowMs, intervalMs = positive(ARGV[base + 2]), positive(ARGV[base + 3]), positive(ARGV[base + 4])
   if limit == nil or windowMs == nil or intervalMs == nil then
     return redis.error_reply('ERR sluice: limit, windowMs and intervalMs must be positive numbers (policy ' .. p .. ')')
+  end
+  if name == 'sliding-log' and limit > LOG_CUM_MAX then
+    return redis.error_reply('ERR sluice: sliding-log limit must be at most 1e15 (policy ' .. p .. ')')
   end
   policies[p] = { algorithm = algorithm, whole = name == 'sliding-log', limit = limit, windowMs = windowMs, intervalMs = intervalMs }
 end

@@ -1,64 +1,154 @@
--- Sliding log: exact rolling window over a log of admitted units. Memory grows with the
--- limit (one sorted-set member per admitted unit still in the window).
+-- Sliding log: exact rolling window over a log of admitted requests. Memory grows with
+-- the number of requests admitted in one window (one record each, at most `limit`).
 --
--- State (one Redis sorted set): one member per admitted unit, score = admission time in
---   ms, member "<nowMs>:<n>" (unique: n counts up, ZADD NX skips taken names).
---   A member is live while score > nowMs - windowMs.
+-- State (one Redis string): a header, then one fixed-width record per admitted request,
+--   oldest first, so a binary search finds any position:
+--     header  16 chars, '%16.0f': units admitted before the first record (the base)
+--     record  40 chars: '%24.17g' admission time in ms (exact double), then '%16.0f'
+--             units admitted up to and including this record (cumulative, never falls)
+--   A record is live while its time > nowMs - windowMs. Live units = cumulative units of
+--   the last record - those of the record before the first live one (or the base).
+--   Requests charged at the same time share one record.
+-- Cost per decision: one GET; a charge APPENDs its record (or, stamped like the newest,
+--   SETRANGEs that record's units), so it does not copy the log. Expired records stay in
+--   front until they are as many as the live ones; then the charge rewrites the log
+--   without them (one SET), so each record is copied a bounded number of times. The
+--   cumulative units are rebased to 0 in such a rewrite before they reach LOG_CUM_MAX
+--   (1e15), so they stay exact integers (a policy's limit is at most that).
+-- TTL: the one decide.lua computes + windowMs / LOG_TTL_SLICES (an eighth of the window),
+--   set by every rewrite and by the first append in each epoch-aligned eighth of the
+--   window (PEXPIRE). An append in the same eighth as the newest record needs none: the
+--   TTL set then already covers its record plus a window. An idle key lives at most an
+--   eighth of a window longer than its newest unit needs.
 -- Parameters: limit (units per rolling window), windowMs (window length, ms),
---   cost (units, a positive WHOLE number: a cost of n adds n members).
--- Clock: live members are counted against nowMs; when time goes backwards more members
---   count as live, so it never creates capacity.
+--   cost (units, a positive WHOLE number).
+-- Clock: live records are counted against nowMs. A charge is stamped max(nowMs, newest
+--   live record), so records stay in order. When time goes backwards, the new units leave
+--   no earlier than the newest ones and expired records still kept count as live again:
+--   it never creates capacity.
 -- Returns (see decide.lua): allowed when live + cost <= limit; remaining = limit - live;
---   resetMs = ms until the newest member leaves the window; retryAfterMs = ms until
---   enough of the oldest members have left (0 when allowed, -1 when cost > limit:
---   never). A charge drops members that left the window, adds cost members at nowMs
---   and sets a TTL. Reads only (ZCOUNT, ZRANGE...) when nothing is charged.
+--   resetMs = ms until the newest record leaves the window; retryAfterMs = ms until
+--   enough of the oldest units have left (0 when allowed, -1 when cost > limit: never).
+--   Reads only (one GET) when nothing is charged.
+
+local LOG_HEAD = 16
+local LOG_TIME = 24
+local LOG_REC = 40
+local LOG_CUM_MAX = 1e15
+local LOG_TTL_SLICES = 8
+
+-- Admission time (ms) of record i (1-based).
+local function log_time(v, i)
+  local at = LOG_HEAD + (i - 1) * LOG_REC
+  return tonumber(string.sub(v, at + 1, at + LOG_TIME))
+end
+
+-- Cumulative units of record i; record 0 is the header (the base).
+local function log_cum(v, i)
+  if i == 0 then
+    return tonumber(string.sub(v, 1, LOG_HEAD))
+  end
+  local at = LOG_HEAD + i * LOG_REC
+  return tonumber(string.sub(v, at - LOG_REC + LOG_TIME + 1, at))
+end
+
+local function log_record(timeMs, cum)
+  return string.format('%24.17g', timeMs) .. string.format('%16.0f', cum)
+end
 
 local function sliding_log_write(r, ttlMs)
-  local key, foreign, since, now, live, cost = r.key, r.foreign, r.since, r.now, r.live, r.cost
-  if foreign then
-    redis.call('DEL', key)
-  else
-    redis.call('ZREMRANGEBYSCORE', key, '-inf', fmt(since))
+  local key, v, first, n, before, cum = r.key, r.v, r.first, r.n, r.before, r.cum + r.cost
+  local stamp = r.now
+  if r.newest ~= nil and r.newest >= stamp then
+    stamp = r.newest
   end
-  local score = fmt(now)
-  local n = live
-  local added = 0
-  while added < cost do
-    local args = {}
-    local batch = math.min(cost - added, 1000)
-    for _ = 1, batch do
-      n = n + 1
-      args[#args + 1] = score
-      args[#args + 1] = score .. ':' .. n
+  local merge = r.newest ~= nil and r.newest == stamp
+  local dead = first - 1
+  local kept = n - dead
+  if cum < LOG_CUM_MAX and dead < kept then
+    -- In place: expired records wait for the next rewrite (they stay in order, so the
+    -- binary search skips them), and the new units go to the end.
+    if merge then
+      redis.call('SETRANGE', key, LOG_HEAD + n * LOG_REC - (LOG_REC - LOG_TIME), string.format('%16.0f', cum))
+    else
+      redis.call('APPEND', key, log_record(stamp, cum))
+      local slice = r.windowMs / LOG_TTL_SLICES
+      if math.floor(stamp / slice) ~= math.floor(r.newest / slice) then
+        redis.call('PEXPIRE', key, ttlMs + math.ceil(slice))
+      end
     end
-    added = added + redis.call('ZADD', key, 'NX', unpack(args))
+    return
   end
-  redis.call('PEXPIRE', key, ttlMs)
+  -- Rewrite without the expired records once they are as many as the live ones (so each
+  -- record is copied a bounded number of times), and rebased when the units near LOG_CUM_MAX.
+  local last = n
+  if merge then
+    last = n - 1
+  end
+  local value
+  if cum < LOG_CUM_MAX then
+    value = string.format('%16.0f', before)
+    if last >= first then
+      value = value .. string.sub(v, LOG_HEAD + dead * LOG_REC + 1, LOG_HEAD + last * LOG_REC)
+    end
+    value = value .. log_record(stamp, cum)
+  else
+    local parts = { string.format('%16.0f', 0) }
+    for i = first, last do
+      parts[#parts + 1] = log_record(log_time(v, i), log_cum(v, i) - before)
+    end
+    parts[#parts + 1] = log_record(stamp, cum - before)
+    value = table.concat(parts)
+  end
+  redis.call('SET', key, value, 'PX', ttlMs + math.ceil(r.windowMs / LOG_TTL_SLICES))
 end
 
 ALGORITHMS['sliding-log'] = function(key, now, limit, windowMs, intervalMs, cost)
   local since = now - windowMs
-  local live = 0
-  local foreign = false
-  local ok, counted = pcall(redis.call, 'ZCOUNT', key, '(' .. fmt(since), '+inf')
-  if ok then
-    live = counted
-  else
-    foreign = true
+  local v = get_string(key)
+  local n, base, cum, last = 0, 0, 0, nil
+  if v ~= nil then
+    local len = #v
+    if len >= LOG_HEAD + LOG_REC and (len - LOG_HEAD) % LOG_REC == 0 then
+      n = (len - LOG_HEAD) / LOG_REC
+      base, cum, last = log_cum(v, 0), log_cum(v, n), log_time(v, n)
+      -- Another shape (or a value Sluice did not write) reads as an empty log.
+      if base == nil or cum == nil or last == nil then
+        n, base, cum = 0, 0, 0
+      end
+    end
   end
-  local newest = nil
-  if live > 0 then
-    newest = tonumber(redis.call('ZRANGE', key, -1, -1, 'WITHSCORES')[2])
+
+  -- first = the first live record (n + 1 when none): most often record 1, else found by
+  -- a binary search over the times. before = units admitted before it.
+  local first, before, newest = n + 1, cum, nil
+  if n > 0 and last > since then
+    newest = last
+    if n == 1 or log_time(v, 1) > since then
+      first, before = 1, base
+    else
+      local lo, hi = 2, n
+      while lo < hi do
+        local mid = math.floor((lo + hi) / 2)
+        if log_time(v, mid) > since then
+          hi = mid
+        else
+          lo = mid + 1
+        end
+      end
+      first, before = lo, log_cum(v, lo - 1)
+    end
   end
+  local live = cum - before
 
   -- Every field up front: one table allocation, no rehash as the fields are filled in.
   local r = {
     allowed = live + cost <= limit, remaining = 0, resetMs = 0, retryAfterMs = 0,
-    chargedRemaining = 0, chargedResetMs = 0, key = key, write = false, foreign = false, since = 0, now = 0, live = 0, cost = 0,
+    chargedRemaining = 0, chargedResetMs = 0, key = key, write = false,
+    v = false, n = 0, first = 0, before = 0, cum = 0, newest = false, now = 0, cost = 0, windowMs = 0,
   }
   r.remaining = whole(limit - live, limit)
-  if live > 0 then
+  if newest ~= nil then
     r.resetMs = newest + windowMs - now
   else
     r.resetMs = 0
@@ -68,9 +158,18 @@ ALGORITHMS['sliding-log'] = function(key, now, limit, windowMs, intervalMs, cost
   elseif cost > limit then
     r.retryAfterMs = -1
   else
+    -- The record holding the k-th oldest live unit: once it leaves, cost fits.
     local k = live + cost - limit
-    local oldest = redis.call('ZRANGEBYSCORE', key, '(' .. fmt(since), '+inf', 'WITHSCORES', 'LIMIT', k - 1, 1)
-    r.retryAfterMs = tonumber(oldest[2]) + windowMs - now
+    local lo, hi = first, n
+    while lo < hi do
+      local mid = math.floor((lo + hi) / 2)
+      if log_cum(v, mid) - before >= k then
+        hi = mid
+      else
+        lo = mid + 1
+      end
+    end
+    r.retryAfterMs = log_time(v, lo) + windowMs - now
   end
 
   local newest2 = now
@@ -79,7 +178,8 @@ ALGORITHMS['sliding-log'] = function(key, now, limit, windowMs, intervalMs, cost
   end
   r.chargedRemaining = whole(limit - (live + cost), limit)
   r.chargedResetMs = newest2 + windowMs - now
-  r.key, r.foreign, r.since, r.now, r.live, r.cost = key, foreign, since, now, live, cost
+  r.v, r.n, r.first, r.before, r.cum, r.newest, r.now, r.cost = v, n, first, before, cum, newest, now, cost
+  r.windowMs = windowMs
   r.write = sliding_log_write
   return r
 end

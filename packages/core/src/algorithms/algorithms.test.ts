@@ -260,7 +260,7 @@ describe('worked examples', () => {
     }
   });
 
-  it('rejects bad entries: duplicate keys, non-positive numbers, fractional sliding-log cost', async () => {
+  it('rejects bad entries: duplicate keys, non-positive numbers, fractional sliding-log cost, a sliding-log limit past 1e15', async () => {
     const store = new MemoryStore({ clock: () => T0 });
     const p = makePolicy('token-bucket', 5, 1000);
     await expect(store.check([{ key: 'a', policy: p, cost: 0 }], 'consume')).rejects.toThrow(/"cost"/);
@@ -280,5 +280,8 @@ describe('worked examples', () => {
     await expect(
       store.check([{ key: 'c', policy: { ...p, limit: Number.NaN }, cost: 1 }], 'consume'),
     ).rejects.toThrow(/"limit"/);
+    await expect(
+      store.check([{ key: 'd', policy: { ...log, limit: 2e15 }, cost: 1 }], 'consume'),
+    ).rejects.toThrow(/sliding-log "limit" must be at most 1000000000000000, got 2000000000000000/);
   });
 });

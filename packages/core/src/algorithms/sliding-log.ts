@@ -1,17 +1,29 @@
 import { type AlgorithmFn, whole } from './types.js';
 
-/** Sliding log state: admission times (ms) of admitted units, ascending. Mirrors lua/sliding-log.lua. */
+/**
+ * Sliding log state, mirroring the string lua/sliding-log.lua keeps: one record per
+ * admitted request (requests admitted at the same time share one), oldest first. Expired
+ * records stay in front until a charge finds them as many as the live ones.
+ */
 export interface SlidingLogState {
-  readonly scores: readonly number[];
+  /** Units admitted before the first record. */
+  readonly base: number;
+  /** Admission time (ms) of each record, ascending. */
+  readonly times: readonly number[];
+  /** Units admitted up to and including each record (cumulative, ascending). */
+  readonly cums: readonly number[];
 }
 
-/** Index of the first score greater than `bound` (scores ascending). */
-function firstAbove(scores: readonly number[], bound: number): number {
-  let lo = 0;
-  let hi = scores.length;
+/** Cumulative units are rebased to 0 before they reach this, so they stay exact (lua/sliding-log.lua). */
+export const LOG_CUM_MAX = 1e15;
+
+/** Index of the first time greater than `bound` at or after `from` (times ascending). */
+function firstAbove(times: readonly number[], bound: number, from: number): number {
+  let lo = from;
+  let hi = times.length;
   while (lo < hi) {
     const mid = (lo + hi) >>> 1;
-    if ((scores[mid] as number) > bound) {
+    if ((times[mid] as number) > bound) {
       hi = mid;
     } else {
       lo = mid + 1;
@@ -21,15 +33,20 @@ function firstAbove(scores: readonly number[], bound: number): number {
 }
 
 /**
- * Sliding log: exact rolling window; one entry per admitted unit (cost must be a whole
- * number). Same arithmetic as lua/sliding-log.lua.
+ * Sliding log: exact rolling window over the admitted requests (cost must be a whole
+ * number). Same arithmetic, and the same records kept, as lua/sliding-log.lua.
  */
 export const slidingLog: AlgorithmFn<SlidingLogState> = (state, now, { limit, windowMs, cost }) => {
-  const scores = state?.scores ?? [];
+  const base = state?.base ?? 0;
+  const times = state?.times ?? [];
+  const cums = state?.cums ?? [];
+  const n = times.length;
   const since = now - windowMs;
-  const first = firstAbove(scores, since);
-  const live = scores.length - first;
-  const newest = live > 0 ? (scores[scores.length - 1] as number) : undefined;
+  const first = n === 0 || (times[0] as number) > since ? 0 : firstAbove(times, since, 1);
+  const cum = n > 0 ? (cums[n - 1] as number) : base;
+  const before = first > 0 ? (cums[first - 1] as number) : base;
+  const live = cum - before;
+  const newest = first < n ? (times[n - 1] as number) : undefined;
 
   const allowed = live + cost <= limit;
   let retryAfterMs = 0;
@@ -37,13 +54,23 @@ export const slidingLog: AlgorithmFn<SlidingLogState> = (state, now, { limit, wi
     if (cost > limit) {
       retryAfterMs = -1;
     } else {
+      // The record holding the k-th oldest live unit: once it leaves, cost fits.
       const k = live + cost - limit;
-      retryAfterMs = (scores[first + k - 1] as number) + windowMs - now;
+      let lo = first;
+      let hi = n - 1;
+      while (lo < hi) {
+        const mid = (lo + hi) >>> 1;
+        if ((cums[mid] as number) - before >= k) {
+          hi = mid;
+        } else {
+          lo = mid + 1;
+        }
+      }
+      retryAfterMs = (times[lo] as number) + windowMs - now;
     }
   }
 
-  let newest2 = now;
-  if (newest !== undefined && newest > now) newest2 = newest;
+  const newest2 = newest !== undefined && newest > now ? newest : now;
   return {
     allowed,
     remaining: whole(limit - live, limit),
@@ -52,12 +79,28 @@ export const slidingLog: AlgorithmFn<SlidingLogState> = (state, now, { limit, wi
     chargedRemaining: whole(limit - (live + cost), limit),
     chargedResetMs: newest2 + windowMs - now,
     charge: () => {
-      const at = firstAbove(scores, now);
-      const next: number[] = [];
-      for (let i = first; i < at; i++) next.push(scores[i] as number);
-      for (let i = 0; i < cost; i++) next.push(now);
-      for (let i = Math.max(at, first); i < scores.length; i++) next.push(scores[i] as number);
-      return { scores: next };
+      // Stamped max(now, newest live record); merged into the newest when stamped alike.
+      const stamp = newest2;
+      const merge = newest === stamp;
+      const total = cum + cost;
+      const last = merge ? n - 1 : n;
+      if (total < LOG_CUM_MAX && first < n - first) {
+        // In place: the expired records stay in front.
+        const nextTimes = times.slice(0, last);
+        const nextCums = cums.slice(0, last);
+        nextTimes.push(stamp);
+        nextCums.push(total);
+        return { base, times: nextTimes, cums: nextCums };
+      }
+      // Rewritten without the expired records, rebased near LOG_CUM_MAX.
+      const rebase = total < LOG_CUM_MAX ? 0 : before;
+      const nextTimes = times.slice(first, last);
+      const nextCums = cums.slice(first, last);
+      if (rebase !== 0)
+        for (let i = 0; i < nextCums.length; i++) nextCums[i] = (nextCums[i] as number) - rebase;
+      nextTimes.push(stamp);
+      nextCums.push(total - rebase);
+      return { base: before - rebase, times: nextTimes, cums: nextCums };
     },
   };
 };

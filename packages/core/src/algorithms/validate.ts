@@ -1,4 +1,5 @@
 import type { StoreEntry } from '../types.js';
+import { LOG_CUM_MAX } from './sliding-log.js';
 
 const ALGORITHM_NAMES: ReadonlySet<string> = new Set([
   'token-bucket',
@@ -19,7 +20,7 @@ function assertPositive(field: string, value: unknown, policy: string): void {
 /**
  * Throws unless `entries` can be decided by a store: distinct keys, positive finite
  * limit / windowMs / intervalMs / cost, a known algorithm, and a whole cost for
- * sliding-log. Allocation-free: it runs on every check.
+ * sliding-log (whose limit is at most LOG_CUM_MAX). Allocation-free: it runs on every check.
  */
 export function assertValidEntries(entries: readonly StoreEntry[]): void {
   for (let i = 0; i < entries.length; i++) {
@@ -42,6 +43,11 @@ export function assertValidEntries(entries: readonly StoreEntry[]): void {
     if (policy.algorithm === 'sliding-log' && !Number.isInteger(cost)) {
       throw new Error(
         `store: sliding-log "cost" must be a whole number, got ${cost} (policy "${policy.name}")`,
+      );
+    }
+    if (policy.algorithm === 'sliding-log' && policy.limit > LOG_CUM_MAX) {
+      throw new Error(
+        `store: sliding-log "limit" must be at most ${LOG_CUM_MAX}, got ${policy.limit} (policy "${policy.name}")`,
       );
     }
   }

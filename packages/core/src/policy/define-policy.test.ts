@@ -189,6 +189,12 @@ const BAD: readonly (readonly [string, unknown, string, string])[] = [
     `policy "p": "limit" must be a positive integer, got 1.5`,
   ],
   [
+    'sliding-log limit past the exact bound',
+    { name: 'p', algorithm: 'sliding-log', limit: 2e15, window: '1s' },
+    'limit',
+    `policy "p": "limit" must allow at most 1000000000000000 units per window for sliding-log (sliding-window suits larger quotas), got 2000000000000000`,
+  ],
+  [
     'string limit',
     { name: 'p', limit: '10', window: '1s' },
     'limit',

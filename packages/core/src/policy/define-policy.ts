@@ -1,4 +1,5 @@
 /** `definePolicy`: validates a policy as written and compiles it to the units the algorithms use. */
+import { LOG_CUM_MAX } from '../algorithms/sliding-log.js';
 import type { Algorithm, CompiledPolicy, CostInput, PolicyInput } from '../types.js';
 import {
   ALGORITHMS,
@@ -169,6 +170,14 @@ export function definePolicy(input: PolicyInput | CompiledPolicy): CompiledPolic
     limit = rateLimit;
     windowMs = rateWindowMs;
     intervalMs = windowMs / limit;
+    if (algorithm === 'sliding-log' && limit > LOG_CUM_MAX) {
+      throw new PolicyError(
+        p.rate !== undefined ? 'rate' : 'limit',
+        p.rate ?? p.limit,
+        `must allow at most ${LOG_CUM_MAX} units per window for sliding-log (sliding-window suits larger quotas)`,
+        name,
+      );
+    }
   }
 
   const cost: CostInput = p.cost ?? POLICY_DEFAULTS.cost;

@@ -141,6 +141,9 @@ describe('embedded decide script', () => {
     await expect(call('', 1, 'sliding-log', 5, 1000, 200, 'consume', '', 1, 1, 1.5)).rejects.toThrow(
       /whole number/,
     );
+    await expect(call('', 1, 'sliding-log', 2e15, 1000, 1, 'consume', '', 1, 1, 1)).rejects.toThrow(
+      /sliding-log limit/,
+    );
     await expect(call('', 1, ...GCRA, 'consume', 'x', 1, 1, 1)).rejects.toThrow(/requestTtlMs/);
     await expect(call('', 1, ...GCRA)).rejects.toThrow(/at least one decision/);
     await expect(
@@ -192,12 +195,12 @@ describe('embedded decide script', () => {
       [true, 4],
     ]);
     expect(await redis.type(`${p}:{w}:tb`)).toBe('string');
-    expect(await redis.type(`${p}:{w}:log`)).toBe('zset');
+    expect(await redis.type(`${p}:{w}:log`)).toBe('string');
   });
 });
 
 describe('sliding log with large costs', () => {
-  it('adds one member per unit in batches and decides like MemoryStore', async () => {
+  it('keeps one record per admitted request and decides like MemoryStore', async () => {
     const policy = makePolicy('sliding-log', 2500, 60_000);
     const key = `${fresh()}:{big}:log`;
     const memory = memoryDecide().decide;
@@ -214,8 +217,88 @@ describe('sliding log with large costs', () => {
       allowed.push(v.allowed);
     }
     expect(allowed).toEqual([true, false, true, true]);
-    // the 2400 admitted at T0 left the window; 100 + 1 remain
-    expect(await redis.zcard(key)).toBe(101);
+    // the 2400 admitted at T0 left the window: a 16-char header (2400 units before the
+    // first record), then the 100 at T0 + 2 and the 1 at T0 + 60000.5, 40 chars each
+    const log = (await redis.get(key)) as string;
+    expect(log).toHaveLength(16 + 2 * 40);
+    expect(Number(log.slice(0, 16))).toBe(2400);
+    expect([Number(log.slice(16, 40)), Number(log.slice(40, 56))]).toEqual([T0 + 2, 2500]);
+    expect([Number(log.slice(56, 80)), Number(log.slice(80, 96))]).toEqual([T0 + 60_000.5, 2501]);
+  });
+});
+
+describe('sliding log records', () => {
+  /** [time, cumulative units] of each record, after the 16-char header. */
+  const records = (log: string) =>
+    (log.slice(16).match(/.{40}/g) ?? []).map((r) => [Number(r.slice(0, 24)), Number(r.slice(24))]);
+
+  it('appends in place while expired records are fewer than live ones, then rewrites', async () => {
+    const policy = makePolicy('sliding-log', 10, 1000);
+    const key = `${fresh()}:{inplace}:log`;
+    const memory = memoryDecide().decide;
+    const run = async (cost: number, at: number) => {
+      const entries: StoreEntry[] = [{ key, policy, cost }];
+      const [v] = (await decide(entries, 'consume', at)) as [StoreVerdict];
+      expect([v]).toEqual(await memory(entries, 'consume', at));
+      return v;
+    };
+    await run(1, T0);
+    await run(2, T0 + 1);
+    await run(3, T0 + 2);
+    // T0 left the window: 1 expired record, 2 live ones, so the new one is appended
+    expect((await run(1, T0 + 1000.5)).remaining).toBe(4);
+    // stamped like the newest: its units go into that record
+    expect((await run(2, T0 + 1000.5)).remaining).toBe(2);
+    let log = (await redis.get(key)) as string;
+    expect(Number(log.slice(0, 16))).toBe(0);
+    expect(records(log)).toEqual([
+      [T0, 1],
+      [T0 + 1, 3],
+      [T0 + 2, 6],
+      [T0 + 1000.5, 9],
+    ]);
+    // time goes backwards: the expired record still kept counts again (never more room)
+    const back = await run(2, T0 + 999);
+    expect([back.allowed, back.remaining]).toEqual([false, 1]);
+    // T0 + 1 and T0 + 2 leave too: 3 expired records against 1 live one, so it is rewritten
+    expect((await run(1, T0 + 1002.5)).remaining).toBe(6);
+    log = (await redis.get(key)) as string;
+    expect(Number(log.slice(0, 16))).toBe(6);
+    expect(records(log)).toEqual([
+      [T0 + 1000.5, 9],
+      [T0 + 1002.5, 10],
+    ]);
+  });
+});
+
+describe('sliding log near the exact-integer bound', () => {
+  it('rebases its cumulative units to 0 and still decides like MemoryStore', async () => {
+    const policy = makePolicy('sliding-log', 1e15, 1000);
+    const key = `${fresh()}:{rebase}:log`;
+    const memory = memoryDecide().decide;
+    const steps = [
+      [4e14, T0],
+      [4e14, T0 + 1],
+      [4e14, T0 + 1000.5], // the first 4e14 left: 1.2e15 units counted in all, rebased
+      [2e14, T0 + 1000.75], // 1e15 live after this: full
+      [1, T0 + 1000.8],
+    ] as const;
+    const allowed: boolean[] = [];
+    for (const [cost, at] of steps) {
+      const entries: StoreEntry[] = [{ key, policy, cost }];
+      const [v] = (await decide(entries, 'consume', at)) as [StoreVerdict];
+      expect([v]).toEqual(await memory(entries, 'consume', at));
+      allowed.push(v.allowed);
+    }
+    expect(allowed).toEqual([true, true, true, true, false]);
+    const log = (await redis.get(key)) as string;
+    expect(Number(log.slice(0, 16))).toBe(0);
+    expect(
+      log
+        .slice(16)
+        .match(/.{40}/g)
+        ?.map((r) => Number(r.slice(24))),
+    ).toEqual([4e14, 8e14, 1e15]);
   });
 });
 
@@ -357,7 +440,7 @@ describe.each([
 });
 
 describe('expiry on Redis (Redis TIME)', () => {
-  it('sets a TTL of ceil(ms to full) + 1 on every written key', async () => {
+  it('sets a TTL of ceil(ms to full) + 1 on every written key (a sliding log: + an eighth of its window)', async () => {
     const p = fresh();
     const cases: [Algorithm, number][] = ALL_ALGORITHMS.map((a) => [a, 60_000]);
     const entries: StoreEntry[] = cases.map(([algorithm, windowMs]) => ({
@@ -368,7 +451,8 @@ describe('expiry on Redis (Redis TIME)', () => {
     const verdicts = await evalDecide(redis, entries, 'consume');
     for (let i = 0; i < entries.length; i++) {
       const pttl = await redis.pttl(entries[i]!.key);
-      const expected = Math.ceil(verdicts[i]!.resetMs) + 1;
+      const slack = entries[i]!.policy.algorithm === 'sliding-log' ? Math.ceil(60_000 / 8) : 0;
+      const expected = Math.ceil(verdicts[i]!.resetMs) + 1 + slack;
       expect(pttl).toBeGreaterThan(0);
       expect(pttl).toBeLessThanOrEqual(expected);
       expect(pttl).toBeGreaterThanOrEqual(expected - 50);
@@ -395,6 +479,28 @@ describe('expiry on Redis (Redis TIME)', () => {
     for (const v of await evalDecide(redis, entries, 'peek')) {
       expect(v).toEqual({ allowed: true, remaining: 2, resetMs: 0, retryAfterMs: 0 });
     }
+  });
+
+  it('keeps a sliding log while it holds admitted units, refreshing the TTL once per eighth of the window', async () => {
+    const key = `${fresh()}:{slide}:log`;
+    const entries: StoreEntry[] = [{ key, policy: makePolicy('sliding-log', 1000, 1000), cost: 1 }];
+    const sleep = (ms: number) => new Promise((resolve) => setTimeout(resolve, Math.max(0, ms)));
+    const start = Date.now();
+    let lastAt = start;
+    let admitted = 0;
+    while (Date.now() - start < 600) {
+      if ((await evalDecide(redis, entries, 'consume'))[0]?.allowed) admitted++;
+      lastAt = Date.now();
+      await sleep(15);
+    }
+    // The first write's TTL covered 1000 + 125 ms; the appends since crossed slices and had
+    // to extend it, or the key would be gone by now with units still in the window.
+    await sleep(lastAt + 700 - Date.now());
+    expect(await redis.exists(key)).toBe(1);
+    expect(await redis.pttl(key)).toBeLessThanOrEqual(1000 + 125 + 1);
+    const [v] = await evalDecide(redis, entries, 'peek');
+    expect(v?.remaining).toBeLessThan(1000);
+    expect(admitted).toBeGreaterThan(1);
   });
 
   it('a deny writes nothing and sets no TTL', async () => {

@@ -36,7 +36,7 @@ export class StateTable {
   #newest: string | undefined = undefined;
   #numbers: Float64Array;
   #codes: Uint8Array;
-  readonly #logs = new Map<number, readonly number[]>();
+  readonly #logs = new Map<number, SlidingLogState>();
   readonly #free: number[] = [];
   #next = 0;
 
@@ -88,7 +88,7 @@ export class StateTable {
       case 4:
         return { window: a, count: n[base + 1] as number } satisfies FixedWindowState;
       default:
-        return { scores: this.#logs.get(slot) ?? [] } satisfies SlidingLogState;
+        return this.#logs.get(slot);
     }
   }
 
@@ -141,7 +141,7 @@ export class StateTable {
         break;
       }
       default:
-        this.#logs.set(slot, (state as SlidingLogState).scores);
+        this.#logs.set(slot, state as SlidingLogState);
     }
     if (code !== SLIDING_LOG) this.#logs.delete(slot);
   }
