@@ -20,6 +20,12 @@ export async function createServer({ variant, store, path, redis, sluiceStore })
   } else if (variant === 'noop') {
     // Reference: the cheapest middleware there is, to show what adding any middleware costs.
     handlers.push((_req, _res, next) => next());
+  } else if (variant === 'noop-async') {
+    // Reference: an empty middleware that awaits one already-resolved promise, the least any
+    // limiter that awaits its store pays.
+    handlers.push((_req, _res, next) => {
+      Promise.resolve().then(() => next());
+    });
   } else if (variant === 'usual') {
     const { rateLimit } = await import('express-rate-limit');
     let redisStore;

@@ -20,6 +20,13 @@ export async function createServer({ variant, store, path, redis, sluiceStore })
   } else if (variant === 'noop') {
     // Reference: the cheapest middleware there is, to show what adding any middleware costs.
     handlers.push((_ctx, next) => next());
+  } else if (variant === 'noop-async') {
+    // Reference: an empty middleware that awaits one already-resolved promise, the least any
+    // limiter that awaits its store pays.
+    handlers.push(async (_ctx, next) => {
+      await Promise.resolve();
+      await next();
+    });
   } else if (variant === 'usual') {
     const { default: ratelimit } = await import('koa-ratelimit');
     handlers.push(

@@ -48,6 +48,8 @@ const SERVERS = [
   { name: 'baseline', variant: 'baseline', store: 'memory', path: 'allowed' },
   // Reference, not a target: the same app with one empty middleware (Nest: an always-true guard).
   { name: 'empty middleware', variant: 'noop', store: 'memory', path: 'allowed' },
+  // Reference, not a target: an empty middleware that awaits one resolved promise (Nest: an async guard).
+  { name: 'async empty middleware', variant: 'noop-async', store: 'memory', path: 'allowed' },
   { name: 'sluice memory allowed', variant: 'sluice', store: 'memory', path: 'allowed' },
   { name: 'usual memory allowed', variant: 'usual', store: 'memory', path: 'allowed' },
   { name: 'sluice redis allowed', variant: 'sluice', store: 'redis', path: 'allowed' },
@@ -154,7 +156,7 @@ async function load(server, seconds) {
  * over tens of seconds; ratios of runs far apart carry that drift.
  */
 const GROUPS = [
-  ['empty middleware'],
+  ['empty middleware', 'async empty middleware'],
   ['sluice memory allowed', 'usual memory allowed'],
   ['sluice redis allowed', 'usual redis allowed'],
   ['sluice redis allowed autopipelining', 'usual redis allowed'],
@@ -204,7 +206,7 @@ for (const framework of FRAMEWORKS) {
             if (name !== 'baseline') vsBaseline.get(name).push(measured[name] / measured.baseline);
           }
         }
-        if (usualName && measured[sluiceName] && measured[usualName]) {
+        if (usualName && sluiceName.startsWith('sluice') && measured[sluiceName] && measured[usualName]) {
           vsUsual.get(sluiceName).push(measured[sluiceName] / measured[usualName]);
         }
       }
