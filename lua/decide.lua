@@ -10,9 +10,10 @@
 --          within the decision), then its request record key when it has one. On Redis
 --          Cluster every key of a call shares one hash tag (one slot).
 -- ARGV[1]  nowMs: '' = use Redis TIME (production; microsecond precision, fractional ms
---          kept); a number = explicit time in ms since the epoch (tests). With an explicit
---          time Redis still expires keys by its own clock, so written keys then get a TTL
---          of at least EXPLICIT_TTL_FLOOR_MS and a test's clock, not Redis's, decides.
+--          kept); a number = explicit time in ms since the epoch, 0 <= nowMs < 1e13
+--          (tests). With an explicit time Redis still expires keys by its own clock, so
+--          written keys then get a TTL of at least EXPLICIT_TTL_FLOOR_MS and a test's
+--          clock, not Redis's, decides.
 -- ARGV[2]  policyCount: how many policies the call's entries use (at least 1), then four
 --          per policy, policy p = 1..policyCount (sent once per call, however many
 --          decisions use it):
@@ -40,7 +41,8 @@
 -- Phase 1 (per decision) evaluates every entry and writes nothing. Phase 2 (mode
 -- 'consume' and every entry allows) charges every entry and sets a TTL on every written
 -- key of ceil(ms until full) + 1, so idle keys vanish once they are equivalent to a
--- fresh key (a sliding log adds an eighth of its window, see sliding-log.lua). A deny anywhere in a decision charges nothing for that decision.
+-- fresh key (a sliding log adds an eighth of its window, see sliding-log.lua). A deny
+-- anywhere in a decision charges nothing for that decision.
 --
 -- Reply: a flat array of integers, for each decision in order four per entry, in KEYS
 -- order:
@@ -150,8 +152,8 @@ local now
 local explicit = ARGV[1] ~= ''
 if explicit then
   now = tonumber(ARGV[1])
-  if now == nil or now ~= now or now == math.huge or now == -math.huge then
-    return redis.error_reply('ERR sluice: nowMs must be a finite number')
+  if now == nil or not (now >= 0 and now < 1e13) then
+    return redis.error_reply('ERR sluice: nowMs must be a number from 0 to 1e13 (ms since the epoch)')
   end
 else
   local t = redis.call('TIME')

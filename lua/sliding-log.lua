@@ -4,11 +4,14 @@
 -- State (one Redis string): a header, then one fixed-width record per admitted request,
 --   oldest first, so a binary search finds any position:
 --     header  16 chars, '%16.0f': units admitted before the first record (the base)
---     record  40 chars: '%24.17g' admission time in ms (exact double), then '%16.0f'
---             units admitted up to and including this record (cumulative, never falls)
---   A record is live while its time > nowMs - windowMs. Live units = cumulative units of
---   the last record - those of the record before the first live one (or the base).
---   Requests charged at the same time share one record.
+--     record  32 chars, '%16.0f' twice: admission time in whole microseconds (nowMs
+--             rounded to the microsecond, Redis TIME's own resolution), then units
+--             admitted up to and including this record (cumulative, never falls)
+--   A record is live while its time > nowUs - windowMs * 1000 (nowUs: nowMs in whole
+--   microseconds; decide.lua keeps an explicit nowMs within [0, 1e13), so 16 digits
+--   hold it). Live units = cumulative units of the last record - those of the record
+--   before the first live one (or the base). Requests charged at the same time share
+--   one record.
 -- Cost per decision: one GET; a charge APPENDs its record (or, stamped like the newest,
 --   SETRANGEs that record's units), so it does not copy the log. Expired records stay in
 --   front until they are as many as the live ones; then the charge rewrites the log
@@ -22,7 +25,7 @@
 --   eighth of a window longer than its newest unit needs.
 -- Parameters: limit (units per rolling window), windowMs (window length, ms),
 --   cost (units, a positive WHOLE number).
--- Clock: live records are counted against nowMs. A charge is stamped max(nowMs, newest
+-- Clock: live records are counted against nowUs. A charge is stamped max(nowUs, newest
 --   live record), so records stay in order. When time goes backwards, the new units leave
 --   no earlier than the newest ones and expired records still kept count as live again:
 --   it never creates capacity.
@@ -32,12 +35,12 @@
 --   Reads only (one GET) when nothing is charged.
 
 local LOG_HEAD = 16
-local LOG_TIME = 24
-local LOG_REC = 40
+local LOG_TIME = 16
+local LOG_REC = 32
 local LOG_CUM_MAX = 1e15
 local LOG_TTL_SLICES = 8
 
--- Admission time (ms) of record i (1-based).
+-- Admission time of record i (1-based), in whole microseconds.
 local function log_time(v, i)
   local at = LOG_HEAD + (i - 1) * LOG_REC
   return tonumber(string.sub(v, at + 1, at + LOG_TIME))
@@ -52,16 +55,13 @@ local function log_cum(v, i)
   return tonumber(string.sub(v, at - LOG_REC + LOG_TIME + 1, at))
 end
 
-local function log_record(timeMs, cum)
-  return string.format('%24.17g', timeMs) .. string.format('%16.0f', cum)
+local function log_record(timeUs, cum)
+  return string.format('%16.0f', timeUs) .. string.format('%16.0f', cum)
 end
 
 local function sliding_log_write(r, ttlMs)
   local key, v, first, n, before, cum = r.key, r.v, r.first, r.n, r.before, r.cum + r.cost
-  local stamp = r.now
-  if r.newest ~= nil and r.newest >= stamp then
-    stamp = r.newest
-  end
+  local stamp = r.stamp
   local merge = r.newest ~= nil and r.newest == stamp
   local dead = first - 1
   local kept = n - dead
@@ -72,9 +72,9 @@ local function sliding_log_write(r, ttlMs)
       redis.call('SETRANGE', key, LOG_HEAD + n * LOG_REC - (LOG_REC - LOG_TIME), string.format('%16.0f', cum))
     else
       redis.call('APPEND', key, log_record(stamp, cum))
-      local slice = r.windowMs / LOG_TTL_SLICES
-      if math.floor(stamp / slice) ~= math.floor(r.newest / slice) then
-        redis.call('PEXPIRE', key, ttlMs + math.ceil(slice))
+      local sliceUs = r.windowMs * 1000 / LOG_TTL_SLICES
+      if math.floor(stamp / sliceUs) ~= math.floor(r.newest / sliceUs) then
+        redis.call('PEXPIRE', key, ttlMs + math.ceil(r.windowMs / LOG_TTL_SLICES))
       end
     end
     return
@@ -104,7 +104,9 @@ local function sliding_log_write(r, ttlMs)
 end
 
 ALGORITHMS['sliding-log'] = function(key, now, limit, windowMs, intervalMs, cost)
-  local since = now - windowMs
+  -- Times in whole microseconds: Redis TIME's resolution, so exact in production.
+  local nowUs = math.floor(now * 1000 + 0.5)
+  local sinceUs = nowUs - windowMs * 1000
   local v = get_string(key)
   local n, base, cum, last = 0, 0, 0, nil
   if v ~= nil then
@@ -122,15 +124,15 @@ ALGORITHMS['sliding-log'] = function(key, now, limit, windowMs, intervalMs, cost
   -- first = the first live record (n + 1 when none): most often record 1, else found by
   -- a binary search over the times. before = units admitted before it.
   local first, before, newest = n + 1, cum, nil
-  if n > 0 and last > since then
+  if n > 0 and last > sinceUs then
     newest = last
-    if n == 1 or log_time(v, 1) > since then
+    if n == 1 or log_time(v, 1) > sinceUs then
       first, before = 1, base
     else
       local lo, hi = 2, n
       while lo < hi do
         local mid = math.floor((lo + hi) / 2)
-        if log_time(v, mid) > since then
+        if log_time(v, mid) > sinceUs then
           hi = mid
         else
           lo = mid + 1
@@ -145,11 +147,11 @@ ALGORITHMS['sliding-log'] = function(key, now, limit, windowMs, intervalMs, cost
   local r = {
     allowed = live + cost <= limit, remaining = 0, resetMs = 0, retryAfterMs = 0,
     chargedRemaining = 0, chargedResetMs = 0, key = key, write = false,
-    v = false, n = 0, first = 0, before = 0, cum = 0, newest = false, now = 0, cost = 0, windowMs = 0,
+    v = false, n = 0, first = 0, before = 0, cum = 0, newest = false, stamp = 0, cost = 0, windowMs = 0,
   }
   r.remaining = whole(limit - live, limit)
   if newest ~= nil then
-    r.resetMs = newest + windowMs - now
+    r.resetMs = newest / 1000 + windowMs - now
   else
     r.resetMs = 0
   end
@@ -169,16 +171,17 @@ ALGORITHMS['sliding-log'] = function(key, now, limit, windowMs, intervalMs, cost
         lo = mid + 1
       end
     end
-    r.retryAfterMs = log_time(v, lo) + windowMs - now
+    r.retryAfterMs = log_time(v, lo) / 1000 + windowMs - now
   end
 
-  local newest2 = now
-  if newest ~= nil and newest > now then
-    newest2 = newest
+  -- A charge is stamped max(now, newest live record), so the records stay in order.
+  local stamp = nowUs
+  if newest ~= nil and newest > nowUs then
+    stamp = newest
   end
   r.chargedRemaining = whole(limit - (live + cost), limit)
-  r.chargedResetMs = newest2 + windowMs - now
-  r.v, r.n, r.first, r.before, r.cum, r.newest, r.now, r.cost = v, n, first, before, cum, newest, now, cost
+  r.chargedResetMs = stamp / 1000 + windowMs - now
+  r.v, r.n, r.first, r.before, r.cum, r.newest, r.stamp, r.cost = v, n, first, before, cum, newest, stamp, cost
   r.windowMs = windowMs
   r.write = sliding_log_write
   return r

@@ -8,7 +8,7 @@ import { type AlgorithmFn, whole } from './types.js';
 export interface SlidingLogState {
   /** Units admitted before the first record. */
   readonly base: number;
-  /** Admission time (ms) of each record, ascending. */
+  /** Admission time of each record in whole microseconds, ascending. */
   readonly times: readonly number[];
   /** Units admitted up to and including each record (cumulative, ascending). */
   readonly cums: readonly number[];
@@ -41,8 +41,10 @@ export const slidingLog: AlgorithmFn<SlidingLogState> = (state, now, { limit, wi
   const times = state?.times ?? [];
   const cums = state?.cums ?? [];
   const n = times.length;
-  const since = now - windowMs;
-  const first = n === 0 || (times[0] as number) > since ? 0 : firstAbove(times, since, 1);
+  // Times in whole microseconds: Redis TIME's resolution, so exact in production.
+  const nowUs = Math.floor(now * 1000 + 0.5);
+  const sinceUs = nowUs - windowMs * 1000;
+  const first = n === 0 || (times[0] as number) > sinceUs ? 0 : firstAbove(times, sinceUs, 1);
   const cum = n > 0 ? (cums[n - 1] as number) : base;
   const before = first > 0 ? (cums[first - 1] as number) : base;
   const live = cum - before;
@@ -66,21 +68,21 @@ export const slidingLog: AlgorithmFn<SlidingLogState> = (state, now, { limit, wi
           lo = mid + 1;
         }
       }
-      retryAfterMs = (times[lo] as number) + windowMs - now;
+      retryAfterMs = (times[lo] as number) / 1000 + windowMs - now;
     }
   }
 
-  const newest2 = newest !== undefined && newest > now ? newest : now;
+  // A charge is stamped max(now, newest live record), so the records stay in order.
+  const stamp = newest !== undefined && newest > nowUs ? newest : nowUs;
   return {
     allowed,
     remaining: whole(limit - live, limit),
-    resetMs: newest !== undefined ? newest + windowMs - now : 0,
+    resetMs: newest !== undefined ? newest / 1000 + windowMs - now : 0,
     retryAfterMs,
     chargedRemaining: whole(limit - (live + cost), limit),
-    chargedResetMs: newest2 + windowMs - now,
+    chargedResetMs: stamp / 1000 + windowMs - now,
     charge: () => {
-      // Stamped max(now, newest live record); merged into the newest when stamped alike.
-      const stamp = newest2;
+      // Merged into the newest record when stamped alike.
       const merge = newest === stamp;
       const total = cum + cost;
       const last = merge ? n - 1 : n;

@@ -45,6 +45,8 @@ afterAll(async () => {
 });
 
 const T0 = 1_764_400_000_000.25;
+/** A time in ms as the sliding log stores it: whole microseconds. */
+const us = (ms: number) => Math.round(ms * 1000);
 
 describe('embedded decide script', () => {
   it('carries the SHA1 that SCRIPT LOAD returns', async () => {
@@ -138,6 +140,8 @@ describe('embedded decide script', () => {
     await expect(call('', 1, 'gcra', 0, 1000, 1000, 'consume', '', 1, 1, 1)).rejects.toThrow(/positive/);
     await expect(call('', 1, ...GCRA, 'consume', '', 1, 1, 0)).rejects.toThrow(/cost/);
     await expect(call('soon', 1, ...GCRA, 'consume', '', 1, 1, 1)).rejects.toThrow(/nowMs/);
+    await expect(call('-1', 1, ...GCRA, 'consume', '', 1, 1, 1)).rejects.toThrow(/nowMs/);
+    await expect(call('1e13', 1, ...GCRA, 'consume', '', 1, 1, 1)).rejects.toThrow(/nowMs/);
     await expect(call('', 1, 'sliding-log', 5, 1000, 200, 'consume', '', 1, 1, 1.5)).rejects.toThrow(
       /whole number/,
     );
@@ -218,19 +222,20 @@ describe('sliding log with large costs', () => {
     }
     expect(allowed).toEqual([true, false, true, true]);
     // the 2400 admitted at T0 left the window: a 16-char header (2400 units before the
-    // first record), then the 100 at T0 + 2 and the 1 at T0 + 60000.5, 40 chars each
+    // first record), then the 100 at T0 + 2 and the 1 at T0 + 60000.5, 32 chars each
+    // (time in whole microseconds, cumulative units)
     const log = (await redis.get(key)) as string;
-    expect(log).toHaveLength(16 + 2 * 40);
+    expect(log).toHaveLength(16 + 2 * 32);
     expect(Number(log.slice(0, 16))).toBe(2400);
-    expect([Number(log.slice(16, 40)), Number(log.slice(40, 56))]).toEqual([T0 + 2, 2500]);
-    expect([Number(log.slice(56, 80)), Number(log.slice(80, 96))]).toEqual([T0 + 60_000.5, 2501]);
+    expect([Number(log.slice(16, 32)), Number(log.slice(32, 48))]).toEqual([us(T0 + 2), 2500]);
+    expect([Number(log.slice(48, 64)), Number(log.slice(64, 80))]).toEqual([us(T0 + 60_000.5), 2501]);
   });
 });
 
 describe('sliding log records', () => {
-  /** [time, cumulative units] of each record, after the 16-char header. */
+  /** [time in µs, cumulative units] of each record, after the 16-char header. */
   const records = (log: string) =>
-    (log.slice(16).match(/.{40}/g) ?? []).map((r) => [Number(r.slice(0, 24)), Number(r.slice(24))]);
+    (log.slice(16).match(/.{32}/g) ?? []).map((r) => [Number(r.slice(0, 16)), Number(r.slice(16))]);
 
   it('appends in place while expired records are fewer than live ones, then rewrites', async () => {
     const policy = makePolicy('sliding-log', 10, 1000);
@@ -252,10 +257,10 @@ describe('sliding log records', () => {
     let log = (await redis.get(key)) as string;
     expect(Number(log.slice(0, 16))).toBe(0);
     expect(records(log)).toEqual([
-      [T0, 1],
-      [T0 + 1, 3],
-      [T0 + 2, 6],
-      [T0 + 1000.5, 9],
+      [us(T0), 1],
+      [us(T0 + 1), 3],
+      [us(T0 + 2), 6],
+      [us(T0 + 1000.5), 9],
     ]);
     // time goes backwards: the expired record still kept counts again (never more room)
     const back = await run(2, T0 + 999);
@@ -265,8 +270,8 @@ describe('sliding log records', () => {
     log = (await redis.get(key)) as string;
     expect(Number(log.slice(0, 16))).toBe(6);
     expect(records(log)).toEqual([
-      [T0 + 1000.5, 9],
-      [T0 + 1002.5, 10],
+      [us(T0 + 1000.5), 9],
+      [us(T0 + 1002.5), 10],
     ]);
   });
 });
@@ -296,8 +301,8 @@ describe('sliding log near the exact-integer bound', () => {
     expect(
       log
         .slice(16)
-        .match(/.{40}/g)
-        ?.map((r) => Number(r.slice(24))),
+        .match(/.{32}/g)
+        ?.map((r) => Number(r.slice(16))),
     ).toEqual([4e14, 8e14, 1e15]);
   });
 });
