@@ -104,7 +104,9 @@ local function sliding_log_write(r, ttlMs)
 end
 
 ALGORITHMS['sliding-log'] = function(key, now, limit, windowMs, intervalMs, cost)
-  -- Times in whole microseconds: Redis TIME's resolution, so exact in production.
+  -- Times in whole microseconds: Redis TIME's resolution, so exact in production. Times
+  -- to come are differences of whole microseconds (+ windowMs), so a 60 s window reports
+  -- exactly 60000 ms, never 60000 plus the rounding of nowMs.
   local nowUs = math.floor(now * 1000 + 0.5)
   local sinceUs = nowUs - windowMs * 1000
   local v = get_string(key)
@@ -151,7 +153,7 @@ ALGORITHMS['sliding-log'] = function(key, now, limit, windowMs, intervalMs, cost
   }
   r.remaining = whole(limit - live, limit)
   if newest ~= nil then
-    r.resetMs = newest / 1000 + windowMs - now
+    r.resetMs = (newest - nowUs) / 1000 + windowMs
   else
     r.resetMs = 0
   end
@@ -171,7 +173,7 @@ ALGORITHMS['sliding-log'] = function(key, now, limit, windowMs, intervalMs, cost
         lo = mid + 1
       end
     end
-    r.retryAfterMs = log_time(v, lo) / 1000 + windowMs - now
+    r.retryAfterMs = (log_time(v, lo) - nowUs) / 1000 + windowMs
   end
 
   -- A charge is stamped max(now, newest live record), so the records stay in order.
@@ -180,7 +182,7 @@ ALGORITHMS['sliding-log'] = function(key, now, limit, windowMs, intervalMs, cost
     stamp = newest
   end
   r.chargedRemaining = whole(limit - (live + cost), limit)
-  r.chargedResetMs = stamp / 1000 + windowMs - now
+  r.chargedResetMs = (stamp - nowUs) / 1000 + windowMs
   r.v, r.n, r.first, r.before, r.cum, r.newest, r.stamp, r.cost = v, n, first, before, cum, newest, stamp, cost
   r.windowMs = windowMs
   r.write = sliding_log_write

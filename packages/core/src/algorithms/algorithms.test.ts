@@ -285,3 +285,21 @@ describe('worked examples', () => {
     ).rejects.toThrow(/sliding-log "limit" must be at most 1000000000000000, got 2000000000000000/);
   });
 });
+
+describe('sliding log times in whole microseconds', () => {
+  it('measures times to come from the microsecond the charge was stamped, so a key expires when its last unit leaves', async () => {
+    // A clock value that is not the closest double to a whole microsecond (a found counterexample):
+    // times to come measured from the raw clock came out a hair over the window, rounded up to
+    // one more millisecond, and the key outlived its last unit.
+    const policy = makePolicy('sliding-log', 15, 4_221_195);
+    const { decide, store } = memoryDecide();
+    const entry: StoreEntry = { key: 'e', policy, cost: 1 };
+    const t = 1_799_998_474_121.078 + 0.469;
+    const [charged] = (await decide([entry], 'consume', t)) as [StoreVerdict];
+    expect(charged.resetMs).toBe(4_221_195);
+    const [gone] = (await decide([entry], 'peek', t + 4_221_195)) as [StoreVerdict];
+    expect(gone).toEqual({ allowed: true, remaining: 15, resetMs: 0, retryAfterMs: 0 });
+    await decide([entry], 'peek', t + 4_221_195 + 2);
+    expect(store.size).toBe(0);
+  });
+});

@@ -41,7 +41,8 @@ export const slidingLog: AlgorithmFn<SlidingLogState> = (state, now, { limit, wi
   const times = state?.times ?? [];
   const cums = state?.cums ?? [];
   const n = times.length;
-  // Times in whole microseconds: Redis TIME's resolution, so exact in production.
+  // Times in whole microseconds: Redis TIME's resolution, so exact in production. Times to
+  // come are differences of whole microseconds (+ windowMs), as in lua/sliding-log.lua.
   const nowUs = Math.floor(now * 1000 + 0.5);
   const sinceUs = nowUs - windowMs * 1000;
   const first = n === 0 || (times[0] as number) > sinceUs ? 0 : firstAbove(times, sinceUs, 1);
@@ -68,7 +69,7 @@ export const slidingLog: AlgorithmFn<SlidingLogState> = (state, now, { limit, wi
           lo = mid + 1;
         }
       }
-      retryAfterMs = (times[lo] as number) / 1000 + windowMs - now;
+      retryAfterMs = ((times[lo] as number) - nowUs) / 1000 + windowMs;
     }
   }
 
@@ -77,10 +78,10 @@ export const slidingLog: AlgorithmFn<SlidingLogState> = (state, now, { limit, wi
   return {
     allowed,
     remaining: whole(limit - live, limit),
-    resetMs: newest !== undefined ? newest / 1000 + windowMs - now : 0,
+    resetMs: newest !== undefined ? (newest - nowUs) / 1000 + windowMs : 0,
     retryAfterMs,
     chargedRemaining: whole(limit - (live + cost), limit),
-    chargedResetMs: stamp / 1000 + windowMs - now,
+    chargedResetMs: (stamp - nowUs) / 1000 + windowMs,
     charge: () => {
       // Merged into the newest record when stamped alike.
       const merge = newest === stamp;
