@@ -1,8 +1,24 @@
-import { describe, expect, it } from 'vitest';
+import { describe, expect, it, vi } from 'vitest';
 import { DeadlineQueue, StoreTimeoutError, withDeadline } from './deadline.js';
 
 const never = () => new Promise<never>(() => {});
 const later = <T>(ms: number, value: T) => new Promise<T>((r) => setTimeout(() => r(value), ms));
+/** The value or the error a promise settles with (so a rejection is never left unhandled). */
+const settle = <T>(p: Promise<T>) =>
+  p.then(
+    (v) => v as T | unknown,
+    (e: unknown) => e,
+  );
+
+/** Runs `body` on fake timers and a fake monotonic clock (`performance.now`), deterministic order. */
+async function withFakeTimers(body: () => Promise<void>): Promise<void> {
+  vi.useFakeTimers({ toFake: ['setTimeout', 'clearTimeout', 'setImmediate', 'performance'] });
+  try {
+    await body();
+  } finally {
+    vi.useRealTimers();
+  }
+}
 
 describe('withDeadline', () => {
   it('settles with the call, or rejects when the deadline passes', async () => {
@@ -17,10 +33,20 @@ describe('withDeadline', () => {
   });
 
   it('gives an answer that came in with the deadline one pass of I/O before timing out', async () => {
-    let answer!: (value: string) => void;
-    const call = withDeadline(() => new Promise<string>((resolve) => (answer = resolve)), 10);
-    setTimeout(() => setImmediate(() => answer('decided')), 10);
-    await expect(call).resolves.toBe('decided');
+    await withFakeTimers(async () => {
+      let answer!: (value: string) => void;
+      const call = settle(withDeadline(() => new Promise<string>((resolve) => (answer = resolve)), 10));
+      // The deadline's timer fires; the expiry waits for one more pass (a 0 ms timer), and
+      // the answer comes in before it, as one read in that pass would bring it.
+      vi.advanceTimersToNextTimer();
+      answer('decided');
+      await vi.runAllTimersAsync();
+      expect(await call).toBe('decided');
+      // With no answer at all, the call still times out.
+      const none = settle(withDeadline(never, 10));
+      await vi.runAllTimersAsync();
+      expect(await none).toBeInstanceOf(StoreTimeoutError);
+    });
   });
 });
 
@@ -48,15 +74,21 @@ describe('DeadlineQueue', () => {
   });
 
   it('gives an answer that came in with the deadline one pass of I/O before timing out', async () => {
-    const queue = new DeadlineQueue(10);
-    let answer!: (value: string) => void;
-    const call = queue.run(() => new Promise<string>((resolve) => (answer = resolve)));
-    // Due with the deadline timer, queued after it: it fires right after the deadline, in the
-    // same timers pass, and the answer lands in the I/O pass that follows.
-    setTimeout(() => setImmediate(() => answer('decided')), 10);
-    await expect(call).resolves.toBe('decided');
-    // With no answer at all, the call still times out.
-    await expect(queue.run(() => new Promise<string>(() => {}))).rejects.toBeInstanceOf(StoreTimeoutError);
+    await withFakeTimers(async () => {
+      const queue = new DeadlineQueue(10);
+      let answer!: (value: string) => void;
+      const call = settle(queue.run(() => new Promise<string>((resolve) => (answer = resolve))));
+      // The queue's timer fires at the deadline; the expiry waits for one more pass, and the
+      // answer comes in before it.
+      vi.advanceTimersToNextTimer();
+      answer('decided');
+      await vi.runAllTimersAsync();
+      expect(await call).toBe('decided');
+      // With no answer at all, the call still times out.
+      const none = settle(queue.run(never));
+      await vi.runAllTimersAsync();
+      expect(await none).toBeInstanceOf(StoreTimeoutError);
+    });
   });
 
   it('calls started later get their own full deadline', async () => {
