@@ -151,17 +151,18 @@ async function load(server, seconds) {
 }
 
 /**
- * The comparisons of one round: each measures the baseline, a Sluice server and the usual
- * limiter back to back, so each ratio compares runs seconds apart. The machine's speed drifts
- * over tens of seconds; ratios of runs far apart carry that drift.
+ * The comparisons of one round: each measures the baseline and its servers back to back, so each
+ * ratio compares runs seconds apart. The machine's speed drifts over tens of seconds; ratios of
+ * runs far apart carry that drift. `sluiceVsUsual`: the first server is Sluice and the second the
+ * usual limiter, so their ratio is taken too.
  */
 const GROUPS = [
-  ['empty middleware', 'async empty middleware'],
-  ['sluice memory allowed', 'usual memory allowed'],
-  ['sluice redis allowed', 'usual redis allowed'],
-  ['sluice redis allowed autopipelining', 'usual redis allowed'],
-  ['sluice memory deny', 'usual memory deny'],
-  ['sluice redis deny', 'usual redis deny'],
+  { names: ['empty middleware', 'async empty middleware'] },
+  { names: ['sluice memory allowed', 'usual memory allowed'], sluiceVsUsual: true },
+  { names: ['sluice redis allowed', 'usual redis allowed'], sluiceVsUsual: true },
+  { names: ['sluice redis allowed autopipelining', 'usual redis allowed'], sluiceVsUsual: true },
+  { names: ['sluice memory deny', 'usual memory deny'], sluiceVsUsual: true },
+  { names: ['sluice redis deny', 'usual redis deny'], sluiceVsUsual: true },
 ];
 
 /** The spread of a server's ratios, or undefined when it has none. */
@@ -191,8 +192,8 @@ for (const framework of FRAMEWORKS) {
     const vsUsual = new Map(servers.map((s) => [s.name, []]));
     vsBaseline.get('baseline')?.push(1);
     for (let round = 0; round < ROUNDS; round++) {
-      for (const [sluiceName, usualName] of GROUPS) {
-        const names = ['baseline', sluiceName, usualName].filter((n) => n && byName.has(n));
+      for (const group of GROUPS) {
+        const names = ['baseline', ...group.names].filter((n) => byName.has(n));
         // Rotate the order every round, so no contender always runs first or last.
         const order = names.slice(round % names.length).concat(names.slice(0, round % names.length));
         const measured = {};
@@ -206,7 +207,8 @@ for (const framework of FRAMEWORKS) {
             if (name !== 'baseline') vsBaseline.get(name).push(measured[name] / measured.baseline);
           }
         }
-        if (usualName && sluiceName.startsWith('sluice') && measured[sluiceName] && measured[usualName]) {
+        const [sluiceName, usualName] = group.names;
+        if (group.sluiceVsUsual && measured[sluiceName] && measured[usualName]) {
           vsUsual.get(sluiceName).push(measured[sluiceName] / measured[usualName]);
         }
       }
