@@ -55,8 +55,13 @@ local function log_cum(v, i)
   return tonumber(string.sub(v, at - LOG_REC + LOG_TIME + 1, at))
 end
 
+-- One 16-character field (the header, a record's time or its units).
+local function log_field(x)
+  return string.format('%16.0f', x)
+end
+
 local function log_record(timeUs, cum)
-  return string.format('%16.0f', timeUs) .. string.format('%16.0f', cum)
+  return log_field(timeUs) .. log_field(cum)
 end
 
 local function sliding_log_write(r, ttlMs)
@@ -65,16 +70,17 @@ local function sliding_log_write(r, ttlMs)
   local merge = r.newest ~= nil and r.newest == stamp
   local dead = first - 1
   local kept = n - dead
+  local slackMs = math.ceil(r.windowMs / LOG_TTL_SLICES)
   if cum < LOG_CUM_MAX and dead < kept then
     -- In place: expired records wait for the next rewrite (they stay in order, so the
     -- binary search skips them), and the new units go to the end.
     if merge then
-      redis.call('SETRANGE', key, LOG_HEAD + n * LOG_REC - (LOG_REC - LOG_TIME), string.format('%16.0f', cum))
+      redis.call('SETRANGE', key, LOG_HEAD + n * LOG_REC - (LOG_REC - LOG_TIME), log_field(cum))
     else
       redis.call('APPEND', key, log_record(stamp, cum))
       local sliceUs = r.windowMs * 1000 / LOG_TTL_SLICES
       if math.floor(stamp / sliceUs) ~= math.floor(r.newest / sliceUs) then
-        redis.call('PEXPIRE', key, ttlMs + math.ceil(r.windowMs / LOG_TTL_SLICES))
+        redis.call('PEXPIRE', key, ttlMs + slackMs)
       end
     end
     return
@@ -87,20 +93,20 @@ local function sliding_log_write(r, ttlMs)
   end
   local value
   if cum < LOG_CUM_MAX then
-    value = string.format('%16.0f', before)
+    value = log_field(before)
     if last >= first then
       value = value .. string.sub(v, LOG_HEAD + dead * LOG_REC + 1, LOG_HEAD + last * LOG_REC)
     end
     value = value .. log_record(stamp, cum)
   else
-    local parts = { string.format('%16.0f', 0) }
+    local parts = { log_field(0) }
     for i = first, last do
       parts[#parts + 1] = log_record(log_time(v, i), log_cum(v, i) - before)
     end
     parts[#parts + 1] = log_record(stamp, cum - before)
     value = table.concat(parts)
   end
-  redis.call('SET', key, value, 'PX', ttlMs + math.ceil(r.windowMs / LOG_TTL_SLICES))
+  redis.call('SET', key, value, 'PX', ttlMs + slackMs)
 end
 
 ALGORITHMS['sliding-log'] = function(key, now, limit, windowMs, intervalMs, cost)

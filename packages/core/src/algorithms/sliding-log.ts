@@ -83,27 +83,21 @@ export const slidingLog: AlgorithmFn<SlidingLogState> = (state, now, { limit, wi
     chargedRemaining: whole(limit - (live + cost), limit),
     chargedResetMs: (stamp - nowUs) / 1000 + windowMs,
     charge: () => {
-      // Merged into the newest record when stamped alike.
-      const merge = newest === stamp;
+      // Merged into the newest record when stamped alike. In place, the expired records stay
+      // in front; once they are as many as the live ones (or the units near LOG_CUM_MAX) the
+      // log is rewritten without them, rebased near LOG_CUM_MAX.
+      const last = newest === stamp ? n - 1 : n;
       const total = cum + cost;
-      const last = merge ? n - 1 : n;
-      if (total < LOG_CUM_MAX && first < n - first) {
-        // In place: the expired records stay in front.
-        const nextTimes = times.slice(0, last);
-        const nextCums = cums.slice(0, last);
-        nextTimes.push(stamp);
-        nextCums.push(total);
-        return { base, times: nextTimes, cums: nextCums };
-      }
-      // Rewritten without the expired records, rebased near LOG_CUM_MAX.
       const rebase = total < LOG_CUM_MAX ? 0 : before;
-      const nextTimes = times.slice(first, last);
-      const nextCums = cums.slice(first, last);
+      const inPlace = total < LOG_CUM_MAX && first < n - first;
+      const from = inPlace ? 0 : first;
+      const nextTimes = times.slice(from, last);
+      const nextCums = cums.slice(from, last);
       if (rebase !== 0)
         for (let i = 0; i < nextCums.length; i++) nextCums[i] = (nextCums[i] as number) - rebase;
       nextTimes.push(stamp);
       nextCums.push(total - rebase);
-      return { base: before - rebase, times: nextTimes, cums: nextCums };
+      return { base: inPlace ? base : before - rebase, times: nextTimes, cums: nextCums };
     },
   };
 };
