@@ -182,6 +182,12 @@ export interface Store {
     mode: StoreMode,
     options?: StoreCheckOptions,
   ): Promise<StoreVerdict[]>;
+  /**
+   * Optional: the same decision, answered synchronously. A store that decides in-process
+   * (`MemoryStore`) implements it; the limiter then calls it instead of `check`, with no
+   * deadline (it cannot be late) and no promise per call. A throw counts as a store failure.
+   */
+  checkSync?(entries: readonly StoreEntry[], mode: StoreMode, options?: StoreCheckOptions): StoreVerdict[];
   /** Delete the state behind these keys. */
   reset(keys: readonly string[]): Promise<void>;
 }

@@ -16,7 +16,7 @@ import type {
   StoreMode,
   StoreVerdict,
 } from '../types.js';
-import { type BreakerState, CircuitBreaker } from './breaker.js';
+import { type BreakerPermit, type BreakerState, CircuitBreaker } from './breaker.js';
 import { checkCostRecord, resolveCost, selectPolicies } from './costs.js';
 import { DeadlineQueue, withDeadline } from './deadline.js';
 import { buildDecision, decisionEvent, resultFromVerdict, unavailableResult } from './decision.js';
@@ -53,11 +53,20 @@ export interface Limiter {
   onDecision(listener: (event: DecisionEvent) => void): () => void;
 }
 
+/** A value now, or a promise of it: the limiter's steps stay synchronous while the store is. */
+type MaybePromise<T> = T | Promise<T>;
+
+/**
+ * One store call behind the deadline and the breaker: the verdicts, or undefined when the store
+ * could not decide. Synchronous when the store answers synchronously (`Store.checkSync`).
+ */
 type StoreCall = (
   entries: readonly StoreEntry[],
   mode: StoreMode,
   options?: StoreCheckOptions,
-) => Promise<StoreVerdict[] | undefined>;
+) => MaybePromise<StoreVerdict[] | undefined>;
+
+const isPromise = <T>(value: MaybePromise<T>): value is Promise<T> => value instanceof Promise;
 
 /** The two record keys of an idempotent request: one per store call a check may make. */
 interface RequestRecord {
@@ -90,6 +99,17 @@ const NO_POLICY: Decision = Object.freeze({
   source: 'store',
   results: Object.freeze([]) as readonly PolicyResult[],
 }) as Decision;
+const NO_POLICY_PROMISE: Promise<Decision> = Promise.resolve(NO_POLICY);
+
+/** The options of store call `i` (0 or 1) of an idempotent request. */
+function recordOptions(request: RequestRecord | undefined, i: 0 | 1): StoreCheckOptions | undefined {
+  return request === undefined ? undefined : { requestKey: request.keys[i], requestTtlMs: request.ttlMs };
+}
+
+/** The deny cache's key for a set of entries. */
+const setKeyOf = (entries: readonly StoreEntry[]): string => entries.map((e) => e.key).join('\n');
+const costsOf = (entries: readonly StoreEntry[]): number[] => entries.map((e) => e.cost);
+const peeked = ({ results, source }: Outcome): Decision => buildDecision(results, source);
 
 /**
  * Builds a limiter. Policies are validated here (a bad one throws `PolicyError`), options too
@@ -161,56 +181,87 @@ export function createLimiter(options: LimiterOptions): Limiter {
     return { entries, tag };
   }
 
+  /** The store's verdicts, checked: undefined (and a breaker failure) when they do not fit. */
+  const accepted = (
+    verdicts: unknown,
+    entries: readonly StoreEntry[],
+    permit: BreakerPermit,
+  ): StoreVerdict[] | undefined => {
+    if (!Array.isArray(verdicts) || verdicts.length !== entries.length) {
+      // The store answered with the wrong number of verdicts: it could not decide.
+      breaker?.failure(permit);
+      return undefined;
+    }
+    breaker?.success();
+    return verdicts as StoreVerdict[];
+  };
+
   /** The store behind the deadline and the breaker; undefined means it could not decide. */
   const storeCheck = store.check.bind(store);
+  // A store that answers in-process cannot be late: no deadline, no promise per call.
+  const storeCheckSync = store.checkSync?.bind(store);
   const deadlines = new DeadlineQueue(timeoutMs);
   const remote: StoreCall = (entries, mode, options) => {
     const permit = breaker?.permit() ?? 'call';
-    if (permit === 'reject') return Promise.resolve(undefined);
-    return deadlines
-      .run(() => (options === undefined ? storeCheck(entries, mode) : storeCheck(entries, mode, options)))
-      .then(
-        (verdicts) => {
-          if (!Array.isArray(verdicts) || verdicts.length !== entries.length) {
-            // The store answered with the wrong number of verdicts: it could not decide.
-            breaker?.failure(permit);
-            return undefined;
-          }
-          breaker?.success();
-          return verdicts;
-        },
-        () => {
-          breaker?.failure(permit);
-          return undefined;
-        },
-      );
+    if (permit === 'reject') return undefined;
+    if (storeCheckSync !== undefined) {
+      let verdicts: unknown;
+      try {
+        verdicts =
+          options === undefined ? storeCheckSync(entries, mode) : storeCheckSync(entries, mode, options);
+      } catch {
+        breaker?.failure(permit);
+        return undefined;
+      }
+      return accepted(verdicts, entries, permit);
+    }
+    return deadlines.settle(
+      () => (options === undefined ? storeCheck(entries, mode) : storeCheck(entries, mode, options)),
+      (verdicts) => accepted(verdicts, entries, permit),
+      () => {
+        breaker?.failure(permit);
+        return undefined;
+      },
+    );
   };
 
-  const fallback: StoreCall = async (entries, mode) => {
+  const fallback: StoreCall = (entries, mode) => {
     try {
-      return await local().check(entries, mode);
+      return local().checkSync(entries, mode);
     } catch {
       return undefined;
     }
   };
 
-  /**
-   * Decides `entries` through `call`. Shadow policies ride in the same atomic call; when only a
-   * shadow policy denied (so nothing was charged), the enforcing policies are charged in a second
-   * call: a shadow policy observes, it never blocks the others.
-   *
-   * An idempotent request records each of the (at most two) calls under its own record key,
-   * so a retry replays both and charges nothing twice.
-   */
-  async function decideWith(
+  /** Decides `entries` through `call`: its first call, then `afterFirstCall`. */
+  function decideWith(
     call: StoreCall,
     entries: readonly StoreEntry[],
     mode: StoreMode,
     request?: RequestRecord,
-  ): Promise<PolicyResult[] | undefined> {
-    const options = (i: 0 | 1): StoreCheckOptions | undefined =>
-      request === undefined ? undefined : { requestKey: request.keys[i], requestTtlMs: request.ttlMs };
-    const verdicts = await call(entries, mode, options(0));
+  ): MaybePromise<PolicyResult[] | undefined> {
+    const verdicts = call(entries, mode, recordOptions(request, 0));
+    return isPromise(verdicts)
+      ? verdicts.then((v) => afterFirstCall(call, entries, mode, request, v))
+      : afterFirstCall(call, entries, mode, request, verdicts);
+  }
+
+  /**
+   * The results of a first store call's verdicts (undefined: the store could not decide). Shadow
+   * policies ride in the same atomic call; when only a shadow policy denied (so nothing was
+   * charged), the enforcing policies are charged in a second call through `call`: a shadow policy
+   * observes, it never blocks the others.
+   *
+   * An idempotent request records each of the (at most two) calls under its own record key,
+   * so a retry replays both and charges nothing twice.
+   */
+  function afterFirstCall(
+    call: StoreCall,
+    entries: readonly StoreEntry[],
+    mode: StoreMode,
+    request: RequestRecord | undefined,
+    verdicts: StoreVerdict[] | undefined,
+  ): MaybePromise<PolicyResult[] | undefined> {
     if (verdicts === undefined) return undefined;
     const results: PolicyResult[] = new Array(entries.length);
     let shadowDenied = false;
@@ -223,56 +274,70 @@ export function createLimiter(options: LimiterOptions): Limiter {
     if (mode === 'peek' || !shadowDenied) return results;
     const enforcedIdx = entries.flatMap((e, i) => (e.policy.shadow ? [] : [i]));
     const enforcedAllowed = enforcedIdx.every((i) => results[i]!.allowed);
-    if (!shadowDenied || !enforcedAllowed || enforcedIdx.length === 0) return results;
-    const again = await call(
+    if (!enforcedAllowed || enforcedIdx.length === 0) return results;
+    const merge = (again: StoreVerdict[] | undefined): PolicyResult[] | undefined => {
+      if (again === undefined) return undefined;
+      enforcedIdx.forEach((entryIndex, j) => {
+        const e = entries[entryIndex]!;
+        results[entryIndex] = resultFromVerdict(e.policy, e.cost, again[j]!);
+      });
+      return results;
+    };
+    const again = call(
       enforcedIdx.map((i) => entries[i]!),
       mode,
-      options(1),
+      recordOptions(request, 1),
     );
-    if (again === undefined) return undefined;
-    enforcedIdx.forEach((entryIndex, j) => {
-      const e = entries[entryIndex]!;
-      results[entryIndex] = resultFromVerdict(e.policy, e.cost, again[j]!);
-    });
-    return results;
+    return isPromise(again) ? again.then(merge) : merge(again);
   }
 
   /** The store could not decide: apply each policy's fail mode. */
-  async function failover(entries: readonly StoreEntry[], mode: StoreMode): Promise<Outcome> {
+  function failover(entries: readonly StoreEntry[], mode: StoreMode): MaybePromise<Outcome> {
     const closed = entries.some((e) => !e.policy.shadow && e.policy.failMode === 'closed');
     const localIdx = entries.flatMap((e, i) => (e.policy.failMode === 'local' ? [i] : []));
+    const finish = (localResults: PolicyResult[] | undefined): Outcome => {
+      const results = entries.map((e) =>
+        e.policy.failMode === 'local'
+          ? undefined
+          : unavailableResult(e.policy, e.cost, e.policy.failMode === 'open'),
+      );
+      localIdx.forEach((entryIndex, j) => {
+        const e = entries[entryIndex]!;
+        // If even the in-process limiter failed, a local policy behaves as closed.
+        results[entryIndex] = localResults?.[j] ?? unavailableResult(e.policy, e.cost, false);
+      });
+      const source: DecisionSource = closed ? 'fail-closed' : localIdx.length > 0 ? 'local' : 'fail-open';
+      return { results: results as PolicyResult[], source };
+    };
+    if (localIdx.length === 0) return finish([]);
     // Under a closed denial nothing may be charged, not even locally.
-    const localMode: StoreMode = closed ? 'peek' : mode;
-    const localResults =
-      localIdx.length > 0
-        ? await decideWith(
-            fallback,
-            localIdx.map((i) => entries[i]!),
-            localMode,
-          )
-        : [];
-    const results = entries.map((e) =>
-      e.policy.failMode === 'local'
-        ? undefined
-        : unavailableResult(e.policy, e.cost, e.policy.failMode === 'open'),
+    const localResults = decideWith(
+      fallback,
+      localIdx.map((i) => entries[i]!),
+      closed ? 'peek' : mode,
     );
-    localIdx.forEach((entryIndex, j) => {
-      const e = entries[entryIndex]!;
-      // If even the in-process limiter failed, a local policy behaves as closed.
-      results[entryIndex] = localResults?.[j] ?? unavailableResult(e.policy, e.cost, false);
-    });
-    const source: DecisionSource = closed ? 'fail-closed' : localIdx.length > 0 ? 'local' : 'fail-open';
-    return { results: results as PolicyResult[], source };
+    return isPromise(localResults) ? localResults.then(finish) : finish(localResults);
   }
 
-  async function decide(
+  /**
+   * Decides `entries` with the store (then the fail modes when it could not) and hands the outcome
+   * to `done`. One promise hop after the store's answer in the common case.
+   */
+  function decide<T>(
     entries: readonly StoreEntry[],
     mode: StoreMode,
-    request?: RequestRecord,
-  ): Promise<Outcome> {
-    const results = await decideWith(remote, entries, mode, request);
-    if (results !== undefined) return { results, source: 'store' };
-    return failover(entries, mode);
+    request: RequestRecord | undefined,
+    done: (outcome: Outcome) => T,
+  ): MaybePromise<T> {
+    const toOutcome = (results: PolicyResult[] | undefined): MaybePromise<Outcome> =>
+      results !== undefined ? { results, source: 'store' } : failover(entries, mode);
+    const next = (verdicts: StoreVerdict[] | undefined): MaybePromise<T> => {
+      const results = afterFirstCall(remote, entries, mode, request, verdicts);
+      const outcome = isPromise(results) ? results.then(toOutcome) : toOutcome(results);
+      return isPromise(outcome) ? outcome.then(done) : done(outcome);
+    };
+    const verdicts = remote(entries, mode, recordOptions(request, 0));
+    return isPromise(verdicts) ? verdicts.then(next) : next(verdicts);
   }
 
   function emit(decision: Decision, startedAt: number): void {
@@ -287,42 +352,50 @@ export function createLimiter(options: LimiterOptions): Limiter {
     }
   }
 
-  async function check(descriptor: Descriptor): Promise<Decision> {
-    const startedAt = listeners.size > 0 ? now() : 0;
-    const { entries, tag } = plan(descriptor, 'check');
-    if (entries.length === 0) return NO_POLICY;
-    const setKey = () => entries.map((e) => e.key).join('\n');
-    const costs = () => entries.map((e) => e.cost);
-    // An idempotent retry must get its recorded answer, so it never stops at the deny cache.
-    const request: RequestRecord | undefined =
-      descriptor.requestId === undefined
-        ? undefined
-        : { keys: requestKeys(tag, descriptor.requestId), ttlMs: resolved.idempotencyTtlMs };
-    let decision: Decision;
-    // Read before the store call: the store decided after this moment, so a wait counted from
-    // here never outlasts the store's own.
-    const askedAtMs = clock();
-    const cached =
-      request === undefined && denyCache !== undefined && denyCache.size > 0
-        ? denyCache.lookup(setKey(), costs(), askedAtMs)
-        : undefined;
-    if (cached !== undefined) {
-      decision = buildDecision(cached, 'deny-cache');
-    } else {
-      const { results, source } = await decide(entries, 'consume', request);
-      decision = buildDecision(results, source);
-      if (denyCache && source === 'store' && !decision.allowed)
-        denyCache.remember(setKey(), costs(), results, askedAtMs);
+  function check(descriptor: Descriptor): Promise<Decision> {
+    try {
+      const startedAt = listeners.size > 0 ? now() : 0;
+      const { entries, tag } = plan(descriptor, 'check');
+      if (entries.length === 0) return NO_POLICY_PROMISE;
+      // An idempotent retry must get its recorded answer, so it never stops at the deny cache.
+      const request: RequestRecord | undefined =
+        descriptor.requestId === undefined
+          ? undefined
+          : { keys: requestKeys(tag, descriptor.requestId), ttlMs: resolved.idempotencyTtlMs };
+      // Read before the store call: the store decided after this moment, so a wait counted from
+      // here never outlasts the store's own.
+      const askedAtMs = clock();
+      if (request === undefined && denyCache !== undefined && denyCache.size > 0) {
+        const cached = denyCache.lookup(setKeyOf(entries), costsOf(entries), askedAtMs);
+        if (cached !== undefined) {
+          const decision = buildDecision(cached, 'deny-cache');
+          emit(decision, startedAt);
+          return Promise.resolve(decision);
+        }
+      }
+      const finish = ({ results, source }: Outcome): Decision => {
+        const decision = buildDecision(results, source);
+        if (denyCache && source === 'store' && !decision.allowed)
+          denyCache.remember(setKeyOf(entries), costsOf(entries), results, askedAtMs);
+        emit(decision, startedAt);
+        return decision;
+      };
+      const decision = decide(entries, 'consume', request, finish);
+      return isPromise(decision) ? decision : Promise.resolve(decision);
+    } catch (error) {
+      return Promise.reject(error);
     }
-    emit(decision, startedAt);
-    return decision;
   }
 
-  async function peek(descriptor: Descriptor): Promise<Decision> {
-    const { entries } = plan(descriptor, 'peek');
-    if (entries.length === 0) return NO_POLICY;
-    const { results, source } = await decide(entries, 'peek');
-    return buildDecision(results, source);
+  function peek(descriptor: Descriptor): Promise<Decision> {
+    try {
+      const { entries } = plan(descriptor, 'peek');
+      if (entries.length === 0) return NO_POLICY_PROMISE;
+      const decision = decide(entries, 'peek', undefined, peeked);
+      return isPromise(decision) ? decision : Promise.resolve(decision);
+    } catch (error) {
+      return Promise.reject(error);
+    }
   }
 
   async function reset(identity: string, policyName?: string, route?: string): Promise<void> {

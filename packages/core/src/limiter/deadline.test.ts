@@ -104,6 +104,59 @@ describe('DeadlineQueue', () => {
     expect(performance.now() - started).toBeGreaterThanOrEqual(58);
   });
 
+  it('settle maps the answer, and maps every failure (throw, rejection, deadline) to onFailure', async () => {
+    const queue = new DeadlineQueue(30);
+    const failures: unknown[] = [];
+    const onFailure = (error: unknown) => {
+      failures.push(error);
+      return 'failed';
+    };
+    const double = (n: number) => n * 2;
+    const answers = await Promise.all([
+      queue.settle(() => later(1, 21), double, onFailure),
+      queue.settle(() => Promise.reject(new Error('boom')), double, onFailure),
+      queue.settle(
+        () => {
+          throw new Error('thrown');
+        },
+        double,
+        onFailure,
+      ),
+      queue.settle(never, double, onFailure),
+    ]);
+    expect(answers).toEqual([42, 'failed', 'failed', 'failed']);
+    expect(failures.map((e) => (e as Error).message)).toEqual([
+      'thrown',
+      'boom',
+      'store did not answer within 30 ms',
+    ]);
+    expect(failures[2]).toBeInstanceOf(StoreTimeoutError);
+  });
+
+  it('settle rejects only when a callback throws', async () => {
+    const queue = new DeadlineQueue(30);
+    const outcomes = await Promise.allSettled([
+      queue.settle(
+        () => Promise.resolve(1),
+        () => {
+          throw new Error('in onValue');
+        },
+        () => 0,
+      ),
+      queue.settle(
+        () => Promise.reject(new Error('store')),
+        () => 1,
+        () => {
+          throw new Error('in onFailure');
+        },
+      ),
+    ]);
+    expect(outcomes.map((o) => (o.status === 'rejected' ? (o.reason as Error).message : o.value))).toEqual([
+      'in onValue',
+      'in onFailure',
+    ]);
+  });
+
   it('stays small in a loop that never yields to timers', async () => {
     const queue = new DeadlineQueue(100);
     for (let i = 0; i < 50_000; i++) await queue.run(() => Promise.resolve(i));

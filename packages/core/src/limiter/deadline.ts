@@ -55,9 +55,13 @@ function afterIoPass(expire: () => void): void {
 
 interface Pending {
   readonly dueAt: number;
-  readonly reject: (error: unknown) => void;
+  readonly fail: (error: unknown) => void;
   done: boolean;
 }
+
+const rethrow = (error: unknown): never => {
+  throw error;
+};
 
 /**
  * Deadlines for many calls that share one `timeoutMs`, on ONE timer: deadlines fall in call
@@ -81,15 +85,35 @@ export class DeadlineQueue {
 
   /** Like `withDeadline(call, timeoutMs)`. */
   run<T>(call: () => Promise<T>): Promise<T> {
-    return new Promise<T>((resolve, reject) => {
+    return this.settle(call, (value) => value, rethrow);
+  }
+
+  /**
+   * Runs `call` under the deadline and settles with `onValue(value)`, or with `onFailure(error)`
+   * when the call throws, rejects or misses its deadline (`StoreTimeoutError`): one promise per
+   * call, where `run(call).then(onValue, onFailure)` takes two. Rejects only when a callback throws.
+   */
+  settle<T, U>(
+    call: () => Promise<T>,
+    onValue: (value: T) => U,
+    onFailure: (error: unknown) => U,
+  ): Promise<U> {
+    return new Promise<U>((resolve, reject) => {
+      const fail = (error: unknown): void => {
+        try {
+          resolve(onFailure(error));
+        } catch (thrown) {
+          reject(thrown);
+        }
+      };
       let pending: Promise<T>;
       try {
         pending = call();
       } catch (error) {
-        reject(error);
+        fail(error);
         return;
       }
-      const entry: Pending = { dueAt: monotonicNow() + this.timeoutMs, reject, done: false };
+      const entry: Pending = { dueAt: monotonicNow() + this.timeoutMs, fail, done: false };
       this.dropSettled();
       this.queue.push(entry);
       if (this.timer === undefined) this.arm(entry.dueAt);
@@ -97,12 +121,16 @@ export class DeadlineQueue {
         (value) => {
           if (entry.done) return;
           entry.done = true;
-          resolve(value);
+          try {
+            resolve(onValue(value));
+          } catch (thrown) {
+            reject(thrown);
+          }
         },
         (error: unknown) => {
           if (entry.done) return;
           entry.done = true;
-          reject(error);
+          fail(error);
         },
       );
     });
@@ -121,12 +149,12 @@ export class DeadlineQueue {
     }
   }
 
-  /** Rejects the calls whose answer did not come in the grace pass. */
+  /** Fails the calls whose answer did not come in the grace pass. */
   private expire(expired: readonly Pending[]): void {
     for (const entry of expired) {
       if (entry.done) continue;
       entry.done = true;
-      entry.reject(new StoreTimeoutError(this.timeoutMs));
+      entry.fail(new StoreTimeoutError(this.timeoutMs));
     }
   }
 

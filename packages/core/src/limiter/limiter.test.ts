@@ -4,7 +4,7 @@ import { PolicyError } from '../policy/errors.js';
 import { MemoryStore } from '../stores/memory-store.js';
 import type { Algorithm, DecisionEvent, PolicyInput } from '../types.js';
 import { createLimiter } from './create-limiter.js';
-import { SwitchableStore } from './test-stores.test-support.js';
+import { SwitchableStore, SyncSwitchableStore } from './test-stores.test-support.js';
 
 function setup(
   policies: readonly PolicyInput[],
@@ -520,6 +520,74 @@ describe('createLimiter: store failures', () => {
       expect(d.outcome).toBe('unavailable');
       expect(d.results.every((r) => r.outcome === 'unavailable')).toBe(true);
     }
+  });
+});
+
+describe('createLimiter: a store that answers synchronously', () => {
+  function syncSetup(
+    policies: readonly PolicyInput[],
+    extra: { breaker?: false | { failureThreshold: number; cooldownMs: number } } = {},
+  ) {
+    const clock = { now: 1_700_000_000_000 };
+    const tick = () => clock.now;
+    const store = new SyncSwitchableStore(tick);
+    const limiter = createLimiter({ policies, store, clock: tick, ...extra });
+    return { clock, store, limiter };
+  }
+  const closed: PolicyInput = { name: 'strict', limit: 10, window: '1s', failMode: 'closed' };
+  const local: PolicyInput = { name: 'local', burst: 2, rate: '1/s', failMode: 'local' };
+
+  it('is asked through checkSync, and the decision is settled one microtask later', async () => {
+    const { limiter, store } = syncSetup([burst, minute]);
+    let settled: unknown;
+    void limiter.check({ identity: 'a' }).then((d) => {
+      settled = d;
+    });
+    await null;
+    expect(settled).toMatchObject({ allowed: true, source: 'store', policy: 'burst', remaining: 2 });
+    expect(store.syncCalls).toBe(1);
+    const peeked = await limiter.peek({ identity: 'a' });
+    expect(peeked).toMatchObject({ allowed: true, remaining: 2 });
+    expect(store.syncCalls).toBe(2);
+  });
+
+  it('a throw is a store failure: fail modes apply and the breaker counts it', async () => {
+    const { limiter, store } = syncSetup([closed], { breaker: { failureThreshold: 2, cooldownMs: 1000 } });
+    store.behaviour = 'error';
+    for (let i = 0; i < 2; i++) {
+      expect(await limiter.check({ identity: 'a' })).toMatchObject({
+        allowed: false,
+        outcome: 'unavailable',
+        source: 'fail-closed',
+      });
+    }
+    expect(limiter.breakerState).toBe('open');
+    await limiter.check({ identity: 'a' });
+    expect(store.syncCalls).toBe(2);
+  });
+
+  it('too few verdicts is a store failure, and a local policy decides in-process', async () => {
+    const { limiter, store } = syncSetup([local, { ...local, name: 'other' }], { breaker: false });
+    store.behaviour = 'short';
+    const seen = [];
+    for (let i = 0; i < 3; i++) seen.push(await limiter.check({ identity: 'a' }));
+    expect(seen.map((d) => [d.allowed, d.outcome, d.source])).toEqual([
+      [true, 'allowed', 'local'],
+      [true, 'allowed', 'local'],
+      [false, 'over_limit', 'local'],
+    ]);
+    store.behaviour = 'up';
+    expect(await limiter.check({ identity: 'a' })).toMatchObject({
+      allowed: true,
+      source: 'store',
+      remaining: 1,
+    });
+  });
+
+  it('rejects programmer errors instead of throwing', async () => {
+    const { limiter } = syncSetup([burst]);
+    const pending = limiter.check({ identity: 42 as unknown as string });
+    await expect(pending).rejects.toThrow(/"identity" must be a string/);
   });
 });
 

@@ -34,3 +34,38 @@ export class SwitchableStore implements Store {
     return this.inner.reset(keys);
   }
 }
+
+/**
+ * A MemoryStore behind a switch that answers synchronously (`checkSync`): `up` decides, `error`
+ * throws, `short` answers with too few verdicts (and charges nothing). Its `check` throws, so a test that passes
+ * shows the limiter never went through it.
+ */
+export class SyncSwitchableStore implements Store {
+  readonly kind = 'sync-switchable';
+  readonly inner: MemoryStore;
+  behaviour: 'up' | 'error' | 'short' = 'up';
+  syncCalls = 0;
+
+  constructor(clock: Clock) {
+    this.inner = new MemoryStore({ clock });
+  }
+
+  check(): Promise<StoreVerdict[]> {
+    throw new Error('check() called on a store that answers synchronously');
+  }
+
+  checkSync(
+    entries: readonly StoreEntry[],
+    mode: StoreMode,
+    options?: MemoryStoreCheckOptions,
+  ): StoreVerdict[] {
+    this.syncCalls++;
+    if (this.behaviour === 'error') throw new Error('state corrupted');
+    if (this.behaviour === 'short') return this.inner.checkSync(entries, 'peek').slice(1);
+    return this.inner.checkSync(entries, mode, options);
+  }
+
+  reset(keys: readonly string[]): Promise<void> {
+    return this.inner.reset(keys);
+  }
+}

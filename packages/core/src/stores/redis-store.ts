@@ -180,12 +180,25 @@ export class RedisStore implements Store {
    * `requestTtlMs`, a consume is idempotent: a recorded request replays its verdicts and
    * charges nothing; otherwise its verdicts are recorded (in the same script run).
    */
-  async check(
+  check(
     entries: readonly StoreEntry[],
     mode: StoreMode,
     options?: RedisStoreCheckOptions,
   ): Promise<StoreVerdict[]> {
-    if (entries.length === 0) return [];
+    try {
+      return this.enqueue(entries, mode, options);
+    } catch (error) {
+      return Promise.reject(error);
+    }
+  }
+
+  /** Adds a check to its group's open batch (throws on bad input, before anything is added). */
+  private enqueue(
+    entries: readonly StoreEntry[],
+    mode: StoreMode,
+    options: RedisStoreCheckOptions | undefined,
+  ): Promise<StoreVerdict[]> {
+    if (entries.length === 0) return Promise.resolve([]);
     const requestKey = options?.requestKey;
     const requestTtlMs = options?.requestTtlMs;
     if ((requestKey === undefined) !== (requestTtlMs === undefined)) {
