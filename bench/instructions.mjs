@@ -1,0 +1,240 @@
+/**
+ * Instructions per HTTP request of each benchmark server, counted by valgrind's callgrind: the
+ * server's own work, a figure that does not move with the machine's load (throughput on this
+ * shared 2-core box moves by tens of percent between consecutive runs). Not part of
+ * `npm run bench`: it takes about a minute per server.
+ *
+ *   node bench/instructions.mjs [--frameworks hono,koa,express,nest] [--servers sluice-memory,usual-memory]
+ *        [--path allowed|deny] [--warmup 20000] [--requests 10000] [--parallel 2] [--out-dir DIR]
+ *
+ * Each server runs under `valgrind --tool=callgrind --separate-threads=yes` with counting off;
+ * autocannon sends `--warmup` requests (8 connections), counting is switched on
+ * (`callgrind_control -i on`), `--requests` more are sent, and the event-loop thread's count is
+ * read from the dump. That thread runs the JavaScript, node's HTTP parser and V8's garbage
+ * collector; V8's background compiler threads are left out (in a normal process they run
+ * beside the event loop). User space only: the kernel's socket work is not counted, so the
+ * figures say what the code costs, not what the machine's wake-ups cost (see README.md).
+ * Needs valgrind (Debian package `valgrind`).
+ */
+import { spawn, spawnSync } from 'node:child_process';
+import { mkdirSync, mkdtempSync, readdirSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { dirname, join } from 'node:path';
+import { fileURLToPath } from 'node:url';
+import { parseArgs } from 'node:util';
+import autocannon from 'autocannon';
+import { IDENTITIES, OVER_QUOTA_IDENTITY } from './lib/http-server.mjs';
+import { startRedis } from './lib/redis-server.mjs';
+
+const here = dirname(fileURLToPath(import.meta.url));
+const { values: opts } = parseArgs({
+  options: {
+    frameworks: { type: 'string', default: 'express,koa,hono,nest' },
+    servers: {
+      type: 'string',
+      default: 'baseline,noop-async,sluice-memory,usual-memory,sluice-redis,usual-redis',
+    },
+    path: { type: 'string', default: 'allowed' },
+    warmup: { type: 'string', default: '20000' },
+    requests: { type: 'string', default: '10000' },
+    parallel: { type: 'string', default: '2' },
+    'out-dir': { type: 'string', default: join(here, 'results') },
+  },
+});
+
+const FRAMEWORKS = ['express', 'koa', 'hono', 'nest'];
+const SERVERS = {
+  baseline: { variant: 'baseline', store: 'memory', label: 'baseline (no limiter)' },
+  noop: { variant: 'noop', store: 'memory', label: 'empty middleware' },
+  'noop-async': { variant: 'noop-async', store: 'memory', label: 'async empty middleware' },
+  'sluice-memory': { variant: 'sluice', store: 'memory', label: 'Sluice, memory store' },
+  'usual-memory': { variant: 'usual', store: 'memory', label: 'usual limiter, memory store' },
+  'sluice-redis': { variant: 'sluice', store: 'redis', label: 'Sluice, Redis' },
+  'usual-redis': { variant: 'usual', store: 'redis', label: 'usual limiter, Redis' },
+};
+
+function fail(message) {
+  console.error(`instructions: ${message}`);
+  process.exit(2);
+}
+const frameworks = opts.frameworks.split(',');
+for (const f of frameworks) if (!FRAMEWORKS.includes(f)) fail(`--frameworks: unknown framework ${f}`);
+const servers = opts.servers.split(',');
+for (const s of servers)
+  if (!(s in SERVERS)) fail(`--servers: unknown server ${s} (known: ${Object.keys(SERVERS).join(', ')})`);
+if (opts.path !== 'allowed' && opts.path !== 'deny') fail(`--path must be allowed or deny, got ${opts.path}`);
+const positive = (name) => {
+  const n = Number(opts[name]);
+  if (!Number.isInteger(n) || n < 1) fail(`--${name} must be a positive integer, got ${opts[name]}`);
+  return n;
+};
+const WARMUP = positive('warmup');
+const REQUESTS = positive('requests');
+const PARALLEL = positive('parallel');
+if (spawnSync('valgrind', ['--version']).status !== 0)
+  fail('valgrind is not installed (apt-get install -y valgrind)');
+
+/** `amount` requests of `GET /limited` on 8 connections; resolves with autocannon's result. */
+function send(port, amount) {
+  let i = 0;
+  return autocannon({
+    url: `http://127.0.0.1:${port}`,
+    connections: 8,
+    amount,
+    timeout: 120,
+    requests: [
+      {
+        method: 'GET',
+        path: '/limited',
+        setupRequest: (req) => {
+          const identity =
+            opts.path === 'allowed' ? IDENTITIES[(i++ * 7919) % IDENTITIES.length] : OVER_QUOTA_IDENTITY;
+          req.headers = { ...req.headers, 'x-api-key': identity };
+          return req;
+        },
+      },
+    ],
+  });
+}
+
+function control(pid, ...args) {
+  const out = spawnSync('callgrind_control', [...args, String(pid)], { encoding: 'utf8' });
+  if (out.status !== 0) throw new Error(`callgrind_control ${args.join(' ')} failed: ${out.stderr}`);
+}
+
+/** The event-loop thread's instruction count in the dump callgrind wrote to `dir`. */
+function mainThreadInstructions(dir) {
+  // With --separate-threads=yes the files end in -<thread>; thread 01 is the main thread. The
+  // dump on request is part .1; the part written at exit (after counting was switched off) is
+  // empty.
+  const dumps = readdirSync(dir).filter((f) => /\.1-01$/.test(f));
+  if (dumps.length !== 1)
+    throw new Error(`expected one dump of the main thread in ${dir}, got ${dumps.join(', ')}`);
+  const text = readFileSync(join(dir, dumps[0]), 'utf8');
+  const m = /^(?:summary|totals): (\d+)/m.exec(text);
+  if (!m) throw new Error(`no instruction total in ${dumps[0]}`);
+  return Number(m[1]);
+}
+
+async function measure(framework, name, redisUrl) {
+  const server = SERVERS[name];
+  const dir = mkdtempSync(join(tmpdir(), 'sluice-callgrind-'));
+  const child = spawn(
+    'valgrind',
+    [
+      '--tool=callgrind',
+      '--instr-atstart=no',
+      '--separate-threads=yes',
+      `--callgrind-out-file=${join(dir, 'cg.out')}`,
+      process.execPath,
+      join(here, 'servers', 'server.mjs'),
+      '--framework',
+      framework,
+      '--variant',
+      server.variant,
+      '--store',
+      server.store,
+      '--path',
+      opts.path,
+      '--redis-url',
+      redisUrl,
+    ],
+    { stdio: ['ignore', 'pipe', 'pipe'] },
+  );
+  let output = '';
+  const exited = new Promise((resolve) => child.once('exit', resolve));
+  try {
+    const port = await new Promise((resolve, reject) => {
+      const timer = setTimeout(
+        () => reject(new Error(`${framework}/${name} did not start: ${output}`)),
+        240_000,
+      );
+      const onData = (chunk) => {
+        output += chunk;
+        const m = /listening on (\d+)/.exec(output);
+        if (m) {
+          clearTimeout(timer);
+          resolve(Number(m[1]));
+        }
+      };
+      child.stdout.on('data', onData);
+      child.stderr.on('data', onData);
+      exited.then((code) => reject(new Error(`${framework}/${name} exited with ${code}: ${output}`)));
+    });
+    const warm = await send(port, WARMUP);
+    control(child.pid, '-i', 'on');
+    const measured = await send(port, REQUESTS);
+    control(child.pid, '-d');
+    control(child.pid, '-i', 'off');
+    const statuses = {
+      '2xx': measured['2xx'],
+      non2xx: measured.non2xx,
+      errors: measured.errors + warm.errors,
+    };
+    if (measured.errors > 0 || measured.timeouts > 0)
+      throw new Error(`${framework}/${name}: ${JSON.stringify(statuses)}`);
+    child.kill('SIGTERM');
+    await exited;
+    const instructions = mainThreadInstructions(dir);
+    return {
+      framework,
+      server: name,
+      label: server.label,
+      perRequest: instructions / measured.requests.total,
+      requests: measured.requests.total,
+      statuses,
+    };
+  } finally {
+    if (child.exitCode === null) child.kill('SIGKILL');
+    rmSync(dir, { recursive: true, force: true });
+  }
+}
+
+const redis = await startRedis();
+const started = Date.now();
+const jobs = frameworks.flatMap((framework) => servers.map((name) => [framework, name]));
+const rows = [];
+try {
+  let next = 0;
+  const worker = async () => {
+    while (next < jobs.length) {
+      const [framework, name] = jobs[next++];
+      const row = await measure(framework, name, redis.url);
+      console.log(`${framework} ${name}: ${Math.round(row.perRequest)} instructions per request`);
+      rows.push(row);
+    }
+  };
+  await Promise.all(Array.from({ length: Math.min(PARALLEL, jobs.length) }, worker));
+} finally {
+  await redis.stop();
+}
+
+const find = (framework, server) => rows.find((r) => r.framework === framework && r.server === server);
+const lines = [
+  '# Instructions per request (callgrind)',
+  '',
+  `${new Date().toISOString().slice(0, 16)}Z · \`node bench/instructions.mjs --path ${opts.path}\` · ${Math.round((Date.now() - started) / 1000)} s · ${WARMUP} warm-up requests, then ${REQUESTS} counted, 8 connections`,
+  '',
+  "The event-loop thread's instructions per request of each server (JavaScript, node's HTTP parser, V8's garbage collector; user space only). Unlike req/s on this shared machine, these repeat within about 5% (Hono within 1%). `vs baseline` is the baseline's count over this server's: the share of the baseline's throughput this server would reach if instructions were all that mattered (they are not: the kernel's socket work and wake-ups are not counted).",
+  '',
+  '| framework | server | instructions / request | vs baseline | extra over baseline | Sluice vs usual limiter |',
+  '| --- | --- | --- | --- | --- | --- |',
+];
+for (const framework of frameworks) {
+  const baseline = find(framework, 'baseline');
+  for (const name of servers) {
+    const row = find(framework, name);
+    if (!row) continue;
+    const usual = name.startsWith('sluice-') ? find(framework, name.replace('sluice-', 'usual-')) : undefined;
+    lines.push(
+      `| ${framework} | ${row.label} | ${Math.round(row.perRequest)} | ${baseline ? (baseline.perRequest / row.perRequest).toFixed(2) : ''} | ${baseline ? Math.round(row.perRequest - baseline.perRequest) : ''} | ${usual ? `${(usual.perRequest / row.perRequest).toFixed(2)}x` : ''} |`,
+    );
+  }
+}
+mkdirSync(opts['out-dir'], { recursive: true });
+writeFileSync(join(opts['out-dir'], `instructions-${opts.path}.md`), `${lines.join('\n')}\n`);
+writeFileSync(
+  join(opts['out-dir'], `instructions-${opts.path}.json`),
+  `${JSON.stringify({ path: opts.path, warmup: WARMUP, requests: REQUESTS, rows }, null, 2)}\n`,
+);
+console.log(lines.join('\n'));
