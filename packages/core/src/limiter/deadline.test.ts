@@ -107,11 +107,11 @@ describe('DeadlineQueue', () => {
   it('settle maps the answer, and maps every failure (throw, rejection, deadline) to onFailure', async () => {
     const queue = new DeadlineQueue(30);
     const failures: unknown[] = [];
-    const onFailure = (error: unknown) => {
+    const onFailure = (error: unknown): number | string => {
       failures.push(error);
       return 'failed';
     };
-    const double = (n: number) => n * 2;
+    const double = (n: number): number | string => n * 2;
     const answers = await Promise.all([
       queue.settle(() => later(1, 21), double, onFailure),
       queue.settle(() => Promise.reject(new Error('boom')), double, onFailure),
