@@ -3,7 +3,7 @@ import { describe, expect, it } from 'vitest';
 import { PolicyError } from '../policy/errors.js';
 import { MemoryStore } from '../stores/memory-store.js';
 import type { Algorithm, DecisionEvent, PolicyInput } from '../types.js';
-import { createLimiter } from './create-limiter.js';
+import { createLimiter, type Limiter } from './create-limiter.js';
 import { SwitchableStore, SyncSwitchableStore } from './test-stores.test-support.js';
 
 function setup(
@@ -27,6 +27,29 @@ function setup(
 
 const burst: PolicyInput = { name: 'burst', burst: 3, rate: '1/s' };
 const minute: PolicyInput = { name: 'minute', algorithm: 'sliding-window', limit: 5, window: '1m' };
+
+/**
+ * Three checks of a `local` policy (burst 2, 1/s) while the store cannot decide: two admitted and
+ * one denied in-process; then, once `up()` brings the store back, the store decides again with its
+ * own untouched state.
+ */
+async function expectLocalWhileDown(limiter: Limiter, up: () => void): Promise<void> {
+  const seen = [];
+  for (let i = 0; i < 3; i++) seen.push(await limiter.check({ identity: 'a' }));
+  expect(seen.map((d) => [d.allowed, d.outcome, d.source])).toEqual([
+    [true, 'allowed', 'local'],
+    [true, 'allowed', 'local'],
+    [false, 'over_limit', 'local'],
+  ]);
+  expect(seen[2]!.retryAfterMs).toBe(1000);
+  up();
+  expect(await limiter.check({ identity: 'a' })).toMatchObject({
+    allowed: true,
+    source: 'store',
+    remaining: 1,
+  });
+}
+
 
 describe('createLimiter: decisions', () => {
   it('admits up to the limit, then denies with the wait', async () => {
@@ -432,19 +455,8 @@ describe('createLimiter: store failures', () => {
   it('local decides in-process while the store is down, and the store again afterwards', async () => {
     const { limiter, store } = setup([local], { breaker: false });
     store.behaviour = 'error';
-    const seen = [];
-    for (let i = 0; i < 3; i++) seen.push(await limiter.check({ identity: 'a' }));
-    expect(seen.map((d) => [d.allowed, d.outcome, d.source])).toEqual([
-      [true, 'allowed', 'local'],
-      [true, 'allowed', 'local'],
-      [false, 'over_limit', 'local'],
-    ]);
-    expect(seen[2]!.retryAfterMs).toBe(1000);
-    store.behaviour = 'up';
-    expect(await limiter.check({ identity: 'a' })).toMatchObject({
-      allowed: true,
-      source: 'store',
-      remaining: 1,
+    await expectLocalWhileDown(limiter, () => {
+      store.behaviour = 'up';
     });
   });
 
@@ -567,20 +579,10 @@ describe('createLimiter: a store that answers synchronously', () => {
   });
 
   it('too few verdicts is a store failure, and a local policy decides in-process', async () => {
-    const { limiter, store } = syncSetup([local, { ...local, name: 'other' }], { breaker: false });
+    const { limiter, store } = syncSetup([local], { breaker: false });
     store.behaviour = 'short';
-    const seen = [];
-    for (let i = 0; i < 3; i++) seen.push(await limiter.check({ identity: 'a' }));
-    expect(seen.map((d) => [d.allowed, d.outcome, d.source])).toEqual([
-      [true, 'allowed', 'local'],
-      [true, 'allowed', 'local'],
-      [false, 'over_limit', 'local'],
-    ]);
-    store.behaviour = 'up';
-    expect(await limiter.check({ identity: 'a' })).toMatchObject({
-      allowed: true,
-      source: 'store',
-      remaining: 1,
+    await expectLocalWhileDown(limiter, () => {
+      store.behaviour = 'up';
     });
   });
 
