@@ -161,18 +161,17 @@ async function measure(framework, name, redisUrl) {
       child.stderr.on('data', onData);
       exited.then((code) => reject(new Error(`${framework}/${name} exited with ${code}: ${output}`)));
     });
-    const warm = await send(port, WARMUP);
+    await send(port, WARMUP);
     control(child.pid, '-i', 'on');
     const measured = await send(port, REQUESTS);
     control(child.pid, '-d');
     control(child.pid, '-i', 'off');
-    const statuses = {
-      '2xx': measured['2xx'],
-      non2xx: measured.non2xx,
-      errors: measured.errors + warm.errors,
-    };
-    if (measured.errors > 0 || measured.timeouts > 0)
-      throw new Error(`${framework}/${name}: ${JSON.stringify(statuses)}`);
+    // A response lost on the way (a connection error under valgrind's slowness) is not counted;
+    // more than 1% lost makes the figure untrustworthy.
+    const answered = measured['2xx'] + measured.non2xx;
+    const lost = measured.errors + measured.timeouts;
+    if (answered === 0 || lost > REQUESTS / 100)
+      throw new Error(`${framework}/${name}: ${answered} answered, ${lost} errors or timeouts`);
     child.kill('SIGTERM');
     await exited;
     const instructions = mainThreadInstructions(dir);
@@ -180,9 +179,9 @@ async function measure(framework, name, redisUrl) {
       framework,
       server: name,
       label: server.label,
-      perRequest: instructions / measured.requests.total,
-      requests: measured.requests.total,
-      statuses,
+      perRequest: instructions / answered,
+      answered,
+      lost,
     };
   } finally {
     if (child.exitCode === null) child.kill('SIGKILL');
@@ -194,14 +193,21 @@ const redis = await startRedis();
 const started = Date.now();
 const jobs = frameworks.flatMap((framework) => servers.map((name) => [framework, name]));
 const rows = [];
+const failed = [];
 try {
   let next = 0;
   const worker = async () => {
     while (next < jobs.length) {
       const [framework, name] = jobs[next++];
-      const row = await measure(framework, name, redis.url);
-      console.log(`${framework} ${name}: ${Math.round(row.perRequest)} instructions per request`);
-      rows.push(row);
+      try {
+        const row = await measure(framework, name, redis.url);
+        console.log(`${framework} ${name}: ${Math.round(row.perRequest)} instructions per request`);
+        rows.push(row);
+      } catch (error) {
+        // One server's failure leaves its row out; the others are still worth having.
+        console.error(`${framework} ${name}: not measured: ${error.message}`);
+        failed.push(`${framework}/${name}`);
+      }
     }
   };
   await Promise.all(Array.from({ length: Math.min(PARALLEL, jobs.length) }, worker));
@@ -238,3 +244,7 @@ writeFileSync(
   `${JSON.stringify({ path: opts.path, warmup: WARMUP, requests: REQUESTS, rows }, null, 2)}\n`,
 );
 console.log(lines.join('\n'));
+if (failed.length > 0) {
+  console.error(`instructions: not measured: ${failed.join(', ')}`);
+  process.exitCode = 1;
+}
