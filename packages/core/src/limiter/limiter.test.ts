@@ -50,7 +50,6 @@ async function expectLocalWhileDown(limiter: Limiter, up: () => void): Promise<v
   });
 }
 
-
 describe('createLimiter: decisions', () => {
   it('admits up to the limit, then denies with the wait', async () => {
     const { limiter, clock } = setup([burst]);
