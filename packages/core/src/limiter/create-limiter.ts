@@ -199,7 +199,7 @@ export function createLimiter(options: LimiterOptions): Limiter {
   /** The store behind the deadline and the breaker; undefined means it could not decide. */
   const storeCheck = store.check.bind(store);
   // A store that answers in-process cannot be late: no deadline, no promise per call.
-  const storeCheckSync = store.checkSync?.bind(store);
+  const storeCheckSync = typeof store.checkSync === 'function' ? store.checkSync.bind(store) : undefined;
   const deadlines = new DeadlineQueue(timeoutMs);
   const remote: StoreCall = (entries, mode, options) => {
     const permit = breaker?.permit() ?? 'call';
