@@ -66,7 +66,9 @@ type StoreCall = (
   options?: StoreCheckOptions,
 ) => MaybePromise<StoreVerdict[] | undefined>;
 
-const isPromise = <T>(value: MaybePromise<T>): value is Promise<T> => value instanceof Promise;
+/** `next(value)`, now when `value` is there, else once it is: a promise hop only when one is due. */
+const andThen = <T, U>(value: MaybePromise<T>, next: (value: T) => MaybePromise<U>): MaybePromise<U> =>
+  value instanceof Promise ? value.then(next) : next(value);
 
 /** The two record keys of an idempotent request: one per store call a check may make. */
 interface RequestRecord {
@@ -233,17 +235,20 @@ export function createLimiter(options: LimiterOptions): Limiter {
     }
   };
 
-  /** Decides `entries` through `call`: its first call, then `afterFirstCall`. */
-  function decideWith(
+  /**
+   * Decides `entries` through `call` (its first call, then `afterFirstCall`) and hands the results
+   * (undefined: the call could not decide) to `next`, with no promise hop of its own.
+   */
+  function decideWith<T>(
     call: StoreCall,
     entries: readonly StoreEntry[],
     mode: StoreMode,
-    request?: RequestRecord,
-  ): MaybePromise<PolicyResult[] | undefined> {
-    const verdicts = call(entries, mode, recordOptions(request, 0));
-    return isPromise(verdicts)
-      ? verdicts.then((v) => afterFirstCall(call, entries, mode, request, v))
-      : afterFirstCall(call, entries, mode, request, verdicts);
+    request: RequestRecord | undefined,
+    next: (results: PolicyResult[] | undefined) => MaybePromise<T>,
+  ): MaybePromise<T> {
+    return andThen(call(entries, mode, recordOptions(request, 0)), (verdicts) =>
+      andThen(afterFirstCall(call, entries, mode, request, verdicts), next),
+    );
   }
 
   /**
@@ -288,7 +293,7 @@ export function createLimiter(options: LimiterOptions): Limiter {
       mode,
       recordOptions(request, 1),
     );
-    return isPromise(again) ? again.then(merge) : merge(again);
+    return andThen(again, merge);
   }
 
   /** The store could not decide: apply each policy's fail mode. */
@@ -311,12 +316,13 @@ export function createLimiter(options: LimiterOptions): Limiter {
     };
     if (localIdx.length === 0) return finish([]);
     // Under a closed denial nothing may be charged, not even locally.
-    const localResults = decideWith(
+    return decideWith(
       fallback,
       localIdx.map((i) => entries[i]!),
       closed ? 'peek' : mode,
+      undefined,
+      finish,
     );
-    return isPromise(localResults) ? localResults.then(finish) : finish(localResults);
   }
 
   /**
@@ -329,15 +335,9 @@ export function createLimiter(options: LimiterOptions): Limiter {
     request: RequestRecord | undefined,
     done: (outcome: Outcome) => T,
   ): MaybePromise<T> {
-    const toOutcome = (results: PolicyResult[] | undefined): MaybePromise<Outcome> =>
-      results !== undefined ? { results, source: 'store' } : failover(entries, mode);
-    const next = (verdicts: StoreVerdict[] | undefined): MaybePromise<T> => {
-      const results = afterFirstCall(remote, entries, mode, request, verdicts);
-      const outcome = isPromise(results) ? results.then(toOutcome) : toOutcome(results);
-      return isPromise(outcome) ? outcome.then(done) : done(outcome);
-    };
-    const verdicts = remote(entries, mode, recordOptions(request, 0));
-    return isPromise(verdicts) ? verdicts.then(next) : next(verdicts);
+    return decideWith(remote, entries, mode, request, (results) =>
+      andThen(results !== undefined ? { results, source: 'store' } : failover(entries, mode), done),
+    );
   }
 
   function emit(decision: Decision, startedAt: number): void {
@@ -380,8 +380,8 @@ export function createLimiter(options: LimiterOptions): Limiter {
         emit(decision, startedAt);
         return decision;
       };
-      const decision = decide(entries, 'consume', request, finish);
-      return isPromise(decision) ? decision : Promise.resolve(decision);
+      // A native promise comes back as it is; a decision made now is wrapped.
+      return Promise.resolve(decide(entries, 'consume', request, finish));
     } catch (error) {
       return Promise.reject(error);
     }
@@ -391,8 +391,7 @@ export function createLimiter(options: LimiterOptions): Limiter {
     try {
       const { entries } = plan(descriptor, 'peek');
       if (entries.length === 0) return NO_POLICY_PROMISE;
-      const decision = decide(entries, 'peek', undefined, peeked);
-      return isPromise(decision) ? decision : Promise.resolve(decision);
+      return Promise.resolve(decide(entries, 'peek', undefined, peeked));
     } catch (error) {
       return Promise.reject(error);
     }
