@@ -16,14 +16,13 @@
  * figures say what the code costs, not what the machine's wake-ups cost (see README.md).
  * Needs valgrind (Debian package `valgrind`).
  */
-import { spawn, spawnSync } from 'node:child_process';
+import { spawnSync } from 'node:child_process';
 import { mkdirSync, mkdtempSync, readdirSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { dirname, join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { parseArgs } from 'node:util';
-import autocannon from 'autocannon';
-import { IDENTITIES, OVER_QUOTA_IDENTITY } from './lib/http-server.mjs';
+import { loadLimited, startServerProcess, stopServerProcess } from './lib/http-server.mjs';
 import { startRedis } from './lib/redis-server.mjs';
 
 const here = dirname(fileURLToPath(import.meta.url));
@@ -74,29 +73,6 @@ const PARALLEL = positive('parallel');
 if (spawnSync('valgrind', ['--version']).status !== 0)
   fail('valgrind is not installed (apt-get install -y valgrind)');
 
-/** `amount` requests of `GET /limited` on 8 connections; resolves with autocannon's result. */
-function send(port, amount) {
-  let i = 0;
-  return autocannon({
-    url: `http://127.0.0.1:${port}`,
-    connections: 8,
-    amount,
-    timeout: 120,
-    requests: [
-      {
-        method: 'GET',
-        path: '/limited',
-        setupRequest: (req) => {
-          const identity =
-            opts.path === 'allowed' ? IDENTITIES[(i++ * 7919) % IDENTITIES.length] : OVER_QUOTA_IDENTITY;
-          req.headers = { ...req.headers, 'x-api-key': identity };
-          return req;
-        },
-      },
-    ],
-  });
-}
-
 function control(pid, ...args) {
   const out = spawnSync('callgrind_control', [...args, String(pid)], { encoding: 'utf8' });
   if (out.status !== 0) throw new Error(`callgrind_control ${args.join(' ')} failed: ${out.stderr}`);
@@ -119,72 +95,46 @@ function mainThreadInstructions(dir) {
 async function measure(framework, name, redisUrl) {
   const server = SERVERS[name];
   const dir = mkdtempSync(join(tmpdir(), 'sluice-callgrind-'));
-  const child = spawn(
+  const args = ['--framework', framework, '--variant', server.variant, '--store', server.store];
+  const launcher = [
     'valgrind',
-    [
-      '--tool=callgrind',
-      '--instr-atstart=no',
-      '--separate-threads=yes',
-      `--callgrind-out-file=${join(dir, 'cg.out')}`,
-      process.execPath,
-      join(here, 'servers', 'server.mjs'),
-      '--framework',
-      framework,
-      '--variant',
-      server.variant,
-      '--store',
-      server.store,
-      '--path',
-      opts.path,
-      '--redis-url',
-      redisUrl,
-    ],
-    { stdio: ['ignore', 'pipe', 'pipe'] },
-  );
-  let output = '';
-  const exited = new Promise((resolve) => child.once('exit', resolve));
+    '--tool=callgrind',
+    '--instr-atstart=no',
+    '--separate-threads=yes',
+    `--callgrind-out-file=${join(dir, 'cg.out')}`,
+  ];
+  const label = `${framework}/${name}`;
+  const load = (amount) =>
+    loadLimited({ port: running.port, amount, connections: 8, allowed: opts.path === 'allowed' });
+  let running;
   try {
-    const port = await new Promise((resolve, reject) => {
-      const timer = setTimeout(
-        () => reject(new Error(`${framework}/${name} did not start: ${output}`)),
-        240_000,
-      );
-      const onData = (chunk) => {
-        output += chunk;
-        const m = /listening on (\d+)/.exec(output);
-        if (m) {
-          clearTimeout(timer);
-          resolve(Number(m[1]));
-        }
-      };
-      child.stdout.on('data', onData);
-      child.stderr.on('data', onData);
-      exited.then((code) => reject(new Error(`${framework}/${name} exited with ${code}: ${output}`)));
+    running = await startServerProcess([...args, '--path', opts.path, '--redis-url', redisUrl], {
+      launcher,
+      label,
+      startTimeoutMs: 240_000,
     });
-    await send(port, WARMUP);
-    control(child.pid, '-i', 'on');
-    const measured = await send(port, REQUESTS);
-    control(child.pid, '-d');
-    control(child.pid, '-i', 'off');
+    await load(WARMUP);
+    control(running.child.pid, '-i', 'on');
+    const measured = await load(REQUESTS);
+    control(running.child.pid, '-d');
+    control(running.child.pid, '-i', 'off');
     // A response lost on the way (a connection error under valgrind's slowness) is not counted;
     // more than 1% lost makes the figure untrustworthy.
     const answered = measured['2xx'] + measured.non2xx;
     const lost = measured.errors + measured.timeouts;
     if (answered === 0 || lost > REQUESTS / 100)
-      throw new Error(`${framework}/${name}: ${answered} answered, ${lost} errors or timeouts`);
-    child.kill('SIGTERM');
-    await exited;
-    const instructions = mainThreadInstructions(dir);
+      throw new Error(`${label}: ${answered} answered, ${lost} errors or timeouts`);
+    await stopServerProcess(running);
     return {
       framework,
       server: name,
       label: server.label,
-      perRequest: instructions / answered,
+      perRequest: mainThreadInstructions(dir) / answered,
       answered,
       lost,
     };
   } finally {
-    if (child.exitCode === null) child.kill('SIGKILL');
+    if (running !== undefined) await stopServerProcess(running);
     rmSync(dir, { recursive: true, force: true });
   }
 }

@@ -20,15 +20,18 @@ export const OVER_QUOTA_IDENTITY = 'over-quota-tenant';
 /**
  * Starts `servers/server.mjs` with `args` (after `nodeArgs`, such as `--cpu-prof`) and resolves
  * with `{ port, child, output() }` once it prints its port; rejects when it exits first or
- * stays silent for 30 s.
+ * stays silent for `startTimeoutMs`. `launcher` runs node under another program
+ * (`['valgrind', '--tool=callgrind']`): the child is then that program.
  */
-export function startServerProcess(args, { nodeArgs = [], label = 'server' } = {}) {
-  const child = spawn(process.execPath, [...nodeArgs, serverScript, ...args], {
-    stdio: ['ignore', 'pipe', 'pipe'],
-  });
+export function startServerProcess(
+  args,
+  { nodeArgs = [], label = 'server', launcher = [], startTimeoutMs = 30_000 } = {},
+) {
+  const command = [...launcher, process.execPath, ...nodeArgs, serverScript, ...args];
+  const child = spawn(command[0], command.slice(1), { stdio: ['ignore', 'pipe', 'pipe'] });
   let output = '';
   return new Promise((resolve, reject) => {
-    const timer = setTimeout(() => reject(new Error(`${label} did not start: ${output}`)), 30_000);
+    const timer = setTimeout(() => reject(new Error(`${label} did not start: ${output}`)), startTimeoutMs);
     const onData = (chunk) => {
       output += chunk;
       const m = /listening on (\d+)/.exec(output);
@@ -57,12 +60,15 @@ export async function stopServerProcess(server) {
   clearTimeout(timer);
 }
 
-/** One autocannon run of `GET /limited`; `allowed` picks the path (see the file's header). */
-export function loadLimited({ port, seconds, connections = 32, allowed }) {
+/**
+ * One autocannon run of `GET /limited` for `seconds`, or for `amount` requests (then each may take
+ * up to 120 s); `allowed` picks the path (see the file's header).
+ */
+export function loadLimited({ port, seconds, amount, connections = 32, allowed }) {
   return autocannon({
     url: `http://127.0.0.1:${port}`,
     connections,
-    duration: seconds,
+    ...(amount === undefined ? { duration: seconds } : { amount, timeout: 120 }),
     requests: [
       {
         method: 'GET',
