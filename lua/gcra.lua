@@ -16,7 +16,8 @@
 --   (0.001 / intervalMs, at most 0.5), above the rounding noise of now_scaled, so a unit
 --   that is due is never hidden.
 -- Returns (see decide.lua): allowed when used + cost <= limit + slack;
---   remaining = floor(limit - used + slack); resetMs = used * intervalMs (until TAT is reached);
+--   remaining = floor(limit - used + slack); resetMs = TAT in ms since the epoch - now
+--   (see gcra_ms_until; used * intervalMs when used is clamped at limit + slack);
 --   retryAfterMs = (used + cost - limit) * intervalMs (0 when allowed, -1 when
 --   cost > limit: never). A charge writes tat = max(tat, floor(now_scaled)) + ceil(cost * scale).
 
@@ -37,6 +38,20 @@ local function gcra_scale(intervalMs)
   return scale
 end
 
+-- Ms from now until the arrival time tat (scaled units), at least 0. The arrival time is
+-- turned into ms since the epoch first, a value of the state alone, and the difference of
+-- two nearby doubles is exact: every call on the same state names the same instant, a
+-- later call reports exactly the time elapsed less, and the key's TTL (set from the
+-- charge's value) never outlives a later report by more than its one ms of margin.
+-- (Measured from the scaled clock, the two calls rounded apart.)
+local function gcra_ms_until(tat, scale, intervalMs, now)
+  local ms = tat / scale * intervalMs - now
+  if ms > 0 then
+    return ms
+  end
+  return 0
+end
+
 local function gcra_write(r, ttlMs)
   redis.call('SET', r.key, string.format('%.0f', r.tat2), 'PX', ttlMs)
 end
@@ -53,12 +68,18 @@ ALGORITHMS['gcra'] = function(key, now, limit, windowMs, intervalMs, cost)
   end
   local tat = tonumber(get_string(key) or '')
   local used = 0
+  local resetMs = 0
   if tat ~= nil then
     used = (tat - nowF) / scale
     if used < 0 then
       used = 0
     elseif used > limit + slack then
       used = limit + slack
+    end
+    if used >= limit + slack then
+      resetMs = used * intervalMs
+    else
+      resetMs = gcra_ms_until(tat, scale, intervalMs, now)
     end
   end
 
@@ -68,7 +89,7 @@ ALGORITHMS['gcra'] = function(key, now, limit, windowMs, intervalMs, cost)
     chargedRemaining = 0, chargedResetMs = 0, key = key, write = false, tat2 = 0,
   }
   r.remaining = whole(limit - used + slack, limit)
-  r.resetMs = used * intervalMs
+  r.resetMs = resetMs
   if r.allowed then
     r.retryAfterMs = 0
   elseif cost > limit then
@@ -84,7 +105,7 @@ ALGORITHMS['gcra'] = function(key, now, limit, windowMs, intervalMs, cost)
   local tat2 = base + math.ceil(cost * scale)
   local used2 = (tat2 - nowF) / scale
   r.chargedRemaining = whole(limit - used2 + slack, limit)
-  r.chargedResetMs = used2 * intervalMs
+  r.chargedResetMs = gcra_ms_until(tat2, scale, intervalMs, now)
   r.key, r.tat2, r.write = key, tat2, gcra_write
   return r
 end

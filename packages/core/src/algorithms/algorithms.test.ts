@@ -303,3 +303,46 @@ describe('sliding log times in whole microseconds', () => {
     expect(store.size).toBe(0);
   });
 });
+
+describe('GCRA times to come from the stamped arrival time', () => {
+  it('reports the reset of a held key so that its TTL never outlives the report by more than its margin', async () => {
+    // A found counterexample: limit 11 in 60 s (intervalMs 5454.54...). The charge's time
+    // to full came out a hair over 60000 ms and rounded up to 60001; one ms later the same
+    // state came out a hair under 59999, so the key outlived now + resetMs + 1.
+    const policy = makePolicy('gcra', 11, 60_000);
+    const { decide, store } = memoryDecide();
+    const entry = (cost: number): StoreEntry => ({ key: 'e', policy, cost });
+    const t = 1_700_000_000_000;
+    const [charged] = (await decide([entry(11)], 'consume', t)) as [StoreVerdict];
+    expect(charged).toEqual({ allowed: true, remaining: 0, resetMs: 60_000, retryAfterMs: 0 });
+    const [denied] = (await decide([entry(1)], 'consume', t + 1)) as [StoreVerdict];
+    expect(denied.allowed).toBe(false);
+    expect(denied.resetMs).toBe(59_999);
+    const [full] = (await decide([entry(1)], 'peek', t + 1 + 59_999)) as [StoreVerdict];
+    expect(full).toEqual({ allowed: true, remaining: 11, resetMs: 0, retryAfterMs: 0 });
+    await decide([entry(1)], 'peek', t + 1 + 59_999 + 2);
+    expect(store.size).toBe(0);
+  });
+
+  it('counts down the reset of one state exactly as the clock moves on', async () => {
+    await fc.assert(
+      fc.asyncProperty(
+        policyArb('gcra', true),
+        startTimeArb,
+        fc.array(fc.integer({ min: 0, max: 10_000_000 }), { minLength: 1, maxLength: 8 }),
+        async (policy, t0, steps) => {
+          const { decide } = memoryDecide();
+          const entry: StoreEntry = { key: 'c', policy, cost: policy.limit };
+          const [charged] = (await decide([entry], 'consume', t0)) as [StoreVerdict];
+          // The reset is rounded up to a whole ms, so the state is full at the whole ms below.
+          const fullAt = Math.floor(t0) + charged.resetMs;
+          for (const step of steps.sort((a, b) => a - b)) {
+            const [v] = (await decide([entry], 'peek', t0 + step)) as [StoreVerdict];
+            expect(v.resetMs).toBe(Math.max(0, Math.ceil(fullAt - (t0 + step))));
+          }
+        },
+      ),
+      { numRuns: 200 },
+    );
+  });
+});

@@ -27,6 +27,20 @@ export function gcraScale(intervalMs: number): number {
 }
 
 /**
+ * Ms from `now` until the theoretical arrival time `tat` (scaled units), at least 0. The
+ * arrival time is turned into ms since the epoch first, a value of the state alone, and
+ * the difference of two nearby doubles is exact: every call on the same state names the
+ * same instant, a later call reports exactly the time elapsed less, and the key's TTL
+ * (set from the charge's value) never outlives a later report by more than its one ms
+ * of margin. (Measured from the scaled clock, the two calls rounded apart.) Same
+ * arithmetic as lua/gcra.lua `gcra_ms_until`.
+ */
+function msUntil(tat: number, scale: number, intervalMs: number, now: number): number {
+  const ms = (tat / scale) * intervalMs - now;
+  return Math.max(ms, 0);
+}
+
+/**
  * GCRA: exact rate (one unit per `intervalMs`) with a burst of `limit`, one integer of
  * state. Same arithmetic as lua/gcra.lua.
  */
@@ -38,6 +52,7 @@ export const gcra: AlgorithmFn<GcraState> = (state, now, { limit, intervalMs, co
   if (slack < 4 / scale) slack = 4 / scale;
   const tat = state?.tat;
   let used = 0;
+  let resetMs = 0;
   if (tat !== undefined) {
     used = (tat - nowF) / scale;
     if (used < 0) {
@@ -45,6 +60,7 @@ export const gcra: AlgorithmFn<GcraState> = (state, now, { limit, intervalMs, co
     } else if (used > limit + slack) {
       used = limit + slack;
     }
+    resetMs = used >= limit + slack ? used * intervalMs : msUntil(tat, scale, intervalMs, now);
   }
 
   const allowed = used + cost <= limit + slack;
@@ -58,10 +74,10 @@ export const gcra: AlgorithmFn<GcraState> = (state, now, { limit, intervalMs, co
   return {
     allowed,
     remaining: whole(limit - used + slack, limit),
-    resetMs: used * intervalMs,
+    resetMs,
     retryAfterMs,
     chargedRemaining: whole(limit - used2 + slack, limit),
-    chargedResetMs: used2 * intervalMs,
+    chargedResetMs: msUntil(tat2, scale, intervalMs, now),
     charge: () => ({ tat: tat2 }),
   };
 };
