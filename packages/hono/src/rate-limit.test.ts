@@ -349,22 +349,39 @@ async function start(app: Hono<RateLimitEnv>): Promise<Client> {
   return { get: (path, headers) => request(`${base}${path}`, headers === undefined ? {} : { headers }) };
 }
 
-describe('rateLimit() on Hono over HTTP', () => {
-  test.each(SCENARIOS)('$name', async (scenario) => {
-    const w = world();
-    const client = await start(testApp(scenario.options(w), scenario.mount));
-    await scenario.run(client, w);
-  });
+/** Where the pass-path headers go: onto the Node response, or into Hono's prepared headers. */
+const TRANSPORTS: { name: string; start(app: Hono<RateLimitEnv>): Promise<Client> }[] = [
+  { name: 'over @hono/node-server (headers set on the Node response)', start },
+  {
+    name: 'through app.request() (Web-standard: c.header())',
+    start: async (app) => ({
+      async get(path, headers) {
+        const response = await app.request(path, headers === undefined ? {} : { headers });
+        const text = await response.text();
+        const record: Record<string, string> = {};
+        response.headers.forEach((value, name) => {
+          record[name] = value;
+        });
+        return { status: response.status, headers: record, text };
+      },
+    }),
+  },
+];
 
+/** The client address on Node; a fixed documentation address where there is no socket. */
+const anyIp = (c: Context) =>
+  (c.env as { incoming?: unknown } | undefined)?.incoming === undefined ? '192.0.2.1' : clientIp(c);
+
+describe.each(TRANSPORTS)('rateLimit() headers on every response, $name', (transport) => {
   it('puts the headers on a raw Response a handler returns, and on error responses', async () => {
     const w = world();
     const app = new Hono<RateLimitEnv>();
-    app.use('*', rateLimit({ limiter: w.limiter([API_3_PER_10S]), clientIp }));
+    app.use('*', rateLimit({ limiter: w.limiter([API_3_PER_10S]), clientIp: anyIp }));
     app.get('/raw', () => new Response('raw', { headers: { 'x-own': '1' } }));
     app.get('/boom', () => {
       throw new Error('boom');
     });
-    const client = await start(app);
+    const client = await transport.start(app);
     const raw = await client.get('/raw');
     expect(raw.text).toBe('raw');
     expect(raw.headers['x-own']).toBe('1');
@@ -377,13 +394,13 @@ describe('rateLimit() on Hono over HTTP', () => {
   it('puts the headers on raw Responses from notFound and onError handlers, and on the default 404', async () => {
     const w = world();
     const app = new Hono<RateLimitEnv>();
-    app.use('*', rateLimit({ limiter: w.limiter([API_3_PER_10S]), clientIp }));
+    app.use('*', rateLimit({ limiter: w.limiter([API_3_PER_10S]), clientIp: anyIp }));
     app.get('/boom', () => {
       throw new Error('boom');
     });
     app.notFound(() => new Response('nothing', { status: 404 }));
     app.onError(() => new Response('failed', { status: 500, headers: { 'content-type': 'text/x-own' } }));
-    const client = await start(app);
+    const client = await transport.start(app);
     const missing = await client.get('/missing');
     expect(missing.status).toBe(404);
     expect(missing.text).toBe('nothing');
@@ -396,9 +413,9 @@ describe('rateLimit() on Hono over HTTP', () => {
     expect(boom.headers.ratelimit).toBe('"api";r=1;t=10');
 
     const plain = new Hono<RateLimitEnv>();
-    plain.use('*', rateLimit({ limiter: w.limiter([API_3_PER_10S]), clientIp }));
+    plain.use('*', rateLimit({ limiter: w.limiter([API_3_PER_10S]), clientIp: anyIp }));
     await served?.close();
-    const plainClient = await start(plain);
+    const plainClient = await transport.start(plain);
     const notFound = await plainClient.get('/missing');
     expect(notFound.status).toBe(404);
     expect(notFound.headers.ratelimit).toBe('"api";r=2;t=10');
@@ -408,9 +425,9 @@ describe('rateLimit() on Hono over HTTP', () => {
     const w = world();
     const shared = new Response(null, { status: 204, headers: { 'x-own': '1' } });
     const app = new Hono<RateLimitEnv>();
-    app.use('*', rateLimit({ limiter: w.limiter([API_3_PER_10S]), clientIp }));
+    app.use('*', rateLimit({ limiter: w.limiter([API_3_PER_10S]), clientIp: anyIp }));
     app.get('/shared', () => shared);
-    const client = await start(app);
+    const client = await transport.start(app);
     for (const remaining of [2, 1, 0]) {
       const reply = await client.get('/shared');
       expect(reply.status).toBe(204);
@@ -424,12 +441,15 @@ describe('rateLimit() on Hono over HTTP', () => {
   it('raw Responses under shadow policies and with headers: false get no rate-limit headers', async () => {
     const w = world();
     const app = new Hono<RateLimitEnv>();
-    app.use('/shadow', rateLimit({ limiter: w.limiter([{ ...API_1_PER_10S, shadow: true }]), clientIp }));
-    app.use('/off', rateLimit({ limiter: w.limiter([API_3_PER_10S]), headers: false, clientIp }));
+    app.use(
+      '/shadow',
+      rateLimit({ limiter: w.limiter([{ ...API_1_PER_10S, shadow: true }]), clientIp: anyIp }),
+    );
+    app.use('/off', rateLimit({ limiter: w.limiter([API_3_PER_10S]), headers: false, clientIp: anyIp }));
     const raw = () => new Response('raw');
     app.get('/shadow', raw);
     app.get('/off', raw);
-    const client = await start(app);
+    const client = await transport.start(app);
     for (const path of ['/shadow', '/shadow', '/off']) {
       const reply = await client.get(path);
       expect(reply.status).toBe(200);
@@ -437,6 +457,29 @@ describe('rateLimit() on Hono over HTTP', () => {
       expect(reply.headers.ratelimit).toBeUndefined();
       expect(reply.headers['ratelimit-policy']).toBeUndefined();
     }
+  });
+
+  it("lets a header of the same name from the app win over the limiter's", async () => {
+    const w = world();
+    const app = new Hono<RateLimitEnv>();
+    app.use('*', rateLimit({ limiter: w.limiter([API_3_PER_10S]), clientIp: anyIp }));
+    app.get('/own', (c) => {
+      c.header('RateLimit', '"app";r=1');
+      return c.json({ ok: true });
+    });
+    const client = await transport.start(app);
+    const reply = await client.get('/own');
+    expect(reply.status).toBe(200);
+    expect(reply.headers.ratelimit).toBe('"app";r=1');
+    expect(reply.headers['ratelimit-policy']).toBe('"api";q=3;w=10');
+  });
+});
+
+describe('rateLimit() on Hono over HTTP', () => {
+  test.each(SCENARIOS)('$name', async (scenario) => {
+    const w = world();
+    const client = await start(testApp(scenario.options(w), scenario.mount));
+    await scenario.run(client, w);
   });
 
   it('each 429 body matches its own decision when consecutive denials differ', async () => {

@@ -50,6 +50,32 @@ export interface HonoRateLimitOptions<E extends Env = Env> extends RateLimitOpti
 
 const HEADER_NAME = /^[!#$%&'*+.^_`|~0-9A-Za-z-]+$/;
 
+/** The part of a Node `http.ServerResponse` the Node path uses. */
+interface NodeResponse {
+  readonly headersSent: boolean;
+  setHeader(name: string, value: string): unknown;
+  writeHead(...args: never[]): unknown;
+}
+
+/**
+ * The Node response @hono/node-server puts in `c.env.outgoing`, while its headers are
+ * still unsent; undefined on every other runtime (and in `app.request()`).
+ */
+function nodeResponse(env: unknown): NodeResponse | undefined {
+  if (typeof env !== 'object' || env === null) return undefined;
+  const outgoing = (env as { outgoing?: Partial<NodeResponse> }).outgoing;
+  if (
+    typeof outgoing !== 'object' ||
+    outgoing === null ||
+    typeof outgoing.setHeader !== 'function' ||
+    typeof outgoing.writeHead !== 'function' ||
+    outgoing.headersSent !== false
+  ) {
+    return undefined;
+  }
+  return outgoing as NodeResponse;
+}
+
 /**
  * Rate-limiting middleware for Hono, Web-standard only: it runs on Node
  * (`@hono/node-server`), workerd, Deno and Bun.
@@ -108,6 +134,15 @@ export function rateLimit<E extends Env = Env>(
     c.set('rateLimit', decision);
     const headers = verdict.headers;
     if (verdict.action === 'pass') {
+      const node = nodeResponse(c.env);
+      if (node !== undefined) {
+        // On @hono/node-server: straight onto the Node response. Whatever Response the app
+        // answers with (c.json(), a raw `new Response()`, the error and not-found handlers)
+        // is written over it, and a header of the same name the app sets wins. Cheaper than
+        // c.header(), which builds a Headers object that node-server converts back.
+        for (const name in headers) node.setHeader(name, headers[name] as string);
+        return next();
+      }
       // Before next(): c.json()/c.text()/c.body() and the error and not-found handlers build
       // their response with these headers, and @hono/node-server keeps its light response
       // (setting a header on a finished response turns it into a full undici Response).
