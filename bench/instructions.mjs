@@ -5,7 +5,7 @@
  * `npm run bench`: it takes about a minute per server.
  *
  *   node bench/instructions.mjs [--frameworks hono,koa,express,nest] [--servers sluice-memory,usual-memory]
- *        [--path allowed|deny] [--warmup 20000] [--requests 10000] [--parallel 2] [--out-dir DIR]
+ *        [--path allowed|deny] [--warmup 20000] [--requests 10000] [--parallel 1] [--out-dir DIR]
  *
  * Each server runs under `valgrind --tool=callgrind --separate-threads=yes` with counting off;
  * autocannon sends `--warmup` requests (8 connections), counting is switched on
@@ -36,7 +36,7 @@ const { values: opts } = parseArgs({
     path: { type: 'string', default: 'allowed' },
     warmup: { type: 'string', default: '20000' },
     requests: { type: 'string', default: '10000' },
-    parallel: { type: 'string', default: '2' },
+    parallel: { type: 'string', default: '1' },
     'out-dir': { type: 'string', default: join(here, 'results') },
   },
 });
@@ -171,7 +171,7 @@ const lines = [
   '',
   `${new Date().toISOString().slice(0, 16)}Z · \`node bench/instructions.mjs --path ${opts.path}\` · ${Math.round((Date.now() - started) / 1000)} s · ${WARMUP} warm-up requests, then ${REQUESTS} counted, 8 connections`,
   '',
-  "The event-loop thread's instructions per request of each server (JavaScript, node's HTTP parser, V8's garbage collector; user space only). Unlike req/s on this shared machine, these repeat within about 5% (Hono within 1%). `vs baseline` is the baseline's count over this server's: the share of the baseline's throughput this server would reach if instructions were all that mattered (they are not: the kernel's socket work and wake-ups are not counted).",
+  "The event-loop thread's instructions per request of each server (JavaScript, node's HTTP parser, V8's garbage collector; user space only). Unlike req/s on this shared machine, these repeat within a few percent when servers are counted one at a time (`--parallel 1`, the default; two at once moved one count by 9%). `vs baseline` is the baseline's count over this server's: the share of the baseline's throughput this server would reach if instructions were all that mattered (they are not: the kernel's socket work and wake-ups are not counted).",
   '',
   '| framework | server | instructions / request | vs baseline | extra over baseline | Sluice vs usual limiter |',
   '| --- | --- | --- | --- | --- | --- |',

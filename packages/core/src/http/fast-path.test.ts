@@ -278,6 +278,45 @@ describe('decide without awaiting synchronous hooks', () => {
     expect({ ...req }).toEqual({ headers: {} });
   });
 
+  it("charges once per marker with requestMarks 'weak-map' too, leaving the marker untouched", async () => {
+    for (const marker of [{}, Object.freeze({})]) {
+      const limiter = fakeLimiter();
+      const r = resolveRateLimitOptions<Req>({ limiter }, 'test', { requestMarks: 'weak-map' });
+      await r.decide({ headers: {} }, { ...facts, marker });
+      const again = await r.decide({ headers: {} }, { ...facts, marker });
+      expect(again?.duplicate).toBe(true);
+      expect(limiter.seen).toHaveLength(1);
+      expect(Reflect.ownKeys(marker)).toEqual([]);
+    }
+  });
+
+  it('finds the checks of layers that keep them differently, in any order', async () => {
+    const marks = ['private-field', 'weak-map'] as const;
+    for (const [firstMarks, secondMarks] of [marks, [...marks].reverse()]) {
+      const one = fakeLimiter();
+      const two = fakeLimiter();
+      const layer = (limiter: ReturnType<typeof fakeLimiter>, requestMarks: (typeof marks)[number]) =>
+        resolveRateLimitOptions<Req>({ limiter }, 'test', { requestMarks });
+      const req = { headers: {} };
+      expect((await layer(one, firstMarks).decide(req, facts))?.duplicate).toBe(false);
+      expect((await layer(two, secondMarks).decide(req, facts))?.duplicate).toBe(false);
+      // Each limiter's first check is found by a layer keeping marks the other way.
+      expect((await layer(one, secondMarks).decide(req, facts))?.duplicate).toBe(true);
+      expect((await layer(two, firstMarks).decide(req, facts))?.duplicate).toBe(true);
+      expect((await layer(one, firstMarks).decide(req, facts))?.duplicate).toBe(true);
+      expect([one.seen.length, two.seen.length]).toEqual([1, 1]);
+      expect(Reflect.ownKeys(req)).toEqual(['headers']);
+    }
+  });
+
+  it('rejects an unknown requestMarks at construction', () => {
+    expect(() =>
+      resolveRateLimitOptions<Req>({ limiter: fakeLimiter() }, 'test', {
+        requestMarks: 'symbol' as 'weak-map',
+      }),
+    ).toThrow(`"requestMarks" must be 'private-field' or 'weak-map', got symbol`);
+  });
+
   it('keeps the checks of several limiters on one marker apart', async () => {
     const first = fakeLimiter();
     const second = fakeLimiter();

@@ -26,6 +26,7 @@ export {
   type DecideResult,
   previousCheck,
   type RequestFacts,
+  type RequestMarks,
   shadowDecision,
   UNKNOWN_CLIENT_IDENTITY,
 } from './decide.js';
@@ -54,6 +55,7 @@ export {
   type CostValue,
   type RateLimitOptions,
   type ResolvedRateLimit,
+  type ResolvedRateLimitSettings,
   resolveRateLimitOptions,
 } from './options.js';
 export { RateLimitOptionsError } from './options-error.js';

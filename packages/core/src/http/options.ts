@@ -6,7 +6,7 @@ import { createLimiter, type Limiter } from '../limiter/index.js';
 import { isCompiledPolicy } from '../policy/index.js';
 import type { Algorithm, FailMode, PolicyInput, Store } from '../types.js';
 import { CidrError, createIpList, type IpList } from './cidr.js';
-import { createDecide, type DecideResult, type RequestFacts } from './decide.js';
+import { createDecide, type DecideResult, type RequestFacts, type RequestMarks } from './decide.js';
 import { HEADER_FORMATS, type HeaderFormat } from './headers.js';
 import { RateLimitOptionsError } from './options-error.js';
 
@@ -57,6 +57,21 @@ export interface RateLimitOptions<Req> {
 }
 
 /** Options validated, the limiter built, and `decide` ready for the request path. */
+/** How an adapter wants core to treat its request objects (`resolveRateLimitOptions`' third argument). */
+export interface ResolvedRateLimitSettings {
+  /**
+   * Where `decide` keeps the checks made for a request marker (double-count protection).
+   * `'private-field'` (default): a private field on the marker, the cheapest on objects of a
+   * class with a stable shape (Hono's `Context`). `'weak-map'`: a `WeakMap` beside it, the
+   * cheapest on objects whose shape V8 builds anew per request (Express's `req`), where
+   * adding any property costs about 20k instructions. The app sees neither, and layers that
+   * use different settings still find each other's checks.
+   */
+  readonly requestMarks?: RequestMarks;
+}
+
+const REQUEST_MARKS: readonly RequestMarks[] = ['private-field', 'weak-map'];
+
 export interface ResolvedRateLimit<Req> {
   /** The adapter these options were resolved for (`express`, `koa`, `hono`, `nestjs`). */
   readonly adapter: string;
@@ -166,7 +181,14 @@ function describeFormats(): string {
 export function resolveRateLimitOptions<Req>(
   options: RateLimitOptions<Req>,
   adapter: string,
+  settings: ResolvedRateLimitSettings = {},
 ): ResolvedRateLimit<Req> {
+  const requestMarks = settings.requestMarks ?? 'private-field';
+  if (!REQUEST_MARKS.includes(requestMarks)) {
+    throw new TypeError(
+      `resolveRateLimitOptions: "requestMarks" must be 'private-field' or 'weak-map', got ${String(requestMarks)}`,
+    );
+  }
   if (typeof options !== 'object' || options === null || Array.isArray(options)) {
     throw new RateLimitOptionsError('options', options, 'must be an object');
   }
@@ -354,6 +376,7 @@ export function resolveRateLimitOptions<Req>(
     cost,
     skip,
     allowList,
+    requestMarks,
   });
   return {
     adapter,
