@@ -129,13 +129,16 @@ function rememberCheck(
   decision: Promise<Decision>,
   marks: RequestMarks,
 ): void {
-  const record: CheckRecord = { limiter, policySet, decision, next: checksOf(marker) };
+  // checksOf, with where the newest record was: the table not written now must drop it.
+  const stamped = CheckStamp.read(marker);
+  const elsewhere = stamped === undefined ? checkedElsewhere.get(marker) : undefined;
+  const record: CheckRecord = { limiter, policySet, decision, next: stamped ?? elsewhere };
   if (marks === 'private-field' && Object.isExtensible(marker)) {
     CheckStamp.write(marker, record);
-    checkedElsewhere.delete(marker);
+    if (elsewhere !== undefined) checkedElsewhere.delete(marker);
   } else {
     checkedElsewhere.set(marker, record);
-    CheckStamp.clear(marker);
+    if (stamped !== undefined) CheckStamp.clear(marker);
   }
 }
 
