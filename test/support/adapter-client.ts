@@ -12,7 +12,11 @@ export async function request(
   url: string,
   init: { method?: string; headers?: Record<string, string> } = {},
 ): Promise<Reply> {
-  const response = await fetch(url, { method: init.method ?? 'GET', headers: init.headers });
+  return readReply(await fetch(url, { method: init.method ?? 'GET', headers: init.headers }));
+}
+
+/** Reads a whole response (from fetch, or from an in-process `app.request()`). */
+export async function readReply(response: Response): Promise<Reply> {
   const text = await response.text();
   const headers: Record<string, string> = {};
   response.headers.forEach((value, name) => {

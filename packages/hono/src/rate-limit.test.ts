@@ -16,7 +16,7 @@ import {
 } from '@sluice/core';
 import { type Context, Hono } from 'hono';
 import { afterEach, describe, expect, it, test } from 'vitest';
-import { EXPECTED, json, type Reply, request } from '../../../test/support/adapter-client.js';
+import { EXPECTED, json, type Reply, readReply, request } from '../../../test/support/adapter-client.js';
 import { type HonoRateLimitOptions, type RateLimitEnv, rateLimit } from './index.js';
 
 /** A start time on a 10 s boundary, so fixed windows start with it. */
@@ -355,15 +355,8 @@ const TRANSPORTS: { name: string; start(app: Hono<RateLimitEnv>): Promise<Client
   {
     name: 'through app.request() (Web-standard: c.header())',
     start: async (app) => ({
-      async get(path, headers) {
-        const response = await app.request(path, headers === undefined ? {} : { headers });
-        const text = await response.text();
-        const record: Record<string, string> = {};
-        response.headers.forEach((value, name) => {
-          record[name] = value;
-        });
-        return { status: response.status, headers: record, text };
-      },
+      get: async (path, headers) =>
+        readReply(await app.request(path, headers === undefined ? {} : { headers })),
     }),
   },
 ];
