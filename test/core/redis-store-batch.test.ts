@@ -34,13 +34,20 @@ async function scriptCalls(): Promise<number> {
 const T0 = 1_800_000_000_000;
 const three = definePolicy({ name: 'three', algorithm: 'fixed-window', limit: 3, window: '10s' });
 
+/**
+ * The call counts below are per event-loop turn. A batch is also cut when a check finds it
+ * older than maxBatchWaitMs (2 ms by default; its own test below), which a slow or busy
+ * machine can reach while one turn issues its checks: those tests wait a minute instead.
+ */
+const ONE_TURN = { maxBatchWaitMs: 60_000 } as const;
+
 function entry(identity: string, policy: CompiledPolicy = three, cost = 1): StoreEntry[] {
   return [{ key: buildKey('b', identity, policy), policy, cost }];
 }
 
 describe('RedisStore batching', () => {
   it('sends the checks of one event-loop turn in one script call, each with its own verdicts', async () => {
-    const store = new RedisStore({ client: redis.client, clock: () => T0 });
+    const store = new RedisStore({ client: redis.client, clock: () => T0, ...ONE_TURN });
     const verdicts = await Promise.all(
       Array.from({ length: 40 }, (_, i) => store.check(entry(`id-${i % 10}`), 'consume')),
     );
@@ -54,7 +61,7 @@ describe('RedisStore batching', () => {
   });
 
   it('caps a call at maxBatch checks; maxBatch 1 sends every check alone', async () => {
-    const capped = new RedisStore({ client: redis.client, clock: () => T0, maxBatch: 4 });
+    const capped = new RedisStore({ client: redis.client, clock: () => T0, maxBatch: 4, ...ONE_TURN });
     await Promise.all(Array.from({ length: 10 }, (_, i) => capped.check(entry(`c-${i}`), 'consume')));
     expect(await scriptCalls()).toBe(3);
     await redis.admin.config('RESETSTAT');
@@ -70,14 +77,14 @@ describe('RedisStore batching', () => {
       evalsha: (...args) => redis.client.evalsha(...(args as [string, number])),
       eval: (...args) => redis.client.eval(...(args as [string, number])),
     };
-    const unknown = new RedisStore({ client: wrapped, clock: () => T0 });
+    const unknown = new RedisStore({ client: wrapped, clock: () => T0, ...ONE_TURN });
     await Promise.all([
       ...Array.from({ length: 6 }, (_, i) => unknown.check(entry(`w-${i}`), 'consume')),
       ...Array.from({ length: 4 }, () => unknown.check(entry('w-same'), 'consume')),
     ]);
     expect(await scriptCalls()).toBe(7);
     await redis.admin.config('RESETSTAT');
-    const told = new RedisStore({ client: wrapped, clock: () => T0, batchAcrossSlots: true });
+    const told = new RedisStore({ client: wrapped, clock: () => T0, batchAcrossSlots: true, ...ONE_TURN });
     await Promise.all(Array.from({ length: 6 }, (_, i) => told.check(entry(`t-${i}`), 'consume')));
     expect(await scriptCalls()).toBe(1);
   });
@@ -152,7 +159,7 @@ describe('RedisStore batching', () => {
   });
 
   it('rejects a bad check alone; the rest of its turn is decided', async () => {
-    const store = new RedisStore({ client: redis.client, clock: () => T0 });
+    const store = new RedisStore({ client: redis.client, clock: () => T0, ...ONE_TURN });
     const bad: StoreEntry[] = [{ key: 'b:{x}:three', policy: three, cost: -1 }];
     const results = await Promise.allSettled([
       store.check(entry('ok-1'), 'consume'),
@@ -166,7 +173,7 @@ describe('RedisStore batching', () => {
 
   it('gives a check made at another explicit time a call of its own', async () => {
     let now = T0;
-    const store = new RedisStore({ client: redis.client, clock: () => now });
+    const store = new RedisStore({ client: redis.client, clock: () => now, ...ONE_TURN });
     const first = store.check(entry('t'), 'consume');
     now += 10_000; // the next fixed window: a fresh quota
     const second = store.check(entry('t'), 'consume');
