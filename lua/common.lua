@@ -11,8 +11,19 @@
 
 local EPS = 1e-9
 
--- Every algorithm registers itself here: ALGORITHMS[name] = function(key, nowMs,
--- limit, windowMs, intervalMs, cost) returning a result table (see decide.lua).
+-- The library functions called per key, as locals: a global lookup costs a table access
+-- in Redis's Lua on every call.
+local tonumber, type = tonumber, type
+local floor, ceil = math.floor, math.ceil
+local find, sub, format = string.find, string.sub, string.format
+local rcall, rpcall = redis.call, redis.pcall
+
+-- Every algorithm registers itself here: ALGORITHMS[name] = function(r, key, nowMs,
+-- limit, windowMs, intervalMs, cost) filling the result table r (see decide.lua, which
+-- reuses one table per entry position, so nothing is allocated per decision). An
+-- algorithm sets every field it reads back, and the common ones: allowed, remaining,
+-- resetMs, retryAfterMs, chargedRemaining, chargedResetMs, write (r.write(r, ttlMs)
+-- charges).
 local ALGORITHMS = {}
 
 -- A double as an exact decimal string ("-0" becomes "0").
@@ -20,16 +31,16 @@ local function fmt(x)
   if x == 0 then
     return '0'
   end
-  return string.format('%.17g', x)
+  return format('%.17g', x)
 end
 
 -- Whole units left, floor with EPS slack, clamped to [0, floor(limit)].
 local function whole(x, limit)
-  local r = math.floor(x + EPS)
+  local r = floor(x + EPS)
   if r < 0 then
     return 0
   end
-  local most = math.floor(limit)
+  local most = floor(limit)
   if r > most then
     return most
   end
@@ -39,40 +50,47 @@ end
 -- GET that treats a value of another type (WRONGTYPE) as absent. redis.pcall returns
 -- the error as a table instead of raising it, which is cheaper than pcall(redis.call).
 local function get_string(key)
-  local value = redis.pcall('GET', key)
+  local value = rpcall('GET', key)
   if type(value) ~= 'string' then
     return nil
   end
   return value
 end
 
--- Splits "a|b|c" into numbers; nil when any part is not a number or the count differs.
-local function parse_numbers(value, count)
+-- Splits "a|b" into its two numbers; nil when the value is nil, has another number of
+-- parts, or a part is not a number. Multiple results, no table: this runs once per key.
+local function parse2(value)
   if value == nil then
     return nil
   end
-  local out = {}
-  local from = 1
-  for i = 1, count - 1 do
-    local bar = string.find(value, '|', from, true)
-    if bar == nil then
-      return nil
-    end
-    local n = tonumber(string.sub(value, from, bar - 1))
-    if n == nil then
-      return nil
-    end
-    out[i] = n
-    from = bar + 1
-  end
-  local last = string.sub(value, from)
-  if string.find(last, '|', 1, true) ~= nil then
+  local bar = find(value, '|', 1, true)
+  if bar == nil then
     return nil
   end
-  local n = tonumber(last)
-  if n == nil then
+  local rest = sub(value, bar + 1)
+  if find(rest, '|', 1, true) ~= nil then
     return nil
   end
-  out[count] = n
-  return out
+  local a, b = tonumber(sub(value, 1, bar - 1)), tonumber(rest)
+  if a == nil or b == nil then
+    return nil
+  end
+  return a, b
+end
+
+-- Splits "a|b|c" into its three numbers; nil as parse2.
+local function parse3(value)
+  if value == nil then
+    return nil
+  end
+  local bar = find(value, '|', 1, true)
+  if bar == nil then
+    return nil
+  end
+  local a, c = parse2(sub(value, bar + 1))
+  local first = tonumber(sub(value, 1, bar - 1))
+  if a == nil or first == nil then
+    return nil
+  end
+  return first, a, c
 end

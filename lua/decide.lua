@@ -68,8 +68,10 @@ end
 -- Validation pass: every argument is parsed before anything is read or written, so an
 -- error reply never leaves a batch half applied. Policies are parsed once per call.
 local policies = {}
+-- The same policies by their index as sent ('1', '2', ...): entries find theirs without tonumber.
+local policyByArg = {}
 local policyCount = tonumber(ARGV[2])
-if policyCount == nil or policyCount < 1 or policyCount ~= math.floor(policyCount) then
+if policyCount == nil or policyCount < 1 or policyCount ~= floor(policyCount) then
   return redis.error_reply('ERR sluice: policyCount must be a positive integer')
 end
 if #ARGV < 2 + 4 * policyCount then
@@ -90,18 +92,24 @@ for p = 1, policyCount do
     return redis.error_reply('ERR sluice: sliding-log limit must be at most 1e15 (policy ' .. p .. ')')
   end
   policies[p] = { algorithm = algorithm, whole = name == 'sliding-log', limit = limit, windowMs = windowMs, intervalMs = intervalMs }
+  policyByArg[tostring(p)] = policies[p]
 end
 
--- decisions[d] = { mode, recordTtl, count, key = index of its first KEY, entries = {policy, cost, ...} }
-local decisions = {}
+-- The decisions, parsed into flat arrays indexed by decision (no table per decision):
+-- dConsume[d] (mode 'consume'), dRecordTtl[d] (false: no record), dCount[d] (entries),
+-- dKey[d] (index of its first KEY), dEntry[d] (index of its first entry in ePolicy/eCost).
+local dConsume, dRecordTtl, dCount, dKey, dEntry = {}, {}, {}, {}, {}
+local ePolicy, eCost = {}, {}
+local nDecisions, nEntries = 0, 0
+local argc = #ARGV
 local argi, keyi = 3 + 4 * policyCount, 1
-while argi <= #ARGV do
-  local d = #decisions + 1
+while argi <= argc do
+  local d = nDecisions + 1
   local mode = ARGV[argi]
   if mode ~= 'consume' and mode ~= 'peek' then
     return redis.error_reply('ERR sluice: mode must be consume or peek (decision ' .. d .. ')')
   end
-  local recordTtl = nil
+  local recordTtl = false
   local ttlArg = ARGV[argi + 1]
   if ttlArg ~= nil and ttlArg ~= '' then
     recordTtl = positive(ttlArg)
@@ -109,39 +117,49 @@ while argi <= #ARGV do
       return redis.error_reply('ERR sluice: requestTtlMs must be a positive number (decision ' .. d .. ')')
     end
   end
-  local count = tonumber(ARGV[argi + 2])
-  if count == nil or count < 1 or count ~= math.floor(count) then
-    return redis.error_reply('ERR sluice: entryCount must be a positive integer (decision ' .. d .. ')')
+  -- The common values ('1') are compared, not parsed: an interned string compares in one step.
+  local count = 1
+  local countArg = ARGV[argi + 2]
+  if countArg ~= '1' then
+    count = tonumber(countArg)
+    if count == nil or count < 1 or count ~= floor(count) then
+      return redis.error_reply('ERR sluice: entryCount must be a positive integer (decision ' .. d .. ')')
+    end
   end
   local first = argi + 3
-  if #ARGV < first - 1 + 2 * count then
-    return redis.error_reply('ERR sluice: expected ' .. (first - 1 + 2 * count) .. ' arguments, got ' .. #ARGV)
+  if argc < first - 1 + 2 * count then
+    return redis.error_reply('ERR sluice: expected ' .. (first - 1 + 2 * count) .. ' arguments, got ' .. argc)
   end
-  local entries = {}
+  dEntry[d] = nEntries + 1
   for i = 1, count do
     local base = first + 2 * (i - 1)
-    local policy = policies[tonumber(ARGV[base])]
+    local policy = policyByArg[ARGV[base]] or policies[tonumber(ARGV[base])]
     if policy == nil then
       return redis.error_reply('ERR sluice: unknown policy index in entry ' .. i .. ' (decision ' .. d .. ')')
     end
-    local cost = positive(ARGV[base + 1])
-    if cost == nil then
-      return redis.error_reply('ERR sluice: cost must be a positive number (entry ' .. i .. ', decision ' .. d .. ')')
+    local cost = 1
+    local costArg = ARGV[base + 1]
+    if costArg ~= '1' then
+      cost = positive(costArg)
+      if cost == nil then
+        return redis.error_reply('ERR sluice: cost must be a positive number (entry ' .. i .. ', decision ' .. d .. ')')
+      end
     end
-    if policy.whole and cost ~= math.floor(cost) then
+    if policy.whole and cost ~= floor(cost) then
       return redis.error_reply('ERR sluice: sliding-log cost must be a whole number (entry ' .. i .. ', decision ' .. d .. ')')
     end
-    entries[2 * i - 1], entries[2 * i] = policy, cost
+    nEntries = nEntries + 1
+    ePolicy[nEntries], eCost[nEntries] = policy, cost
   end
-  local keyCount = count
-  if recordTtl ~= nil then
-    keyCount = count + 1
+  dConsume[d], dRecordTtl[d], dCount[d], dKey[d] = mode == 'consume', recordTtl, count, keyi
+  nDecisions = d
+  keyi = keyi + count
+  if recordTtl then
+    keyi = keyi + 1
   end
-  decisions[d] = { mode = mode, recordTtl = recordTtl, count = count, key = keyi, entries = entries }
-  keyi = keyi + keyCount
   argi = first + 2 * count
 end
-if #decisions == 0 then
+if nDecisions == 0 then
   return redis.error_reply('ERR sluice: expected at least one decision')
 end
 if keyi - 1 ~= #KEYS then
@@ -156,17 +174,23 @@ if explicit then
     return redis.error_reply('ERR sluice: nowMs must be a number from 0 to 1e13 (ms since the epoch)')
   end
 else
-  local t = redis.call('TIME')
+  local t = rcall('TIME')
   now = tonumber(t[1]) * 1000 + tonumber(t[2]) / 1000
 end
 
 local reply = {}
+local nReply = 0
+
+-- One result table per entry position, reused by every decision of the call (an
+-- algorithm fills every field it reads back): nothing is allocated per decision.
+local results = {}
 
 -- One decision: its reply items appended to `reply`.
 local function decide(d)
-  local count, keyBase, entries = d.count, d.key, d.entries
+  local count, keyBase, e0 = dCount[d], dKey[d], dEntry[d] - 1
+  local recordTtl = dRecordTtl[d]
   local recordKey = nil
-  if d.recordTtl ~= nil and d.mode == 'consume' then
+  if recordTtl and dConsume[d] then
     recordKey = KEYS[keyBase + count]
   end
   -- A request seen before: its saved reply, nothing decided or charged. The record is
@@ -183,7 +207,8 @@ local function decide(d)
       if expiresAt ~= nil and now <= expiresAt then
         if #items == 1 + 4 * count then
           for k = 2, #items do
-            reply[#reply + 1] = tonumber(items[k])
+            nReply = nReply + 1
+            reply[nReply] = tonumber(items[k])
           end
           return
         end
@@ -193,26 +218,29 @@ local function decide(d)
   end
 
   -- Phase 1: evaluate, no writes.
-  local results = {}
   local all = true
   for i = 1, count do
-    local policy = entries[2 * i - 1]
-    local r = policy.algorithm(KEYS[keyBase + i - 1], now, policy.limit, policy.windowMs,
-      policy.intervalMs, entries[2 * i])
-    results[i] = r
+    local r = results[i]
+    if r == nil then
+      r = {}
+      results[i] = r
+    end
+    local policy = ePolicy[e0 + i]
+    policy.algorithm(r, KEYS[keyBase + i - 1], now, policy.limit, policy.windowMs,
+      policy.intervalMs, eCost[e0 + i])
     if not r.allowed then
       all = false
     end
   end
 
   -- Phase 2: charge all, only when all allow.
-  local charge = all and d.mode == 'consume'
-  local start = #reply
+  local charge = all and dConsume[d]
+  local start = nReply
   for i = 1, count do
     local r = results[i]
     local remaining, resetMs = r.remaining, r.resetMs
     if charge then
-      local ttl = math.ceil(r.chargedResetMs) + 1
+      local ttl = ceil(r.chargedResetMs) + 1
       if explicit and ttl < EXPLICIT_TTL_FLOOR_MS then
         ttl = EXPLICIT_TTL_FLOOR_MS
       end
@@ -222,19 +250,19 @@ local function decide(d)
       r.write(r, ttl)
       remaining, resetMs = r.chargedRemaining, r.chargedResetMs
     end
-    local k = start + 4 * (i - 1)
-    reply[k + 1] = r.allowed and 1 or 0
-    reply[k + 2] = remaining
-    reply[k + 3] = math.ceil(resetMs)
-    reply[k + 4] = math.ceil(r.retryAfterMs)
+    reply[nReply + 1] = r.allowed and 1 or 0
+    reply[nReply + 2] = remaining
+    reply[nReply + 3] = ceil(resetMs)
+    reply[nReply + 4] = ceil(r.retryAfterMs)
+    nReply = nReply + 4
   end
   if recordKey ~= nil then
-    local saved = fmt(now + d.recordTtl) .. '|' .. table.concat(reply, '|', start + 1, start + 4 * count)
-    redis.call('SET', recordKey, saved, 'PX', math.ceil(d.recordTtl))
+    local saved = fmt(now + recordTtl) .. '|' .. table.concat(reply, '|', start + 1, nReply)
+    rcall('SET', recordKey, saved, 'PX', ceil(recordTtl))
   end
 end
 
-for d = 1, #decisions do
-  decide(decisions[d])
+for d = 1, nDecisions do
+  decide(d)
 end
 return reply

@@ -17,23 +17,19 @@
 --   never). A charge adds cost to count and writes the state with a TTL.
 
 local function fixed_window_write(r, ttlMs)
-  redis.call('SET', r.key, fmt(r.win) .. '|' .. fmt(r.count2), 'PX', ttlMs)
+  rcall('SET', r.key, fmt(r.win) .. '|' .. fmt(r.count2), 'PX', ttlMs)
 end
 
-ALGORITHMS['fixed-window'] = function(key, now, limit, windowMs, intervalMs, cost)
-  local n = math.floor(now / windowMs)
+ALGORITHMS['fixed-window'] = function(r, key, now, limit, windowMs, intervalMs, cost)
+  local n = floor(now / windowMs)
   local win, count = n, 0
-  local s = parse_numbers(get_string(key), 2)
-  if s ~= nil and s[1] >= n then
-    win, count = s[1], s[2]
+  local savedWin, savedCount = parse2(get_string(key))
+  if savedWin ~= nil and savedWin >= n then
+    win, count = savedWin, savedCount
   end
   local ends = (win + 1) * windowMs - now
 
-  -- Every field up front: one table allocation, no rehash as the fields are filled in.
-  local r = {
-    allowed = count + cost <= limit + EPS, remaining = 0, resetMs = 0, retryAfterMs = 0,
-    chargedRemaining = 0, chargedResetMs = 0, key = key, write = false, win = 0, count2 = 0,
-  }
+  r.allowed = count + cost <= limit + EPS
   r.remaining = whole(limit - count, limit)
   if count > 0 then
     r.resetMs = ends
@@ -52,5 +48,4 @@ ALGORITHMS['fixed-window'] = function(key, now, limit, windowMs, intervalMs, cos
   r.chargedRemaining = whole(limit - count2, limit)
   r.chargedResetMs = ends
   r.key, r.win, r.count2, r.write = key, win, count2, fixed_window_write
-  return r
 end

@@ -53,10 +53,10 @@ local function gcra_ms_until(tat, scale, intervalMs, now)
 end
 
 local function gcra_write(r, ttlMs)
-  redis.call('SET', r.key, string.format('%.0f', r.tat2), 'PX', ttlMs)
+  rcall('SET', r.key, format('%.0f', r.tat2), 'PX', ttlMs)
 end
 
-ALGORITHMS['gcra'] = function(key, now, limit, windowMs, intervalMs, cost)
+ALGORITHMS['gcra'] = function(r, key, now, limit, windowMs, intervalMs, cost)
   local scale = gcra_scale(intervalMs)
   local nowF = now / intervalMs * scale
   local slack = 0.001 / intervalMs
@@ -83,11 +83,7 @@ ALGORITHMS['gcra'] = function(key, now, limit, windowMs, intervalMs, cost)
     end
   end
 
-  -- Every field up front: one table allocation, no rehash as the fields are filled in.
-  local r = {
-    allowed = used + cost <= limit + slack, remaining = 0, resetMs = 0, retryAfterMs = 0,
-    chargedRemaining = 0, chargedResetMs = 0, key = key, write = false, tat2 = 0,
-  }
+  r.allowed = used + cost <= limit + slack
   r.remaining = whole(limit - used + slack, limit)
   r.resetMs = resetMs
   if r.allowed then
@@ -98,14 +94,13 @@ ALGORITHMS['gcra'] = function(key, now, limit, windowMs, intervalMs, cost)
     r.retryAfterMs = (used + cost - limit) * intervalMs
   end
 
-  local base = math.floor(nowF)
+  local base = floor(nowF)
   if tat ~= nil and tat > nowF then
     base = tat
   end
-  local tat2 = base + math.ceil(cost * scale)
+  local tat2 = base + ceil(cost * scale)
   local used2 = (tat2 - nowF) / scale
   r.chargedRemaining = whole(limit - used2 + slack, limit)
   r.chargedResetMs = gcra_ms_until(tat2, scale, intervalMs, now)
   r.key, r.tat2, r.write = key, tat2, gcra_write
-  return r
 end

@@ -43,21 +43,21 @@ local LOG_TTL_SLICES = 8
 -- Admission time of record i (1-based), in whole microseconds.
 local function log_time(v, i)
   local at = LOG_HEAD + (i - 1) * LOG_REC
-  return tonumber(string.sub(v, at + 1, at + LOG_TIME))
+  return tonumber(sub(v, at + 1, at + LOG_TIME))
 end
 
 -- Cumulative units of record i; record 0 is the header (the base).
 local function log_cum(v, i)
   if i == 0 then
-    return tonumber(string.sub(v, 1, LOG_HEAD))
+    return tonumber(sub(v, 1, LOG_HEAD))
   end
   local at = LOG_HEAD + i * LOG_REC
-  return tonumber(string.sub(v, at - LOG_REC + LOG_TIME + 1, at))
+  return tonumber(sub(v, at - LOG_REC + LOG_TIME + 1, at))
 end
 
 -- One 16-character field (the header, a record's time or its units).
 local function log_field(x)
-  return string.format('%16.0f', x)
+  return format('%16.0f', x)
 end
 
 local function log_record(timeUs, cum)
@@ -70,17 +70,17 @@ local function sliding_log_write(r, ttlMs)
   local merge = r.newest ~= nil and r.newest == stamp
   local dead = first - 1
   local kept = n - dead
-  local slackMs = math.ceil(r.windowMs / LOG_TTL_SLICES)
+  local slackMs = ceil(r.windowMs / LOG_TTL_SLICES)
   if cum < LOG_CUM_MAX and dead < kept then
     -- In place: expired records wait for the next rewrite (they stay in order, so the
     -- binary search skips them), and the new units go to the end.
     if merge then
-      redis.call('SETRANGE', key, LOG_HEAD + n * LOG_REC - (LOG_REC - LOG_TIME), log_field(cum))
+      rcall('SETRANGE', key, LOG_HEAD + n * LOG_REC - (LOG_REC - LOG_TIME), log_field(cum))
     else
-      redis.call('APPEND', key, log_record(stamp, cum))
+      rcall('APPEND', key, log_record(stamp, cum))
       local sliceUs = r.windowMs * 1000 / LOG_TTL_SLICES
-      if math.floor(stamp / sliceUs) ~= math.floor(r.newest / sliceUs) then
-        redis.call('PEXPIRE', key, ttlMs + slackMs)
+      if floor(stamp / sliceUs) ~= floor(r.newest / sliceUs) then
+        rcall('PEXPIRE', key, ttlMs + slackMs)
       end
     end
     return
@@ -95,7 +95,7 @@ local function sliding_log_write(r, ttlMs)
   if cum < LOG_CUM_MAX then
     value = log_field(before)
     if last >= first then
-      value = value .. string.sub(v, LOG_HEAD + dead * LOG_REC + 1, LOG_HEAD + last * LOG_REC)
+      value = value .. sub(v, LOG_HEAD + dead * LOG_REC + 1, LOG_HEAD + last * LOG_REC)
     end
     value = value .. log_record(stamp, cum)
   else
@@ -106,14 +106,14 @@ local function sliding_log_write(r, ttlMs)
     parts[#parts + 1] = log_record(stamp, cum - before)
     value = table.concat(parts)
   end
-  redis.call('SET', key, value, 'PX', ttlMs + slackMs)
+  rcall('SET', key, value, 'PX', ttlMs + slackMs)
 end
 
-ALGORITHMS['sliding-log'] = function(key, now, limit, windowMs, intervalMs, cost)
+ALGORITHMS['sliding-log'] = function(r, key, now, limit, windowMs, intervalMs, cost)
   -- Times in whole microseconds: Redis TIME's resolution, so exact in production. Times
   -- to come are differences of whole microseconds (+ windowMs), so a 60 s window reports
   -- exactly 60000 ms, never 60000 plus the rounding of nowMs.
-  local nowUs = math.floor(now * 1000 + 0.5)
+  local nowUs = floor(now * 1000 + 0.5)
   local sinceUs = nowUs - windowMs * 1000
   local v = get_string(key)
   local n, base, cum, last = 0, 0, 0, nil
@@ -139,7 +139,7 @@ ALGORITHMS['sliding-log'] = function(key, now, limit, windowMs, intervalMs, cost
     else
       local lo, hi = 2, n
       while lo < hi do
-        local mid = math.floor((lo + hi) / 2)
+        local mid = floor((lo + hi) / 2)
         if log_time(v, mid) > sinceUs then
           hi = mid
         else
@@ -151,12 +151,7 @@ ALGORITHMS['sliding-log'] = function(key, now, limit, windowMs, intervalMs, cost
   end
   local live = cum - before
 
-  -- Every field up front: one table allocation, no rehash as the fields are filled in.
-  local r = {
-    allowed = live + cost <= limit, remaining = 0, resetMs = 0, retryAfterMs = 0,
-    chargedRemaining = 0, chargedResetMs = 0, key = key, write = false,
-    v = false, n = 0, first = 0, before = 0, cum = 0, newest = false, stamp = 0, cost = 0, windowMs = 0,
-  }
+  r.allowed = live + cost <= limit
   r.remaining = whole(limit - live, limit)
   if newest ~= nil then
     r.resetMs = (newest - nowUs) / 1000 + windowMs
@@ -172,7 +167,7 @@ ALGORITHMS['sliding-log'] = function(key, now, limit, windowMs, intervalMs, cost
     local k = live + cost - limit
     local lo, hi = first, n
     while lo < hi do
-      local mid = math.floor((lo + hi) / 2)
+      local mid = floor((lo + hi) / 2)
       if log_cum(v, mid) - before >= k then
         hi = mid
       else
@@ -190,7 +185,5 @@ ALGORITHMS['sliding-log'] = function(key, now, limit, windowMs, intervalMs, cost
   r.chargedRemaining = whole(limit - (live + cost), limit)
   r.chargedResetMs = (stamp - nowUs) / 1000 + windowMs
   r.v, r.n, r.first, r.before, r.cum, r.newest, r.stamp, r.cost = v, n, first, before, cum, newest, stamp, cost
-  r.windowMs = windowMs
-  r.write = sliding_log_write
-  return r
+  r.key, r.windowMs, r.write = key, windowMs, sliding_log_write
 end

@@ -20,18 +20,18 @@
 --   cost > limit: never). A charge adds cost to current and writes the state with a TTL.
 
 local function sliding_window_write(r, ttlMs)
-  redis.call('SET', r.key, fmt(r.win) .. '|' .. fmt(r.cur2) .. '|' .. fmt(r.prev), 'PX', ttlMs)
+  rcall('SET', r.key, fmt(r.win) .. '|' .. fmt(r.cur2) .. '|' .. fmt(r.prev), 'PX', ttlMs)
 end
 
-ALGORITHMS['sliding-window'] = function(key, now, limit, windowMs, intervalMs, cost)
-  local n = math.floor(now / windowMs)
+ALGORITHMS['sliding-window'] = function(r, key, now, limit, windowMs, intervalMs, cost)
+  local n = floor(now / windowMs)
   local win, cur, prev = n, 0, 0
-  local s = parse_numbers(get_string(key), 3)
-  if s ~= nil then
-    if s[1] >= n then
-      win, cur, prev = s[1], s[2], s[3]
-    elseif s[1] == n - 1 then
-      prev = s[2]
+  local savedWin, savedCur, savedPrev = parse3(get_string(key))
+  if savedWin ~= nil then
+    if savedWin >= n then
+      win, cur, prev = savedWin, savedCur, savedPrev
+    elseif savedWin == n - 1 then
+      prev = savedCur
     end
   end
   local f = (now - win * windowMs) / windowMs
@@ -42,11 +42,7 @@ ALGORITHMS['sliding-window'] = function(key, now, limit, windowMs, intervalMs, c
   end
   local est = prev * (1 - f) + cur
 
-  -- Every field up front: one table allocation, no rehash as the fields are filled in.
-  local r = {
-    allowed = est + cost <= limit + EPS, remaining = 0, resetMs = 0, retryAfterMs = 0,
-    chargedRemaining = 0, chargedResetMs = 0, key = key, write = false, win = 0, cur2 = 0, prev = 0,
-  }
+  r.allowed = est + cost <= limit + EPS
   r.remaining = whole(limit - est, limit)
   if cur > 0 then
     r.resetMs = (win + 2) * windowMs - now
@@ -82,5 +78,4 @@ ALGORITHMS['sliding-window'] = function(key, now, limit, windowMs, intervalMs, c
   r.chargedRemaining = whole(limit - (est + cost), limit)
   r.chargedResetMs = (win + 2) * windowMs - now
   r.key, r.win, r.cur2, r.prev, r.write = key, win, cur2, prev, sliding_window_write
-  return r
 end

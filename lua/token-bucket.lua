@@ -18,14 +18,14 @@
 --   cost > limit: never). A charge subtracts cost and writes "<tokens>|<tsMs>" with a TTL.
 
 local function token_bucket_write(r, ttlMs)
-  redis.call('SET', r.key, fmt(r.left) .. '|' .. fmt(r.ts), 'PX', ttlMs)
+  rcall('SET', r.key, fmt(r.left) .. '|' .. fmt(r.ts), 'PX', ttlMs)
 end
 
-ALGORITHMS['token-bucket'] = function(key, now, limit, windowMs, intervalMs, cost)
+ALGORITHMS['token-bucket'] = function(r, key, now, limit, windowMs, intervalMs, cost)
   local tokens, ts = limit, now
-  local s = parse_numbers(get_string(key), 2)
-  if s ~= nil then
-    tokens, ts = s[1], s[2]
+  local savedTokens, savedTs = parse2(get_string(key))
+  if savedTokens ~= nil then
+    tokens, ts = savedTokens, savedTs
     local elapsed = now - ts
     if elapsed > 0 then
       if elapsed >= (limit - tokens) * intervalMs then
@@ -44,11 +44,7 @@ ALGORITHMS['token-bucket'] = function(key, now, limit, windowMs, intervalMs, cos
     slack = 0.5
   end
 
-  -- Every field up front: one table allocation, no rehash as the fields are filled in.
-  local r = {
-    allowed = tokens + slack >= cost, remaining = 0, resetMs = 0, retryAfterMs = 0,
-    chargedRemaining = 0, chargedResetMs = 0, key = key, write = false, left = 0, ts = 0,
-  }
+  r.allowed = tokens + slack >= cost
   r.remaining = whole(tokens + slack, limit)
   if tokens >= limit then
     r.resetMs = 0
@@ -67,5 +63,4 @@ ALGORITHMS['token-bucket'] = function(key, now, limit, windowMs, intervalMs, cos
   r.chargedRemaining = whole(left + slack, limit)
   r.chargedResetMs = (ts - now) + (limit - left) * intervalMs
   r.key, r.left, r.ts, r.write = key, left, ts, token_bucket_write
-  return r
 end
