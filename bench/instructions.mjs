@@ -46,6 +46,7 @@ const SERVERS = {
   baseline: { variant: 'baseline', store: 'memory', label: 'baseline (no limiter)' },
   noop: { variant: 'noop', store: 'memory', label: 'empty middleware' },
   'noop-async': { variant: 'noop-async', store: 'memory', label: 'async empty middleware' },
+  'fixed-429': { variant: 'fixed-429', store: 'memory', label: 'fixed 429 middleware' },
   'sluice-memory': { variant: 'sluice', store: 'memory', label: 'Sluice, memory store' },
   'usual-memory': { variant: 'usual', store: 'memory', label: 'usual limiter, memory store' },
   'sluice-redis': { variant: 'sluice', store: 'redis', label: 'Sluice, Redis' },

@@ -20,3 +20,27 @@ export function sluicePolicy(path) {
 }
 
 export const API_KEY_HEADER = 'x-api-key';
+
+/**
+ * The answer Sluice's adapters give every denied request of the deny path (taken from one),
+ * sent as is by the `fixed-429` reference servers: what answering a denial costs a framework
+ * with no limiter deciding anything, the least any limiter's deny path pays.
+ */
+export const DENY_RESPONSE = Object.freeze({
+  status: 429,
+  headers: Object.freeze({
+    'content-type': 'application/problem+json',
+    ratelimit: '"api";r=0;t=3600',
+    'ratelimit-policy': '"api";q=1;w=3600',
+    'retry-after': '3600',
+  }),
+  body: JSON.stringify({
+    type: 'https://iana.org/assignments/http-problem-types#quota-exceeded',
+    title: 'Quota Exceeded',
+    status: 429,
+    'violated-policies': ['api'],
+    error: 'rate limit exceeded',
+    policy: 'api',
+    retry_after_seconds: 3600,
+  }),
+});

@@ -1,6 +1,6 @@
-/** Express 5: no limiter, an empty middleware, Sluice (@sluice/express), or express-rate-limit (+ rate-limit-redis). */
+/** Express 5: no limiter, an empty middleware, a fixed 429, Sluice (@sluice/express), or express-rate-limit (+ rate-limit-redis). */
 import express from 'express';
-import { API_KEY_HEADER, quotaFor, sluicePolicy, WINDOW_MS } from './config.mjs';
+import { API_KEY_HEADER, DENY_RESPONSE, quotaFor, sluicePolicy, WINDOW_MS } from './config.mjs';
 
 export async function createServer({ variant, store, path, redis, sluiceStore }) {
   const app = express();
@@ -25,6 +25,13 @@ export async function createServer({ variant, store, path, redis, sluiceStore })
     // limiter that awaits its store pays.
     handlers.push((_req, _res, next) => {
       Promise.resolve().then(() => next());
+    });
+  } else if (variant === 'fixed-429') {
+    // Reference: answers every request with Sluice's deny-path 429, deciding nothing.
+    handlers.push((_req, res) => {
+      res.statusCode = DENY_RESPONSE.status;
+      for (const name in DENY_RESPONSE.headers) res.setHeader(name, DENY_RESPONSE.headers[name]);
+      res.end(DENY_RESPONSE.body);
     });
   } else if (variant === 'usual') {
     const { rateLimit } = await import('express-rate-limit');

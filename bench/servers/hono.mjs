@@ -1,7 +1,7 @@
-/** Hono 4 on @hono/node-server: no limiter, an empty middleware, Sluice (@sluice/hono), or hono-rate-limiter (memory or RedisStore). */
+/** Hono 4 on @hono/node-server: no limiter, an empty middleware, a fixed 429, Sluice (@sluice/hono), or hono-rate-limiter (memory or RedisStore). */
 import { serve } from '@hono/node-server';
 import { Hono } from 'hono';
-import { API_KEY_HEADER, quotaFor, sluicePolicy, WINDOW_MS } from './config.mjs';
+import { API_KEY_HEADER, DENY_RESPONSE, quotaFor, sluicePolicy, WINDOW_MS } from './config.mjs';
 
 export async function createServer({ variant, store, path, redis, sluiceStore }) {
   const app = new Hono();
@@ -26,6 +26,11 @@ export async function createServer({ variant, store, path, redis, sluiceStore })
       await Promise.resolve();
       await next();
     });
+  } else if (variant === 'fixed-429') {
+    // Reference: answers every request with Sluice's deny-path 429, deciding nothing.
+    handlers.push(
+      () => new Response(DENY_RESPONSE.body, { status: DENY_RESPONSE.status, headers: DENY_RESPONSE.headers }),
+    );
   } else if (variant === 'usual') {
     const { rateLimiter, RedisStore } = await import('hono-rate-limiter');
     let redisStore;

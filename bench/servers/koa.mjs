@@ -1,7 +1,7 @@
-/** Koa 3 + @koa/router: no limiter, an empty middleware, Sluice (@sluice/koa), or koa-ratelimit (memory or redis driver). */
+/** Koa 3 + @koa/router: no limiter, an empty middleware, a fixed 429, Sluice (@sluice/koa), or koa-ratelimit (memory or redis driver). */
 import Router from '@koa/router';
 import Koa from 'koa';
-import { API_KEY_HEADER, quotaFor, sluicePolicy, WINDOW_MS } from './config.mjs';
+import { API_KEY_HEADER, DENY_RESPONSE, quotaFor, sluicePolicy, WINDOW_MS } from './config.mjs';
 
 export async function createServer({ variant, store, path, redis, sluiceStore }) {
   const app = new Koa();
@@ -26,6 +26,13 @@ export async function createServer({ variant, store, path, redis, sluiceStore })
     handlers.push(async (_ctx, next) => {
       await Promise.resolve();
       await next();
+    });
+  } else if (variant === 'fixed-429') {
+    // Reference: answers every request with Sluice's deny-path 429, deciding nothing.
+    handlers.push((ctx) => {
+      for (const name in DENY_RESPONSE.headers) ctx.set(name, DENY_RESPONSE.headers[name]);
+      ctx.status = DENY_RESPONSE.status;
+      ctx.body = DENY_RESPONSE.body;
     });
   } else if (variant === 'usual') {
     const { default: ratelimit } = await import('koa-ratelimit');

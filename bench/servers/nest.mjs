@@ -1,12 +1,12 @@
 /**
- * NestJS 12 on platform-express: no limiter, an always-true guard, Sluice (@sluice/nestjs RateLimitModule + RateLimitGuard
+ * NestJS 12 on platform-express: no limiter, an always-true guard, a guard throwing a fixed 429, Sluice (@sluice/nestjs RateLimitModule + RateLimitGuard
  * as APP_GUARD), or @nestjs/throttler (its memory storage, or a Redis storage). Decorators are
  * applied as plain function calls, so no build step is needed.
  */
 import 'reflect-metadata';
-import { Controller, Get, Module } from '@nestjs/common';
+import { Controller, Get, HttpException, Module } from '@nestjs/common';
 import { APP_GUARD, NestFactory } from '@nestjs/core';
-import { API_KEY_HEADER, quotaFor, sluicePolicy, WINDOW_MS } from './config.mjs';
+import { API_KEY_HEADER, DENY_RESPONSE, quotaFor, sluicePolicy, WINDOW_MS } from './config.mjs';
 
 class BenchController {
   limited() {
@@ -53,6 +53,24 @@ export async function createServer({ variant, store, path, redis, sluiceStore })
       }
     }
     providers.push({ provide: APP_GUARD, useClass: AsyncAllowGuard });
+  } else if (variant === 'fixed-429') {
+    // Reference: a guard that sets Sluice's deny-path headers and throws its 429 through Nest's
+    // exception layer (as a Nest guard denies), deciding nothing; no stack trace, as Sluice's.
+    const body = JSON.parse(DENY_RESPONSE.body);
+    class Fixed429Guard {
+      canActivate(context) {
+        const res = context.switchToHttp().getResponse();
+        for (const name in DENY_RESPONSE.headers) res.setHeader(name, DENY_RESPONSE.headers[name]);
+        const limit = Error.stackTraceLimit;
+        Error.stackTraceLimit = 0;
+        try {
+          throw new HttpException(body, DENY_RESPONSE.status);
+        } finally {
+          Error.stackTraceLimit = limit;
+        }
+      }
+    }
+    providers.push({ provide: APP_GUARD, useClass: Fixed429Guard });
   } else if (variant === 'usual') {
     const { ThrottlerGuard, ThrottlerModule } = await import('@nestjs/throttler');
     let storage;

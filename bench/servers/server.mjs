@@ -1,6 +1,6 @@
 /**
  * One benchmark server in its own process:
- *   node servers/server.mjs --framework express|koa|hono|nest --variant baseline|noop|noop-async|sluice|usual
+ *   node servers/server.mjs --framework express|koa|hono|nest --variant baseline|noop|noop-async|fixed-429|sluice|usual
  *        --store memory|redis --path allowed|deny [--redis-url URL] [--port 0]
  * Prints `listening on <port>` when ready; exits on SIGTERM.
  */

@@ -50,6 +50,9 @@ const SERVERS = [
   { name: 'empty middleware', variant: 'noop', store: 'memory', path: 'allowed' },
   // Reference, not a target: an empty middleware that awaits one resolved promise (Nest: an async guard).
   { name: 'async empty middleware', variant: 'noop-async', store: 'memory', path: 'allowed' },
+  // Reference, not a target: a middleware answering every request with Sluice's deny-path 429
+  // (Nest: a guard throwing it), deciding nothing: what the deny path's answer alone costs.
+  { name: 'fixed 429 middleware', variant: 'fixed-429', store: 'memory', path: 'deny' },
   { name: 'sluice memory allowed', variant: 'sluice', store: 'memory', path: 'allowed' },
   { name: 'usual memory allowed', variant: 'usual', store: 'memory', path: 'allowed' },
   { name: 'sluice redis allowed', variant: 'sluice', store: 'redis', path: 'allowed' },
@@ -157,7 +160,7 @@ async function load(server, seconds) {
  * usual limiter, so their ratio is taken too.
  */
 const GROUPS = [
-  { names: ['empty middleware', 'async empty middleware'] },
+  { names: ['empty middleware', 'async empty middleware', 'fixed 429 middleware'] },
   { names: ['sluice memory allowed', 'usual memory allowed'], sluiceVsUsual: true },
   { names: ['sluice redis allowed', 'usual redis allowed'], sluiceVsUsual: true },
   { names: ['sluice redis allowed autopipelining', 'usual redis allowed'], sluiceVsUsual: true },
