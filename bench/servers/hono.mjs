@@ -29,7 +29,8 @@ export async function createServer({ variant, store, path, redis, sluiceStore })
   } else if (variant === 'fixed-429') {
     // Reference: answers every request with Sluice's deny-path 429, deciding nothing.
     handlers.push(
-      () => new Response(DENY_RESPONSE.body, { status: DENY_RESPONSE.status, headers: DENY_RESPONSE.headers }),
+      () =>
+        new Response(DENY_RESPONSE.body, { status: DENY_RESPONSE.status, headers: DENY_RESPONSE.headers }),
     );
   } else if (variant === 'usual') {
     const { rateLimiter, RedisStore } = await import('hono-rate-limiter');
