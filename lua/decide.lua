@@ -22,7 +22,11 @@
 --                 for sliding-log)
 --     windowMs    window length in ms (window algorithms; positive)
 --     intervalMs  ms to earn back one unit (token bucket, GCRA; positive)
--- Then, for each decision:
+-- Then, for each decision, either the short form, one item:
+--   policy        index into the policy table ('1'..policyCount, as written by tostring):
+--                 mode 'consume', no request record, one entry of that policy, cost 1 (the
+--                 common decision; its one KEY is the entry's state key)
+-- or the full form:
 --   mode          'consume' (charge when every entry allows) or 'peek' (never writes)
 --   requestTtlMs  '' = no request record. A positive number = the decision's last KEY is
 --                 the record of an idempotent request (same hash tag as its entries): in
@@ -106,58 +110,69 @@ local argi, keyi = 3 + 4 * policyCount, 1
 while argi <= argc do
   local d = nDecisions + 1
   local mode = ARGV[argi]
-  if mode ~= 'consume' and mode ~= 'peek' then
-    return redis.error_reply('ERR sluice: mode must be consume or peek (decision ' .. d .. ')')
-  end
-  local recordTtl = false
-  local ttlArg = ARGV[argi + 1]
-  if ttlArg ~= nil and ttlArg ~= '' then
-    recordTtl = positive(ttlArg)
-    if recordTtl == nil then
-      return redis.error_reply('ERR sluice: requestTtlMs must be a positive number (decision ' .. d .. ')')
+  local short = policyByArg[mode]
+  if short ~= nil then
+    -- The short form: consume 1 unit of one policy, no request record.
+    nEntries = nEntries + 1
+    ePolicy[nEntries], eCost[nEntries] = short, 1
+    dConsume[d], dRecordTtl[d], dCount[d], dKey[d], dEntry[d] = true, false, 1, keyi, nEntries
+    nDecisions = d
+    keyi = keyi + 1
+    argi = argi + 1
+  else
+    if mode ~= 'consume' and mode ~= 'peek' then
+      return redis.error_reply('ERR sluice: mode must be consume or peek (decision ' .. d .. ')')
     end
-  end
-  -- The common values ('1') are compared, not parsed: an interned string compares in one step.
-  local count = 1
-  local countArg = ARGV[argi + 2]
-  if countArg ~= '1' then
-    count = tonumber(countArg)
-    if count == nil or count < 1 or count ~= floor(count) then
-      return redis.error_reply('ERR sluice: entryCount must be a positive integer (decision ' .. d .. ')')
-    end
-  end
-  local first = argi + 3
-  if argc < first - 1 + 2 * count then
-    return redis.error_reply('ERR sluice: expected ' .. (first - 1 + 2 * count) .. ' arguments, got ' .. argc)
-  end
-  dEntry[d] = nEntries + 1
-  for i = 1, count do
-    local base = first + 2 * (i - 1)
-    local policy = policyByArg[ARGV[base]] or policies[tonumber(ARGV[base])]
-    if policy == nil then
-      return redis.error_reply('ERR sluice: unknown policy index in entry ' .. i .. ' (decision ' .. d .. ')')
-    end
-    local cost = 1
-    local costArg = ARGV[base + 1]
-    if costArg ~= '1' then
-      cost = positive(costArg)
-      if cost == nil then
-        return redis.error_reply('ERR sluice: cost must be a positive number (entry ' .. i .. ', decision ' .. d .. ')')
+    local recordTtl = false
+    local ttlArg = ARGV[argi + 1]
+    if ttlArg ~= nil and ttlArg ~= '' then
+      recordTtl = positive(ttlArg)
+      if recordTtl == nil then
+        return redis.error_reply('ERR sluice: requestTtlMs must be a positive number (decision ' .. d .. ')')
       end
     end
-    if policy.whole and cost ~= floor(cost) then
-      return redis.error_reply('ERR sluice: sliding-log cost must be a whole number (entry ' .. i .. ', decision ' .. d .. ')')
+    -- The common values ('1') are compared, not parsed: an interned string compares in one step.
+    local count = 1
+    local countArg = ARGV[argi + 2]
+    if countArg ~= '1' then
+      count = tonumber(countArg)
+      if count == nil or count < 1 or count ~= floor(count) then
+        return redis.error_reply('ERR sluice: entryCount must be a positive integer (decision ' .. d .. ')')
+      end
     end
-    nEntries = nEntries + 1
-    ePolicy[nEntries], eCost[nEntries] = policy, cost
+    local first = argi + 3
+    if argc < first - 1 + 2 * count then
+      return redis.error_reply('ERR sluice: expected ' .. (first - 1 + 2 * count) .. ' arguments, got ' .. argc)
+    end
+    dEntry[d] = nEntries + 1
+    for i = 1, count do
+      local base = first + 2 * (i - 1)
+      local policy = policyByArg[ARGV[base]] or policies[tonumber(ARGV[base])]
+      if policy == nil then
+        return redis.error_reply('ERR sluice: unknown policy index in entry ' .. i .. ' (decision ' .. d .. ')')
+      end
+      local cost = 1
+      local costArg = ARGV[base + 1]
+      if costArg ~= '1' then
+        cost = positive(costArg)
+        if cost == nil then
+          return redis.error_reply('ERR sluice: cost must be a positive number (entry ' .. i .. ', decision ' .. d .. ')')
+        end
+      end
+      if policy.whole and cost ~= floor(cost) then
+        return redis.error_reply('ERR sluice: sliding-log cost must be a whole number (entry ' .. i .. ', decision ' .. d .. ')')
+      end
+      nEntries = nEntries + 1
+      ePolicy[nEntries], eCost[nEntries] = policy, cost
+    end
+    dConsume[d], dRecordTtl[d], dCount[d], dKey[d] = mode == 'consume', recordTtl, count, keyi
+    nDecisions = d
+    keyi = keyi + count
+    if recordTtl then
+      keyi = keyi + 1
+    end
+    argi = first + 2 * count
   end
-  dConsume[d], dRecordTtl[d], dCount[d], dKey[d] = mode == 'consume', recordTtl, count, keyi
-  nDecisions = d
-  keyi = keyi + count
-  if recordTtl then
-    keyi = keyi + 1
-  end
-  argi = first + 2 * count
 end
 if nDecisions == 0 then
   return redis.error_reply('ERR sluice: expected at least one decision')

@@ -107,10 +107,62 @@ describe('embedded decide script', () => {
       '2',
       ...['gcra', '3', '1000', '333.3333333333333'],
       ...['fixed-window', '5', '60000', '12000'],
-      ...['consume', '', '1', '1', '1'],
+      '1',
       ...['peek', '100', '2', '1', '1', '2', '2'],
     ]);
     expect(call.params()).toEqual([...call.keys, ...call.args()]);
+  });
+
+  it('sends a consume of one unit of one policy without a record as one item, its policy index', () => {
+    const a = makePolicy('gcra', 3, 1000);
+    const b = makePolicy('fixed-window', 5, 60_000);
+    const call = new DecideCall('');
+    call.add([{ key: 'x:b', policy: b, cost: 1 }], 'consume');
+    call.add([{ key: 'y:a', policy: a, cost: 1 }], 'consume');
+    call.add([{ key: 'z:b', policy: b, cost: 1 }], 'consume');
+    // Any other decision takes the full form: a cost, a peek, a record, two entries.
+    call.add([{ key: 'w:b', policy: b, cost: 2 }], 'consume');
+    call.add([{ key: 'v:b', policy: b, cost: 1 }], 'peek');
+    call.add([{ key: 'u:b', policy: b, cost: 1 }], 'consume', 'u:r', 100);
+    expect(call.args().slice(10)).toEqual([
+      '1',
+      '2',
+      '1',
+      ...['consume', '', '1', '1', '2'],
+      ...['peek', '', '1', '1', '1'],
+      ...['consume', '100', '1', '1', '1'],
+    ]);
+  });
+
+  it('decides a short-form decision exactly as its full form', async () => {
+    const p = makePolicy('token-bucket', 3, 1000);
+    const prefix = fresh();
+    // One call of four short-form decisions on one key, against four calls of the full form.
+    const short = new DecideCall(String(T0));
+    for (let i = 0; i < 4; i++) short.add([{ key: `${prefix}:s`, policy: p, cost: 1 }], 'consume');
+    expect(short.args().slice(6)).toEqual(['1', '1', '1', '1']);
+    const fromShort = await redis.evalsha(DECIDE_SCRIPT.sha1, 4, ...short.keys, ...short.args());
+    const fullArgs = [
+      String(T0),
+      '1',
+      'token-bucket',
+      '3',
+      '1000',
+      '333.3333333333333',
+      'consume',
+      '',
+      '1',
+      '1',
+      '1',
+    ];
+    const fromFull: unknown[] = [];
+    for (let i = 0; i < 4; i++) {
+      const reply = (await redis.evalsha(DECIDE_SCRIPT.sha1, 1, `${prefix}:f`, ...fullArgs)) as unknown[];
+      fromFull.push(...reply);
+    }
+    expect(fromShort).toEqual(fromFull);
+    expect((fromShort as number[]).filter((_, k) => k % 4 === 0)).toEqual([1, 1, 1, 0]);
+    expect(await redis.get(`${prefix}:s`)).toBe(await redis.get(`${prefix}:f`));
   });
 
   it('decodes replies and refuses malformed ones', () => {

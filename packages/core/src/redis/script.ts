@@ -6,7 +6,8 @@
  * atomic script run. KEYS: per decision, its entries' keys in order, then its request
  * record key when there is one. ARGV: `[nowMs | '', policyCount, ...per policy: algorithm,
  * limit, windowMs, intervalMs, ...per decision: mode, requestTtlMs | '', entryCount, ...per
- * entry: policy index (1-based), cost]`. Reply: integers, four per entry of every decision
+ * entry: policy index (1-based), cost]`; a decision that consumes one unit of one policy
+ * without a request record (most of them) is sent as one item, its policy index. Reply: integers, four per entry of every decision
  * in order: `allowed` (1/0), `remaining`, `resetMs`, `retryAfterMs` (ms, rounded up). See
  * lua/decide.lua for the full contract.
  */
@@ -108,20 +109,31 @@ export class DecideCall {
     }
     const keys = encodeScriptKeys(entries, requestKey);
     const args = this.decisionArgs;
-    args.push(mode, requestTtlMs === undefined ? '' : String(requestTtlMs), String(entries.length));
-    for (let i = 0; i < entries.length; i++) {
-      const { policy, cost } = entries[i] as StoreEntry;
-      let index = this.policyIndex.get(policy);
-      if (index === undefined) {
-        index = String(this.policyIndex.size + 1);
-        this.policyIndex.set(policy, index);
-        for (const arg of argsOf(policy)) this.policyArgs.push(arg);
+    const only = entries[0] as StoreEntry;
+    if (mode === 'consume' && requestTtlMs === undefined && entries.length === 1 && only.cost === 1) {
+      // The short form: one item instead of five ('consume', '', '1', index, '1').
+      args.push(this.indexOf(only.policy));
+    } else {
+      args.push(mode, requestTtlMs === undefined ? '' : String(requestTtlMs), String(entries.length));
+      for (let i = 0; i < entries.length; i++) {
+        const { policy, cost } = entries[i] as StoreEntry;
+        args.push(this.indexOf(policy), cost === 1 ? '1' : String(cost));
       }
-      args.push(index, cost === 1 ? '1' : String(cost));
     }
     for (const key of keys) this.keys.push(key);
     this.replyItems += entries.length * REPLY_ITEMS_PER_ENTRY;
     this.size += 1;
+  }
+
+  /** The policy's index in the call's policy table ('1', '2', ...), added on first use. */
+  private indexOf(policy: CompiledPolicy): string {
+    let index = this.policyIndex.get(policy);
+    if (index === undefined) {
+      index = String(this.policyIndex.size + 1);
+      this.policyIndex.set(policy, index);
+      for (const arg of argsOf(policy)) this.policyArgs.push(arg);
+    }
+    return index;
   }
 
   /** ARGV of the call. */
