@@ -71,9 +71,8 @@ end
 
 -- Validation pass: every argument is parsed before anything is read or written, so an
 -- error reply never leaves a batch half applied. Policies are parsed once per call.
+-- Keyed by the index as sent ('1', '2', ...), so entries find theirs without tonumber.
 local policies = {}
--- The same policies by their index as sent ('1', '2', ...): entries find theirs without tonumber.
-local policyByArg = {}
 local policyCount = tonumber(ARGV[2])
 if policyCount == nil or policyCount < 1 or policyCount ~= floor(policyCount) then
   return redis.error_reply('ERR sluice: policyCount must be a positive integer')
@@ -95,27 +94,27 @@ for p = 1, policyCount do
   if name == 'sliding-log' and limit > LOG_CUM_MAX then
     return redis.error_reply('ERR sluice: sliding-log limit must be at most 1e15 (policy ' .. p .. ')')
   end
-  policies[p] = { algorithm = algorithm, whole = name == 'sliding-log', limit = limit, windowMs = windowMs, intervalMs = intervalMs }
-  policyByArg[tostring(p)] = policies[p]
+  policies[tostring(p)] = { algorithm = algorithm, whole = name == 'sliding-log', limit = limit, windowMs = windowMs, intervalMs = intervalMs }
 end
 
--- The decisions, parsed into flat arrays indexed by decision (no table per decision):
--- dConsume[d] (mode 'consume'), dRecordTtl[d] (false: no record), dCount[d] (entries),
--- dKey[d] (index of its first KEY), dEntry[d] (index of its first entry in ePolicy/eCost).
-local dConsume, dRecordTtl, dCount, dKey, dEntry = {}, {}, {}, {}, {}
-local ePolicy, eCost = {}, {}
+-- The decisions, parsed into two flat arrays (no table per decision or entry). Decision d
+-- is dec[5d-4 .. 5d]: consume (mode 'consume'), recordTtl (false: no record), count (of
+-- entries), key (index of its first KEY), entry (index of its first entry). Entry e is
+-- ent[2e-1] (its policy) and ent[2e] (its cost).
+local dec, ent = {}, {}
 local nDecisions, nEntries = 0, 0
 local argc = #ARGV
 local argi, keyi = 3 + 4 * policyCount, 1
 while argi <= argc do
   local d = nDecisions + 1
   local mode = ARGV[argi]
-  local short = policyByArg[mode]
+  local short = policies[mode]
   if short ~= nil then
     -- The short form: consume 1 unit of one policy, no request record.
     nEntries = nEntries + 1
-    ePolicy[nEntries], eCost[nEntries] = short, 1
-    dConsume[d], dRecordTtl[d], dCount[d], dKey[d], dEntry[d] = true, false, 1, keyi, nEntries
+    ent[2 * nEntries - 1], ent[2 * nEntries] = short, 1
+    local at = 5 * d
+    dec[at - 4], dec[at - 3], dec[at - 2], dec[at - 1], dec[at] = true, false, 1, keyi, nEntries
     nDecisions = d
     keyi = keyi + 1
     argi = argi + 1
@@ -144,10 +143,10 @@ while argi <= argc do
     if argc < first - 1 + 2 * count then
       return redis.error_reply('ERR sluice: expected ' .. (first - 1 + 2 * count) .. ' arguments, got ' .. argc)
     end
-    dEntry[d] = nEntries + 1
+    local firstEntry = nEntries + 1
     for i = 1, count do
       local base = first + 2 * (i - 1)
-      local policy = policyByArg[ARGV[base]] or policies[tonumber(ARGV[base])]
+      local policy = policies[ARGV[base]] or policies[tostring(tonumber(ARGV[base]))]
       if policy == nil then
         return redis.error_reply('ERR sluice: unknown policy index in entry ' .. i .. ' (decision ' .. d .. ')')
       end
@@ -163,9 +162,10 @@ while argi <= argc do
         return redis.error_reply('ERR sluice: sliding-log cost must be a whole number (entry ' .. i .. ', decision ' .. d .. ')')
       end
       nEntries = nEntries + 1
-      ePolicy[nEntries], eCost[nEntries] = policy, cost
+      ent[2 * nEntries - 1], ent[2 * nEntries] = policy, cost
     end
-    dConsume[d], dRecordTtl[d], dCount[d], dKey[d] = mode == 'consume', recordTtl, count, keyi
+    local at = 5 * d
+    dec[at - 4], dec[at - 3], dec[at - 2], dec[at - 1], dec[at] = mode == 'consume', recordTtl, count, keyi, firstEntry
     nDecisions = d
     keyi = keyi + count
     if recordTtl then
@@ -202,10 +202,10 @@ local results = {}
 
 -- One decision: its reply items appended to `reply`.
 local function decide(d)
-  local count, keyBase, e0 = dCount[d], dKey[d], dEntry[d] - 1
-  local recordTtl = dRecordTtl[d]
+  local at = 5 * d
+  local consume, recordTtl, count, keyBase, e0 = dec[at - 4], dec[at - 3], dec[at - 2], dec[at - 1], dec[at] - 1
   local recordKey = nil
-  if recordTtl and dConsume[d] then
+  if recordTtl and consume then
     recordKey = KEYS[keyBase + count]
   end
   -- A request seen before: its saved reply, nothing decided or charged. The record is
@@ -237,19 +237,26 @@ local function decide(d)
   for i = 1, count do
     local r = results[i]
     if r == nil then
-      r = {}
+      -- Every field any algorithm sets, up front: the table is allocated at its final size
+      -- and never rehashed as an algorithm fills it.
+      r = {
+        allowed = false, remaining = 0, resetMs = 0, retryAfterMs = 0, chargedRemaining = 0,
+        chargedResetMs = 0, key = false, write = false, left = 0, ts = 0, tat2 = 0, win = 0,
+        count2 = 0, cur2 = 0, prev = 0, v = false, n = 0, first = 0, before = 0, cum = 0,
+        newest = false, stamp = 0, cost = 0, windowMs = 0,
+      }
       results[i] = r
     end
-    local policy = ePolicy[e0 + i]
+    local policy = ent[2 * (e0 + i) - 1]
     policy.algorithm(r, KEYS[keyBase + i - 1], now, policy.limit, policy.windowMs,
-      policy.intervalMs, eCost[e0 + i])
+      policy.intervalMs, ent[2 * (e0 + i)])
     if not r.allowed then
       all = false
     end
   end
 
   -- Phase 2: charge all, only when all allow.
-  local charge = all and dConsume[d]
+  local charge = all and consume
   local start = nReply
   for i = 1, count do
     local r = results[i]
