@@ -142,19 +142,8 @@ describe('embedded decide script', () => {
     for (let i = 0; i < 4; i++) short.add([{ key: `${prefix}:s`, policy: p, cost: 1 }], 'consume');
     expect(short.args().slice(6)).toEqual(['1', '1', '1', '1']);
     const fromShort = await redis.evalsha(DECIDE_SCRIPT.sha1, 4, ...short.keys, ...short.args());
-    const fullArgs = [
-      String(T0),
-      '1',
-      'token-bucket',
-      '3',
-      '1000',
-      '333.3333333333333',
-      'consume',
-      '',
-      '1',
-      '1',
-      '1',
-    ];
+    const policyArgs = ['token-bucket', '3', '1000', '333.3333333333333'];
+    const fullArgs = [String(T0), '1', ...policyArgs, ...['consume', '', '1', '1', '1']];
     const fromFull: unknown[] = [];
     for (let i = 0; i < 4; i++) {
       const reply = (await redis.evalsha(DECIDE_SCRIPT.sha1, 1, `${prefix}:f`, ...fullArgs)) as unknown[];
