@@ -1,3 +1,5 @@
+import { createLimiter, problemJson, toHttpVerdict } from '@sluice/core';
+
 /**
  * What every benchmark server limits, whatever the framework and the limiter:
  * GET /limited answers {"ok":true}; the identity is the x-api-key header.
@@ -22,25 +24,16 @@ export function sluicePolicy(path) {
 export const API_KEY_HEADER = 'x-api-key';
 
 /**
- * The answer Sluice's adapters give every denied request of the deny path (taken from one),
- * sent as is by the `fixed-429` reference servers: what answering a denial costs a framework
- * with no limiter deciding anything, the least any limiter's deny path pays.
+ * The answer Sluice's adapters give every denied request of the deny path, built by core as the
+ * adapters build it (a second request of one identity, `toHttpVerdict`, `problemJson`), sent as
+ * is by the `fixed-429` reference servers: what answering a denial costs a framework with no
+ * limiter deciding anything, the least any limiter's deny path pays.
  */
-export const DENY_RESPONSE = Object.freeze({
-  status: 429,
-  headers: Object.freeze({
-    'content-type': 'application/problem+json',
-    ratelimit: '"api";r=0;t=3600',
-    'ratelimit-policy': '"api";q=1;w=3600',
-    'retry-after': '3600',
-  }),
-  body: JSON.stringify({
-    type: 'https://iana.org/assignments/http-problem-types#quota-exceeded',
-    title: 'Quota Exceeded',
-    status: 429,
-    'violated-policies': ['api'],
-    error: 'rate limit exceeded',
-    policy: 'api',
-    retry_after_seconds: 3600,
-  }),
-});
+export const DENY_RESPONSE = await (async () => {
+  const limiter = createLimiter({ policies: [sluicePolicy('deny')] });
+  await limiter.check({ identity: 'reference' });
+  const verdict = toHttpVerdict(await limiter.check({ identity: 'reference' }));
+  if (verdict.action !== 'deny')
+    throw new Error('config: the deny-path policy did not deny its second request');
+  return Object.freeze({ status: verdict.status, headers: verdict.headers, body: problemJson(verdict.body) });
+})();
