@@ -108,21 +108,19 @@ local argi, keyi = 3 + 4 * policyCount, 1
 while argi <= argc do
   local d = nDecisions + 1
   local mode = ARGV[argi]
+  -- What each form leaves for the shared record below.
+  local consume, recordTtl, count, firstEntry, nextArg
   local short = policies[mode]
   if short ~= nil then
     -- The short form: consume 1 unit of one policy, no request record.
     nEntries = nEntries + 1
     ent[2 * nEntries - 1], ent[2 * nEntries] = short, 1
-    local at = 5 * d
-    dec[at - 4], dec[at - 3], dec[at - 2], dec[at - 1], dec[at] = true, false, 1, keyi, nEntries
-    nDecisions = d
-    keyi = keyi + 1
-    argi = argi + 1
+    consume, recordTtl, count, firstEntry, nextArg = true, false, 1, nEntries, argi + 1
   else
     if mode ~= 'consume' and mode ~= 'peek' then
       return redis.error_reply('ERR sluice: mode must be consume or peek (decision ' .. d .. ')')
     end
-    local recordTtl = false
+    recordTtl = false
     local ttlArg = ARGV[argi + 1]
     if ttlArg ~= nil and ttlArg ~= '' then
       recordTtl = positive(ttlArg)
@@ -131,7 +129,7 @@ while argi <= argc do
       end
     end
     -- The common values ('1') are compared, not parsed: an interned string compares in one step.
-    local count = 1
+    count = 1
     local countArg = ARGV[argi + 2]
     if countArg ~= '1' then
       count = tonumber(countArg)
@@ -143,7 +141,7 @@ while argi <= argc do
     if argc < first - 1 + 2 * count then
       return redis.error_reply('ERR sluice: expected ' .. (first - 1 + 2 * count) .. ' arguments, got ' .. argc)
     end
-    local firstEntry = nEntries + 1
+    firstEntry = nEntries + 1
     for i = 1, count do
       local base = first + 2 * (i - 1)
       local policy = policies[ARGV[base]] or policies[tostring(tonumber(ARGV[base]))]
@@ -164,15 +162,16 @@ while argi <= argc do
       nEntries = nEntries + 1
       ent[2 * nEntries - 1], ent[2 * nEntries] = policy, cost
     end
-    local at = 5 * d
-    dec[at - 4], dec[at - 3], dec[at - 2], dec[at - 1], dec[at] = mode == 'consume', recordTtl, count, keyi, firstEntry
-    nDecisions = d
-    keyi = keyi + count
-    if recordTtl then
-      keyi = keyi + 1
-    end
-    argi = first + 2 * count
+    consume, nextArg = mode == 'consume', first + 2 * count
   end
+  local at = 5 * d
+  dec[at - 4], dec[at - 3], dec[at - 2], dec[at - 1], dec[at] = consume, recordTtl, count, keyi, firstEntry
+  nDecisions = d
+  keyi = keyi + count
+  if recordTtl then
+    keyi = keyi + 1
+  end
+  argi = nextArg
 end
 if nDecisions == 0 then
   return redis.error_reply('ERR sluice: expected at least one decision')
