@@ -7,9 +7,9 @@
  * record key when there is one. ARGV: `[nowMs | '', policyCount, ...per policy: algorithm,
  * limit, windowMs, intervalMs, ...per decision: mode, requestTtlMs | '', entryCount, ...per
  * entry: policy index (1-based), cost]`; a decision that consumes one unit of one policy
- * without a request record (most of them) is sent as one item, its policy index. Reply: integers, four per entry of every decision
- * in order: `allowed` (1/0), `remaining`, `resetMs`, `retryAfterMs` (ms, rounded up). See
- * lua/decide.lua for the full contract.
+ * without a request record (most of them) is sent as one item, its policy index. Reply:
+ * integers, four per entry of every decision in order: `allowed` (1/0), `remaining`,
+ * `resetMs`, `retryAfterMs` (ms, rounded up). See lua/decide.lua for the full contract.
  */
 
 import { assertValidEntries } from '../algorithms/validate.js';
