@@ -80,9 +80,12 @@ export const policyArb = (algorithm: Algorithm, wide = false): fc.Arbitrary<Comp
   );
 };
 
-/** Costs: whole units (sometimes above the limit) and, where allowed, fractions. */
+/**
+ * Costs: one unit (the script's short form), whole units (sometimes above the limit) and,
+ * where allowed, fractions.
+ */
 export const costArb = (policy: CompiledPolicy): fc.Arbitrary<number> => {
-  const whole = fc.integer({ min: 1, max: policy.limit + 2 });
+  const whole = fc.oneof(fc.constant(1), fc.integer({ min: 1, max: policy.limit + 2 }));
   if (policy.algorithm === 'sliding-log') return whole;
   return fc.oneof(
     { arbitrary: whole, weight: 3 },
@@ -90,22 +93,27 @@ export const costArb = (policy: CompiledPolicy): fc.Arbitrary<number> => {
   );
 };
 
-/** Time steps in ms relative to a policy's window: zero, small, fractional, window-sized, huge. */
-export const stepArb = (policy: CompiledPolicy, backwards: boolean): fc.Arbitrary<number> => {
-  const w = policy.windowMs;
-  const forward = fc.oneof(
-    fc.constant(0),
-    fc.integer({ min: 0, max: 2 * w }),
-    fc.integer({ min: 0, max: 4000 }).map((us) => us / 1000),
+/**
+ * Time steps in ms relative to a window of `windowMs`: zero (a repeat of the same instant),
+ * small, fractional, window-sized and huge; with `backwards`, the same sizes back in time too
+ * (a jump back of 1e7 ms included).
+ */
+export const timeStepArb = (windowMs: number, backwards: boolean): fc.Arbitrary<number> => {
+  const w = windowMs;
+  const sizes = fc.oneof(
+    fc.integer({ min: 1, max: 2 * w }),
+    fc.integer({ min: 1, max: 4000 }).map((us) => us / 1000),
     fc.integer({ min: 1, max: 8 }).map((k) => (k * w) / 4),
     fc.constant(1e7),
   );
+  const forward = fc.oneof({ arbitrary: fc.constant(0), weight: 1 }, { arbitrary: sizes, weight: 4 });
   if (!backwards) return forward;
-  return fc.oneof(
-    { arbitrary: forward, weight: 4 },
-    { arbitrary: fc.integer({ min: 1, max: 2 * w }).map((d) => -d), weight: 1 },
-  );
+  return fc.oneof({ arbitrary: forward, weight: 3 }, { arbitrary: sizes.map((d) => -d), weight: 2 });
 };
+
+/** Time steps for histories of one policy (see `timeStepArb`). */
+export const stepArb = (policy: CompiledPolicy, backwards: boolean): fc.Arbitrary<number> =>
+  timeStepArb(policy.windowMs, backwards);
 
 export interface Op {
   readonly key: number;
@@ -145,7 +153,8 @@ export function expectWellFormed(v: StoreVerdict, policy: CompiledPolicy, cost: 
  * Runs `ops` on keys `<prefix>:{k<n>}:<policy>` and checks, at every step: well-formed
  * verdicts; peek predicts the verdict; a denied request or a peek changes nothing; an
  * admitted request takes its whole cost exactly once; time going backwards gives no more
- * than the latest time seen; at the end, idle keys are exactly full. Returns the verdicts.
+ * than the latest time seen: after a step back a key has no more remaining than it had at
+ * the latest time before the step, nor after its charge than at the latest time; at the end, idle keys are exactly full. Returns the verdicts.
  */
 export async function runInvariants(
   decide: Decide,
@@ -163,7 +172,13 @@ export async function runInvariants(
     const key = `${prefix}:{k${op.key}}:${policy.name}`;
     seen.add(key);
     const entry: StoreEntry = { key, policy, cost: op.cost };
+    // A step back in time: what the key holds at the latest time seen, before the step.
+    const latestBefore =
+      now < maxNow ? ((await decide([entry], 'peek', maxNow)) as [StoreVerdict])[0] : undefined;
     const [before] = (await decide([entry], 'peek', now)) as [StoreVerdict];
+    if (latestBefore !== undefined) {
+      expect(before.remaining, `${now - maxNow} ms back in time`).toBeLessThanOrEqual(latestBefore.remaining);
+    }
     const [v] = (await decide([entry], op.mode, now)) as [StoreVerdict];
     const [after] = (await decide([entry], 'peek', now)) as [StoreVerdict];
     verdicts.push(v);
@@ -246,8 +261,11 @@ export const policiesArb: fc.Arbitrary<CompiledPolicy[]> = fc
     ),
   );
 
-/** Multi-policy histories with non-decreasing time. */
-export const multiOpsArb = (policies: readonly CompiledPolicy[]): fc.Arbitrary<MultiOp[]> => {
+/** Multi-policy histories; time moves forward only unless `backwards`. */
+export const multiOpsArb = (
+  policies: readonly CompiledPolicy[],
+  backwards = false,
+): fc.Arbitrary<MultiOp[]> => {
   const window = Math.max(...policies.map((p) => p.windowMs));
   return fc.array(
     fc.record({
@@ -256,17 +274,15 @@ export const multiOpsArb = (policies: readonly CompiledPolicy[]): fc.Arbitrary<M
       costs: fc.tuple(
         ...policies.map((p) =>
           p.algorithm === 'sliding-log'
-            ? fc.integer({ min: 1, max: p.limit + 1 })
-            : fc.oneof(fc.integer({ min: 1, max: p.limit + 1 }), fc.constantFrom(0.5, 1.25, 0.1)),
+            ? fc.oneof(fc.constant(1), fc.integer({ min: 1, max: p.limit + 1 }))
+            : fc.oneof(
+                fc.constant(1),
+                fc.integer({ min: 1, max: p.limit + 1 }),
+                fc.constantFrom(0.5, 1.25, 0.1),
+              ),
         ),
       ),
-      dtMs: fc.oneof(
-        fc.constant(0),
-        fc.integer({ min: 0, max: 4000 }).map((us) => us / 1000),
-        fc.integer({ min: 0, max: window }),
-        fc.integer({ min: 1, max: 8 }).map((k) => (k * window) / 4),
-        fc.constant(1e7),
-      ),
+      dtMs: timeStepArb(window, backwards),
       mode: fc.constantFrom<StoreMode>('consume', 'consume', 'consume', 'peek'),
     }),
     { minLength: 1, maxLength: 40, size: '+1' },
@@ -286,4 +302,74 @@ export function entriesFor(prefix: string, policies: readonly CompiledPolicy[], 
     }
   });
   return entries;
+}
+
+/** A `Decide` and how to forget keys in its store (`MemoryStore.reset`, Redis `DEL`). */
+export interface DecideSide {
+  readonly decide: Decide;
+  readonly forget: (keys: readonly string[]) => Promise<unknown>;
+}
+
+/**
+ * Runs steps (entries, mode, time) through two stores and expects the same verdicts from
+ * both at every step. Expiry is made the same on both: a key written at `t` with a reset
+ * of `resetMs` expires at `t + resetMs + 1` (the TTL both set), and once the clock has
+ * passed that time the key is forgotten on both sides before the next step. (With an
+ * explicit time Redis expires keys by its own clock, not the test's, and MemoryStore drops
+ * expired keys lazily: after the clock passed a key's expiry and went back, either store
+ * could still hold the stale state or not.)
+ */
+export async function expectSameSteps(
+  a: DecideSide,
+  b: DecideSide,
+  steps: Iterable<{ entries: StoreEntry[]; mode: StoreMode; nowMs: number; label: string }>,
+): Promise<void> {
+  const expiresAtMs = new Map<string, number>();
+  for (const { entries, mode, nowMs, label } of steps) {
+    const expired = [...expiresAtMs].filter(([, at]) => nowMs > at).map(([key]) => key);
+    if (expired.length > 0) {
+      await a.forget(expired);
+      await b.forget(expired);
+      for (const key of expired) expiresAtMs.delete(key);
+    }
+    const fromA = await a.decide(entries, mode, nowMs);
+    const fromB = await b.decide(entries, mode, nowMs);
+    expect(fromA, label).toEqual(fromB);
+    if (mode === 'consume' && fromA.every((v) => v.allowed)) {
+      entries.forEach((entry, i) => {
+        expiresAtMs.set(entry.key, nowMs + (fromA[i] as StoreVerdict).resetMs + 1);
+      });
+    }
+  }
+}
+
+/** A MemoryStore side for `expectSameSteps`. */
+export function memorySide(): DecideSide {
+  const { decide, store } = memoryDecide();
+  return { decide, forget: (keys) => store.reset(keys) };
+}
+
+/** The steps of a one-policy history on keys `<prefix>:{k<n>}:<policy>`. */
+export function* opSteps(policy: CompiledPolicy, ops: readonly Op[], t0: number, prefix: string) {
+  let now = t0;
+  for (const [i, op] of ops.entries()) {
+    now += op.dtMs;
+    const entries: StoreEntry[] = [{ key: `${prefix}:{k${op.key}}:${policy.name}`, policy, cost: op.cost }];
+    yield { entries, mode: op.mode, nowMs: now, label: `step ${i}: ${op.mode} ${op.cost} ${op.dtMs} ms` };
+  }
+}
+
+/** The steps of a multi-policy history (see `entriesFor`). */
+export function* multiOpSteps(
+  policies: readonly CompiledPolicy[],
+  ops: readonly MultiOp[],
+  t0: number,
+  prefix: string,
+) {
+  let now = t0;
+  for (const [i, op] of ops.entries()) {
+    now += op.dtMs;
+    const entries = entriesFor(prefix, policies, op);
+    yield { entries, mode: op.mode, nowMs: now, label: `step ${i}: ${op.mode} ${op.dtMs} ms` };
+  }
 }

@@ -23,17 +23,36 @@ export async function evalDecide(
 ): Promise<StoreVerdict[]> {
   const keys = encodeScriptKeys(entries, request?.key);
   const args = encodeScriptArgs(entries, mode, nowMs, request?.ttlMs);
-  let reply: unknown;
-  try {
-    reply = await redis.evalsha(DECIDE_SCRIPT.sha1, keys.length, ...keys, ...args);
-  } catch (error) {
-    if (!(error instanceof Error) || !error.message.startsWith('NOSCRIPT')) throw error;
-    reply = await redis.eval(DECIDE_SCRIPT.source, keys.length, ...keys, ...args);
-  }
-  return decodeScriptReply(reply, entries);
+  return decodeScriptReply(await callScript(redis, keys, args), entries);
 }
 
-/** The decide script as a `Decide` with explicit time. */
-export function redisDecide(redis: Redis): Decide {
-  return (entries, mode, nowMs) => evalDecide(redis, entries, mode, nowMs);
+/** EVALSHA of the decide script, EVAL on NOSCRIPT. */
+async function callScript(redis: Redis, keys: readonly string[], args: readonly string[]): Promise<unknown> {
+  try {
+    return await redis.evalsha(DECIDE_SCRIPT.sha1, keys.length, ...keys, ...args);
+  } catch (error) {
+    if (!(error instanceof Error) || !error.message.startsWith('NOSCRIPT')) throw error;
+    return await redis.eval(DECIDE_SCRIPT.source, keys.length, ...keys, ...args);
+  }
+}
+
+/**
+ * The decide script as a `Decide` with explicit time. Form `short` sends what `RedisStore`
+ * sends (a consume of one unit of one policy as one item, its policy index); form `full`
+ * sends every decision in the full form (mode, requestTtlMs, entryCount, policy, cost).
+ */
+export function redisDecide(redis: Redis, form: 'short' | 'full' = 'short'): Decide {
+  if (form === 'short') return (entries, mode, nowMs) => evalDecide(redis, entries, mode, nowMs);
+  return async (entries, mode, nowMs) => {
+    const keys = encodeScriptKeys(entries);
+    const args = fullFormArgs(encodeScriptArgs(entries, mode, nowMs));
+    return decodeScriptReply(await callScript(redis, keys, args), entries);
+  };
+}
+
+/** The ARGV of a call of one decision with its short form (if it has one) written out in full. */
+export function fullFormArgs(args: readonly string[]): string[] {
+  const policyArgsEnd = 2 + 4 * Number(args[1]);
+  if (args.length !== policyArgsEnd + 1) return [...args];
+  return [...args.slice(0, policyArgsEnd), 'consume', '', '1', args[policyArgsEnd] as string, '1'];
 }

@@ -6,10 +6,15 @@ import {
   ALL_ALGORITHMS,
   checkPromises,
   type Decide,
+  type DecideSide,
   entriesFor,
+  expectSameSteps,
   makePolicy,
   memoryDecide,
+  memorySide,
+  multiOpSteps,
   multiOpsArb,
+  opSteps,
   opsArb,
   policiesArb,
   policyArb,
@@ -24,7 +29,7 @@ import {
   encodeScriptArgs,
   encodeScriptKeys,
 } from './script.js';
-import { evalDecide, redisDecide } from './script.test-support.js';
+import { evalDecide, fullFormArgs, redisDecide } from './script.test-support.js';
 
 let server: RedisProcess;
 let redis: Redis;
@@ -45,6 +50,11 @@ afterAll(async () => {
 });
 
 const T0 = 1_764_400_000_000.25;
+/** The decide script in one of its forms, forgetting keys with DEL. */
+const scriptSide = (form: 'short' | 'full'): DecideSide => ({
+  decide: redisDecide(redis, form),
+  forget: (keys) => redis.del(...keys),
+});
 /** A time in ms as the sliding log stores it: whole microseconds. */
 const us = (ms: number) => Math.round(ms * 1000);
 /** [time in µs, cumulative units] of each record of a stored sliding log, after its 16-char header. */
@@ -359,6 +369,24 @@ describe.each(ALL_ALGORITHMS)('%s on Redis (explicit time)', (algorithm) => {
     );
   });
 
+  it.each(['short', 'full'] as const)(
+    'decides exactly like MemoryStore over random histories, time going both ways (%s form)',
+    async (form) => {
+      const script = scriptSide(form);
+      await fc.assert(
+        fc.asyncProperty(
+          policyArb(algorithm, true).chain((policy) =>
+            fc.tuple(fc.constant(policy), opsArb(policy, true, 30), startTimeArb),
+          ),
+          async ([policy, ops, t0]) => {
+            await expectSameSteps(script, memorySide(), opSteps(policy, ops, t0, fresh()));
+          },
+        ),
+        { numRuns: 40 },
+      );
+    },
+  );
+
   it('admits exactly `limit` units at one instant, then denies', async () => {
     await fc.assert(
       fc.asyncProperty(policyArb(algorithm), startTimeArb, async (policy, t0) => {
@@ -420,25 +448,29 @@ describe.each(['token-bucket', 'gcra'] as const)('%s refill on Redis', (algorith
 });
 
 describe('MemoryStore and the Redis script decide identically', () => {
-  it('for random multi-policy sequences with explicit time (differential)', async () => {
-    await fc.assert(
-      fc.asyncProperty(
-        policiesArb.chain((ps) => fc.tuple(fc.constant(ps), multiOpsArb(ps), startTimeArb)),
-        async ([policies, ops, t0]) => {
-          const memory = memoryDecide().decide;
-          const prefix = fresh();
-          let now = t0;
-          for (const op of ops) {
-            now += op.dtMs;
-            const entries = entriesFor(prefix, policies, op);
-            const fromRedis = await decide(entries, op.mode, now);
-            const fromMemory = await memory(entries, op.mode, now);
-            expect(fromRedis).toEqual(fromMemory);
-          }
-        },
-      ),
-      { numRuns: 60 },
-    );
+  it.each(['short', 'full'] as const)(
+    'for random multi-policy sequences with explicit time going both ways (differential, %s form)',
+    async (form) => {
+      const script = scriptSide(form);
+      await fc.assert(
+        fc.asyncProperty(
+          policiesArb.chain((ps) => fc.tuple(fc.constant(ps), multiOpsArb(ps, true), startTimeArb)),
+          async ([policies, ops, t0]) => {
+            await expectSameSteps(script, memorySide(), multiOpSteps(policies, ops, t0, fresh()));
+          },
+        ),
+        { numRuns: 60 },
+      );
+    },
+  );
+
+  it('writes the full form of a short-form decision out as the script parses it', () => {
+    const p = makePolicy('gcra', 3, 1000);
+    const short = encodeScriptArgs([{ key: 'a', policy: p, cost: 1 }], 'consume', 5);
+    expect(short).toEqual(['5', '1', 'gcra', '3', '1000', '333.3333333333333', '1']);
+    expect(fullFormArgs(short)).toEqual([...short.slice(0, 6), 'consume', '', '1', '1', '1']);
+    const peek = encodeScriptArgs([{ key: 'a', policy: p, cost: 1 }], 'peek', 5);
+    expect(fullFormArgs(peek)).toEqual(peek);
   });
 });
 
@@ -446,18 +478,27 @@ describe.each([
   ['MemoryStore', () => memoryDecide().decide],
   ['Redis script', () => decide],
 ] as const)('multi-policy on %s', (_name, make) => {
-  it('charges every policy when all allow and none when any denies', async () => {
+  it('charges every policy when all allow and none when any denies; a step back in time gives no policy more', async () => {
     await fc.assert(
       fc.asyncProperty(
-        policiesArb.chain((ps) => fc.tuple(fc.constant(ps), multiOpsArb(ps), startTimeArb)),
+        policiesArb.chain((ps) => fc.tuple(fc.constant(ps), multiOpsArb(ps, true), startTimeArb)),
         async ([policies, ops, t0]) => {
           const d = make();
           const prefix = fresh();
           let now = t0;
+          let maxNow = t0;
           for (const op of ops) {
             now += op.dtMs;
             const entries = entriesFor(prefix, policies, op);
+            // A step back in time gives no policy of the call more than it had at the latest time.
+            const latest = now < maxNow ? await d(entries, 'peek', maxNow) : undefined;
             const before = await d(entries, 'peek', now);
+            maxNow = Math.max(maxNow, now);
+            latest?.forEach((v, i) => {
+              expect(before[i]?.remaining, `${entries[i]?.key} back in time`).toBeLessThanOrEqual(
+                v.remaining,
+              );
+            });
             const verdicts = await d(entries, op.mode, now);
             const after = await d(entries, 'peek', now);
             expect(verdicts.map((v) => v.allowed)).toEqual(before.map((v) => v.allowed));
