@@ -21,7 +21,7 @@ import {
   runInvariants,
   startTimeArb,
 } from '../algorithms/testing.test-support.js';
-import type { Algorithm, StoreEntry, StoreVerdict } from '../types.js';
+import type { Algorithm, CompiledPolicy, StoreEntry, StoreMode, StoreVerdict } from '../types.js';
 import {
   DECIDE_SCRIPT,
   DecideCall,
@@ -519,6 +519,54 @@ describe.each([
       ),
       { numRuns: 40 },
     );
+  });
+});
+
+describe.each([
+  ['MemoryStore', () => memoryDecide().decide],
+  ['Redis script, short form', () => redisDecide(redis, 'short')],
+  ['Redis script, full form', () => redisDecide(redis, 'full')],
+] as const)('a step back in time on %s', (_name, make) => {
+  const at = async (
+    d: Decide,
+    key: string,
+    policy: CompiledPolicy,
+    mode: StoreMode,
+    nowMs: number,
+    cost = 1,
+  ) => ((await d([{ key, policy, cost }], mode, nowMs)) as [StoreVerdict])[0];
+
+  it('freezes a token bucket at the latest time it saw: no refill and no loss', async () => {
+    const d = make();
+    const key = `${fresh()}:{back}:tb`;
+    const policy = makePolicy('token-bucket', 10, 1000); // 1 token / 100 ms
+    expect((await at(d, key, policy, 'consume', T0, 10)).remaining).toBe(0);
+    expect((await at(d, key, policy, 'consume', T0 + 500, 2)).remaining).toBe(3);
+    for (const backMs of [0.001, 1, 300, 500, 1e7]) {
+      // 3 tokens counted at T0 + 500: from T0 + 500 - backMs the bucket is full 700 ms after T0 + 500.
+      expect(await at(d, key, policy, 'peek', T0 + 500 - backMs)).toEqual({
+        allowed: true,
+        remaining: 3,
+        resetMs: Math.ceil(700 + backMs),
+        retryAfterMs: 0,
+      });
+    }
+    expect((await at(d, key, policy, 'consume', T0 + 200)).remaining).toBe(2);
+    expect((await at(d, key, policy, 'peek', T0 + 600)).remaining).toBe(3);
+  });
+
+  it('keeps a sliding window in the later window, its elapsed part clamped at 0', async () => {
+    const d = make();
+    const key = `${fresh()}:{back}:sw`;
+    const policy = makePolicy('sliding-window', 10, 1000);
+    const start = 1_764_400_000_000; // a window boundary
+    expect((await at(d, key, policy, 'consume', start + 500, 2)).remaining).toBe(8);
+    // Half of the previous window's 2 still weigh: 1 + 4.
+    expect((await at(d, key, policy, 'consume', start + 1500, 4)).remaining).toBe(5);
+    for (const backMs of [600, 1400, 1e7]) {
+      // Back in the earlier window: the previous window weighs in full (2 + 4), never more.
+      expect((await at(d, key, policy, 'peek', start + 1500 - backMs)).remaining).toBe(4);
+    }
   });
 });
 
