@@ -1,7 +1,8 @@
 /**
  * RedisStore batching against a real redis-server: checks issued in the same event-loop turn
  * share ONE script call and are decided one after another in the order issued, exactly as
- * separate calls would be (checked against MemoryStore run one check at a time).
+ * separate calls would be (checked against MemoryStore run one check at a time, the clock
+ * moving both ways between turns).
  */
 import fc from 'fast-check';
 import { Redis } from 'ioredis';
@@ -209,20 +210,36 @@ describe('RedisStore batching', () => {
       cost: fc.integer({ min: 1, max: 3 }),
       mode: fc.constantFrom<StoreMode>('consume', 'consume', 'consume', 'peek'),
     });
+    // Time moves both ways between turns: repeats, small and window-sized steps, jumps of a day.
     const turn = fc.record({
-      advanceMs: fc.integer({ min: 0, max: 700 }),
+      advanceMs: fc.oneof(
+        fc.constant(0),
+        fc.integer({ min: -700, max: 700 }),
+        fc.integer({ min: -12_000, max: 12_000 }),
+        fc.integer({ min: -4000, max: 4000 }).map((us) => us / 1000),
+        fc.constantFrom(-10_000, 10_000, -86_400_000, 86_400_000),
+      ),
       checks: fc.array(check, { minLength: 1, maxLength: 12 }),
     });
     let run = 0;
     await fc.assert(
-      fc.asyncProperty(fc.array(turn, { minLength: 1, maxLength: 5 }), async (turns) => {
+      fc.asyncProperty(fc.array(turn, { minLength: 1, maxLength: 8 }), async (turns) => {
         run += 1;
         let now = T0;
         const clock = () => now;
         const batched = new RedisStore({ client: redis.client, clock });
         const memory = new MemoryStore({ clock });
+        // Expiry the same on both: once the clock passed a key's TTL it is forgotten on both
+        // (Redis expires keys by its own clock, not this one; MemoryStore drops them lazily).
+        const expiresAtMs = new Map<string, number>();
         for (const t of turns) {
           now += t.advanceMs;
+          const expired = [...expiresAtMs].filter(([, at]) => now > at).map(([key]) => key);
+          if (expired.length > 0) {
+            await batched.reset(expired);
+            await memory.reset(expired);
+            for (const key of expired) expiresAtMs.delete(key);
+          }
           const calls = t.checks.map((c) => ({
             mode: c.mode,
             entries: c.policies.map((i) => {
@@ -234,6 +251,11 @@ describe('RedisStore batching', () => {
           const fromMemory = [];
           for (const c of calls) fromMemory.push(await memory.check(c.entries, c.mode));
           expect(fromRedis).toEqual(fromMemory);
+          calls.forEach((c, i) => {
+            const verdicts = fromMemory[i]!;
+            if (c.mode !== 'consume' || !verdicts.every((v) => v.allowed)) return;
+            c.entries.forEach((e, j) => expiresAtMs.set(e.key, now + verdicts[j]!.resetMs + 1));
+          });
         }
       }),
       { numRuns: 60 },
