@@ -5,14 +5,14 @@
  * Prints `listening on <port>` when ready.
  */
 import type { AddressInfo } from 'node:net';
-import { storeFromEnv, warmUp } from '@sluice/example-kit';
+import { storeFromEnv, timeoutMsFromEnv, warmUp } from '@sluice/example-kit';
 import { createApp } from './app.js';
 
 const port = Number(process.env.PORT ?? 3000);
 if (!Number.isInteger(port) || port < 0 || port > 65535) {
   throw new Error(`PORT must be an integer between 0 and 65535, got ${process.env.PORT}`);
 }
-const timeoutMs = process.env.SLUICE_TIMEOUT_MS ? Number(process.env.SLUICE_TIMEOUT_MS) : undefined;
+const timeoutMs = timeoutMsFromEnv(process.env);
 const { store, description } = storeFromEnv(process.env);
 const { app, limiter } = createApp({ store, prefix: process.env.SLUICE_PREFIX || undefined, timeoutMs });
 await warmUp(limiter);

@@ -11,6 +11,8 @@ export interface ExampleAppOptions {
   readonly store?: Store;
   /** Key prefix; `'sluice'` when unset. */
   readonly prefix?: string;
+  /** Store deadline in ms; core's default when unset. */
+  readonly timeoutMs?: number;
 }
 
 /** The app and the limiter behind it. */
@@ -26,7 +28,12 @@ function clientIp(c: Context): string | undefined {
 
 /** Builds the Hono app of the example-app contract. */
 export function createApp(options: ExampleAppOptions = {}): ExampleApp {
-  const limiter = createLimiter({ policies: POLICIES, store: options.store, prefix: options.prefix });
+  const limiter = createLimiter({
+    policies: POLICIES,
+    store: options.store,
+    prefix: options.prefix,
+    timeoutMs: options.timeoutMs,
+  });
   const metrics = createMetrics();
   limiter.onDecision((event) => metrics.record(event));
   const limit = (route: { policies: readonly string[]; cost?: Readonly<Record<string, number>> }) =>

@@ -13,6 +13,8 @@ export interface ExampleAppOptions {
   readonly store?: Store;
   /** Key prefix; `'sluice'` when unset. */
   readonly prefix?: string;
+  /** Store deadline in ms; core's default when unset. */
+  readonly timeoutMs?: number;
 }
 
 /** Identity: the API key when the client sends one (a stand-in for a tenant), else core's client IP. */
@@ -25,7 +27,7 @@ function identity(req: RateLimitRequest): string | undefined {
 @Module({})
 // biome-ignore lint/complexity/noStaticOnlyClass: a Nest module is a class
 export class AppModule {
-  /** Builds the app module for a store and a key prefix. */
+  /** Builds the app module for a store, a key prefix and a store deadline. */
   static register(options: ExampleAppOptions = {}): DynamicModule {
     return {
       module: AppModule,
@@ -34,6 +36,7 @@ export class AppModule {
           policies: POLICIES,
           store: options.store,
           prefix: options.prefix,
+          timeoutMs: options.timeoutMs,
           identity,
           defaultPolicies: [],
         }),

@@ -1,13 +1,13 @@
 /**
  * Starts the NestJS example app: PORT (default 3000, 0 = any free port) on 127.0.0.1,
- * REDIS_URL / REDIS_CLUSTER_NODES for the store, SLUICE_PREFIX for the key prefix, and
- * NEST_PLATFORM (`express`, the default, or `fastify`). Prints `listening on <port>` when ready.
+ * REDIS_URL / REDIS_CLUSTER_NODES for the store, SLUICE_PREFIX for the key prefix,
+ * SLUICE_TIMEOUT_MS for the store deadline (default: core's 100 ms) and NEST_PLATFORM (`express`, the default, or `fastify`). Prints `listening on <port>` when ready.
  */
 import 'reflect-metadata';
 import type { AddressInfo } from 'node:net';
 import { NestFactory } from '@nestjs/core';
 import type { Limiter } from '@sluice/core';
-import { storeFromEnv, warmUp } from '@sluice/example-kit';
+import { storeFromEnv, timeoutMsFromEnv, warmUp } from '@sluice/example-kit';
 import { RATE_LIMITER } from '@sluice/nestjs';
 import { AppModule } from './app.module.js';
 
@@ -19,8 +19,9 @@ const platform = process.env.NEST_PLATFORM ?? 'express';
 if (platform !== 'express' && platform !== 'fastify') {
   throw new Error(`NEST_PLATFORM must be express or fastify, got ${platform}`);
 }
+const timeoutMs = timeoutMsFromEnv(process.env);
 const { store, description } = storeFromEnv(process.env);
-const appModule = AppModule.register({ store, prefix: process.env.SLUICE_PREFIX || undefined });
+const appModule = AppModule.register({ store, prefix: process.env.SLUICE_PREFIX || undefined, timeoutMs });
 const logger = ['error', 'warn'] as const;
 const app =
   platform === 'fastify'
