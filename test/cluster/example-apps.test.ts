@@ -2,14 +2,22 @@
  * The example apps on Redis Cluster (`REDIS_CLUSTER_NODES`): one node of every example app,
  * all sharing one 3 + 3 Cluster. The global limit holds across apps, the multi-policy route is
  * all or nothing, and when the primary holding a tenant's slot dies, `/strict` answers 503 and
- * `/lenient` 200 within the deadline until the replica takes over, then 200 again.
+ * `/lenient` 200 from their fail modes until the replica takes over, then 200 again.
  */
 import { randomUUID } from 'node:crypto';
 import { Redis } from 'ioredis';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { type Reply, request } from '../integration/client.js';
+import { counterValue, json, type Reply, request } from '../integration/client.js';
 import { type AppNode, EXAMPLE_APPS, startApps, stopApps } from '../support/apps.js';
+import { EXPECTED } from '../support/expected.js';
 import { type RedisCluster, startRedisCluster } from '../support/redis-cluster.js';
+
+/**
+ * The store deadline of every node, as in the single-Redis suite: core's default (100 ms)
+ * is meant for a quiet server, and on a shared 2-core machine scheduling delays alone would
+ * turn into 503s. With it, a 503 means the limiter could not decide, never a busy machine.
+ */
+const TIMEOUT_MS = 1000;
 
 let cluster: RedisCluster;
 let nodes: AppNode[] = [];
@@ -22,6 +30,7 @@ beforeAll(async () => {
   nodes = await startApps(names.length >= 2 ? names : [names[0]!, names[0]!], {
     REDIS_CLUSTER_NODES: cluster.nodesEnv,
     SLUICE_PREFIX: prefix,
+    SLUICE_TIMEOUT_MS: String(TIMEOUT_MS),
   });
   // Each node's Cluster client is connected and has loaded the script before the bursts.
   for (const node of nodes) {
@@ -69,8 +78,7 @@ describe(`example apps on Redis Cluster (${EXAMPLE_APPS.map((a) => a.name).join(
     const started = performance.now();
     const replies: Reply[] = [];
     let next = 0;
-    // Bounded concurrency: contention across every node without drowning a shared 2-core machine
-    // (an overloaded node misses the 100 ms store deadline and answers 503, as designed).
+    // Bounded concurrency: contention across every node without drowning a shared 2-core machine.
     await Promise.all(
       Array.from({ length: 24 }, async () => {
         while (next < 300) {
@@ -87,13 +95,15 @@ describe(`example apps on Redis Cluster (${EXAMPLE_APPS.map((a) => a.name).join(
     console.log(
       `[cluster apps] ${nodes.length} nodes, 300 requests in ${elapsedSeconds.toFixed(2)} s: ${JSON.stringify(statuses)}`,
     );
-    // Nothing but 200, 429 and (deadline missed under load) a few 503s; a CROSSSLOT would be 503 everywhere.
-    expect(Object.keys(statuses).filter((s) => !['200', '429', '503'].includes(s))).toEqual([]);
-    expect(unavailable).toBeLessThanOrEqual(30);
-    // The global limit across every app: never more than the bucket plus its refill (1/s).
-    expect(admitted).toBeLessThanOrEqual(20 + Math.ceil(elapsedSeconds) + 1);
-    // A 503 may have been charged without admitting (ambiguous outcome), never the other way round.
-    expect(admitted + unavailable).toBeGreaterThanOrEqual(20);
+    // Every request decided: 200 or 429, no 503 (a CROSSSLOT or a missed deadline would be one).
+    expect(unavailable).toBe(0);
+    expect(admitted + (statuses[429] ?? 0)).toBe(300);
+    // The bucket is fresh (a new API key) and full: its 20 units go before any 429.
+    expect(admitted).toBeGreaterThanOrEqual(20);
+    // The global limit across every app: never more than the bucket plus its refill, 1/s from
+    // the first charge, which Redis made within the measured interval (Redis TIME on this
+    // machine). The script's slack (one microsecond's refill) never adds a whole unit.
+    expect(admitted).toBeLessThanOrEqual(20 + Math.ceil(elapsedSeconds));
   });
 
   it('POST /transfers/:id: two policies in one Cluster call, the fourth denied by "transfers" without charging "payments"', async () => {
@@ -114,18 +124,31 @@ describe(`example apps on Redis Cluster (${EXAMPLE_APPS.map((a) => a.name).join(
     const victim = await primaryHolding(key);
     expect(victim).toBeDefined();
     const headers = { 'x-api-key': key };
+    const failModeCount = async (node: AppNode, policy: string, outcome: string) =>
+      counterValue((await request(`${node.url}/metrics`)).text, 'sluice_decisions_total', {
+        policy,
+        outcome,
+      });
+    const closedBefore = await failModeCount(nodeFor(0), 'strict', 'fail_closed');
+    const openBefore = await failModeCount(nodeFor(1), 'lenient', 'fail_open');
     await cluster.killNode(victim!);
     const killedAt = performance.now();
     // Let the process be gone (a request sent in the same instant may still be served).
     await new Promise((r) => setTimeout(r, 200));
 
-    const strict = await request(`${nodeFor(0).url}/strict`, { headers });
-    const lenient = await request(`${nodeFor(1).url}/lenient`, { headers });
+    const [strict, lenient] = await Promise.all([
+      request(`${nodeFor(0).url}/strict`, { headers }),
+      request(`${nodeFor(1).url}/lenient`, { headers }),
+    ]);
     expect(strict.status, strict.text).toBe(503);
+    expect(json(strict)).toEqual(EXPECTED.unavailable());
     expect(lenient.status, lenient.text).toBe(200);
-    // 100 ms store deadline plus process scheduling on a shared machine.
-    expect(strict.elapsedMs).toBeLessThan(750);
-    expect(lenient.elapsedMs).toBeLessThan(750);
+    // Each answered by its fail mode (counted once in /metrics), not by the replica.
+    expect(await failModeCount(nodeFor(0), 'strict', 'fail_closed')).toBe(closedBefore + 1);
+    expect(await failModeCount(nodeFor(1), 'lenient', 'fail_open')).toBe(openBefore + 1);
+    // Within the store deadline plus slack for process scheduling (the single-Redis suite's bound).
+    expect(strict.elapsedMs).toBeLessThan(TIMEOUT_MS + EXPECTED.slackMs);
+    expect(lenient.elapsedMs).toBeLessThan(TIMEOUT_MS + EXPECTED.slackMs);
 
     const statuses: number[] = [];
     let backAfterMs: number | undefined;

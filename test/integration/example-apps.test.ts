@@ -89,7 +89,10 @@ async function expectGlobalLimit(nodes: readonly AppNode[]) {
   );
   expect(admitted + denied).toBe(1000);
   expect(admitted).toBeGreaterThanOrEqual(20);
-  expect(admitted).toBeLessThanOrEqual(20 + Math.ceil(elapsedSeconds * 1) + 1);
+  // The bucket (a new API key) plus its refill, 1/s from the first charge, which Redis made
+  // within the measured interval (Redis TIME on this machine). The script's slack (one
+  // microsecond's refill) never adds a whole unit.
+  expect(admitted).toBeLessThanOrEqual(20 + Math.ceil(elapsedSeconds));
 }
 
 describe.each(MIXED)('$name on one Redis', ({ apps }) => {
