@@ -215,12 +215,16 @@ describe('the breaker', () => {
       },
       eval: (...args) => client.eval(...args),
     };
+    // The breaker's cool-down follows the limiter's clock: moved by hand, no sleeping. (The
+    // store deadline runs on real timers; the store reads Redis TIME.)
+    let nowMs = 1_800_000_000_000;
     const limiter = createLimiter({
       policies: [{ name: 'br', limit: 1000, window: '1m', failMode: 'closed' }],
       prefix: 'br',
       store: new RedisStore({ client: counting }),
       timeoutMs: TIMEOUT_MS,
       breaker: { failureThreshold: 3, cooldownMs: 500 },
+      clock: () => nowMs,
     });
     await untilStoreDecides(limiter, 't');
     expect(limiter.breakerState).toBe('closed');
@@ -235,31 +239,35 @@ describe('the breaker', () => {
     }
     expect(calls).toBe(3);
     expect(limiter.breakerState).toBe('open');
-    const openedAt = performance.now();
 
-    // Open: answers at once without calling Redis.
-    const fast: number[] = [];
-    for (let i = 0; i < 10; i++) {
-      const t0 = performance.now();
-      const d = await limiter.check({ identity: 't' });
-      fast.push(performance.now() - t0);
-      expect(d.source).toBe('fail-closed');
+    // Open: answers at once without calling Redis: each decision is there before the next
+    // turn of the event loop (no timer, no I/O), through the whole cool-down.
+    for (const stepMs of [0, 100, 200, 199]) {
+      nowMs += stepMs;
+      const d = await Promise.race([
+        limiter.check({ identity: 't' }),
+        new Promise<'a later turn'>((r) => setImmediate(() => r('a later turn'))),
+      ]);
+      expect(d === 'a later turn' ? d : d.source).toBe('fail-closed');
+      expect(limiter.breakerState).toBe('open');
     }
     expect(calls).toBe(3);
-    expect(Math.max(...fast)).toBeLessThan(50);
 
-    // After the cool-down: exactly one probe, which fails (still blackholed) and re-opens it.
-    await sleep(Math.max(0, 520 - (performance.now() - openedAt)));
+    // After the cool-down (500 ms by the limiter's clock): exactly one probe, which fails (still
+    // blackholed) and re-opens it.
+    nowMs += 1;
     expect(limiter.breakerState).toBe('half-open');
     const probes = await Promise.all([limiter.check({ identity: 't' }), limiter.check({ identity: 't' })]);
     expect(calls).toBe(4);
     expect(probes.every((d) => d.outcome === 'unavailable')).toBe(true);
     expect(limiter.breakerState).toBe('open');
-    const reopenedAt = performance.now();
 
-    // Redis is back; the next probe succeeds and closes the breaker.
+    // Redis is back; the next probe, one cool-down after the failed one, succeeds and closes the breaker.
     proxy.setMode('pass');
-    await sleep(Math.max(0, 520 - (performance.now() - reopenedAt)));
+    nowMs += 499;
+    expect(limiter.breakerState).toBe('open');
+    nowMs += 1;
+    expect(limiter.breakerState).toBe('half-open');
     const probe = await limiter.check({ identity: 't' });
     expect(probe.source).toBe('store');
     expect(calls).toBe(5);

@@ -5,7 +5,7 @@
  */
 import { Redis } from 'ioredis';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { createLimiter, createRedisStore } from '../cluster/core.js';
+import { createLimiter, createRedisStore, RedisStore } from '../cluster/core.js';
 import { type FaultProxy, startFaultProxy } from '../support/fault-proxy.js';
 import { type RedisProcess, startRedis } from '../support/redis-server.js';
 
@@ -29,7 +29,7 @@ afterAll(async () => {
 
 const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
 
-function limiterOn(prefix: string, store: ReturnType<typeof createRedisStore>, ttlMs?: number) {
+function limiterOn(prefix: string, store: RedisStore, ttlMs?: number) {
   return createLimiter({
     policies: [{ name: 'idem', algorithm: 'token-bucket', limit: 5, window: '1h', failMode: 'closed' }],
     prefix,
@@ -81,7 +81,11 @@ describe('idempotency key', () => {
   });
 
   it('a denied first decision is replayed as denied; the record sits in the identity slot and expires', async () => {
-    const store = createRedisStore(proxy.url);
+    // The script's clock is the store's, moved by hand: the record expires at its time +
+    // ttlMs by that clock (lua/decide.lua), so no sleeping for it.
+    let nowMs = 1_800_000_000_000;
+    const client = new Redis({ host: '127.0.0.1', port: proxy.port });
+    const store = new RedisStore({ client, clock: () => nowMs, ownsClient: true });
     const limiter = limiterOn('idem-c', store, 400);
     await connected(limiter);
     for (let i = 0; i < 5; i++) expect((await limiter.check({ identity: 't' })).allowed).toBe(true);
@@ -90,6 +94,12 @@ describe('idempotency key', () => {
     expect((await limiter.check({ identity: 't', requestId: 'req-d' })).outcome).toBe('over_limit');
 
     const first = await limiter.check({ identity: 'v', requestId: 'req-ttl' });
+    // 400 ms later by the store's clock the record still lives: a replay, no charge.
+    nowMs += 400;
+    expect(await limiter.check({ identity: 'v', requestId: 'req-ttl' })).toMatchObject({
+      allowed: true,
+      remaining: first.remaining,
+    });
     const keys = await direct.keys('idem-c:*');
     const records = keys.filter((k) => !k.endsWith(':idem'));
     expect(records.length).toBeGreaterThanOrEqual(1);
@@ -100,8 +110,8 @@ describe('idempotency key', () => {
       expect(pttl).toBeGreaterThan(0);
       expect(pttl).toBeLessThanOrEqual(400);
     }
-    await sleep(500);
-    // Expired: the same request id is now a new request and is charged.
+    // 401 ms later by the store's clock: expired, the same request id is now a new request and is charged.
+    nowMs += 1;
     const later = await limiter.check({ identity: 'v', requestId: 'req-ttl' });
     expect(later.remaining).toBe(first.remaining - 1);
     await store.close();
