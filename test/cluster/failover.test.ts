@@ -29,6 +29,8 @@ const MAX_RUN_MS = 30_000;
 interface Sample {
   readonly atMs: number;
   readonly durationMs: number;
+  /** Load ticks fired while the check was in flight (the same timers as the deadline's). */
+  readonly ticksInFlight: number;
   readonly decision: Decision;
 }
 
@@ -97,11 +99,13 @@ describe('failover: a primary killed under steady load', () => {
     const t0 = performance.now();
     const now = () => performance.now() - t0;
     const inFlight = new Set<Promise<void>>();
+    let tick = 0;
     const fire = (name: FailMode | 'bystander', identity: string) => {
       const limiter = name === 'bystander' ? bystander : limiters[name];
       const atMs = now();
+      const firedAtTick = tick;
       const p = limiter.check({ identity }).then((decision) => {
-        samples[name].push({ atMs, durationMs: now() - atMs, decision });
+        samples[name].push({ atMs, durationMs: now() - atMs, ticksInFlight: tick - firedAtTick, decision });
       });
       inFlight.add(p);
       p.finally(() => inFlight.delete(p));
@@ -121,7 +125,6 @@ describe('failover: a primary killed under steady load', () => {
     };
 
     // The load: one check per limiter every TICK_MS, on a fixed schedule (not paced by replies).
-    let tick = 0;
     const lagMeter = measureEventLoopLag();
     await new Promise<void>((done) => {
       const timer = setInterval(() => {
@@ -211,6 +214,11 @@ describe('failover: a primary killed under steady load', () => {
       .sort((a, b) => a - b);
     const p99 = durations[Math.floor(durations.length * 0.99)] ?? 0;
     const max = durations.at(-1) ?? 0;
+    const maxTicksInFlight = Math.max(
+      ...Object.values(samples)
+        .flat()
+        .map((s) => s.ticksInFlight),
+    );
 
     const tally = (list: Sample[]) => {
       const out: Record<string, number> = {};
@@ -230,7 +238,7 @@ describe('failover: a primary killed under steady load', () => {
         `[failover] during the window: bystander on another primary ${tally(bystanderOut)}`,
         `[failover] admitted before kill ${admittedBeforeKill}; store admitted in all ${storeAdmitted} of limit ${LIMIT} (+${refill} refill): overshoot ${overshoot}`,
         `[failover] the promoted replica knew of ${chargedBeforeRecovery} charges for ${admittedBeforeRecovery} admitted: ${lostWrites} writes lost with the primary, ${chargedUnanswered} charged but answered unavailable`,
-        `[failover] decision latency over ${durations.length} checks: p50 ${durations[Math.floor(durations.length / 2)]?.toFixed(1)} ms, p99 ${p99.toFixed(1)} ms, max ${max.toFixed(1)} ms (deadline ${TIMEOUT_MS} ms; timer lag p99 ${lag.p99Ms.toFixed(0)} ms)`,
+        `[failover] decision latency over ${durations.length} checks: p50 ${durations[Math.floor(durations.length / 2)]?.toFixed(1)} ms, p99 ${p99.toFixed(1)} ms, max ${max.toFixed(1)} ms (deadline ${TIMEOUT_MS} ms; timer lag p99 ${lag.p99Ms.toFixed(0)} ms); at most ${maxTicksInFlight} load ticks of ${TICK_MS} ms while one check was in flight`,
       ].join('\n'),
     );
 
@@ -253,10 +261,15 @@ describe('failover: a primary killed under steady load', () => {
       }
     }
     expect(openOut.some((s) => s.decision.source === 'fail-open')).toBe(true);
-    // local: decided in process, bounded by the policy's own limit.
+    // local: decided in process by the policy's own limit, on a bucket of its own that starts
+    // full and refills no whole unit during the run: the first LIMIT local checks are admitted,
+    // every later one is over_limit.
     const localFallback = localOut.filter((s) => s.decision.source === 'local');
     expect(localFallback.length).toBeGreaterThan(0);
-    expect(localFallback.filter((s) => s.decision.allowed).length).toBeLessThanOrEqual(LIMIT);
+    const allLocal = samples.local.filter((s) => s.decision.source === 'local');
+    expect(allLocal.filter((s) => s.decision.allowed).length).toBe(Math.min(allLocal.length, LIMIT));
+    for (const s of allLocal.filter((s) => !s.decision.allowed))
+      expect(s.decision.outcome).toBe('over_limit');
     // The other primaries kept deciding for most of the window.
     const bystanderStore = bystanderOut.filter((s) => s.decision.source === 'store').length;
     expect(bystanderStore).toBeGreaterThanOrEqual(Math.floor(bystanderOut.length * 0.5));
@@ -266,8 +279,10 @@ describe('failover: a primary killed under steady load', () => {
     expect(overshoot).toBeLessThanOrEqual(10);
     expect(Number.isFinite(chargedBeforeRecovery)).toBe(true);
     expect(lostWrites).toBeLessThanOrEqual(10);
-    // Every decision came back near the deadline, never after a TCP timeout.
-    expect(p99).toBeLessThan(TIMEOUT_MS + 100 + lag.p99Ms);
-    expect(max).toBeLessThan(2000);
+    // Every decision came back at the deadline at the latest, never after a TCP timeout or the
+    // failover: counted in load ticks, which the same timers drive as the deadline, so a loaded
+    // machine delays both alike. The deadline spans TIMEOUT_MS / TICK_MS ticks; one more for the
+    // I/O pass the deadline waits for, and one for the tick that fired the check.
+    expect(maxTicksInFlight).toBeLessThanOrEqual(Math.ceil(TIMEOUT_MS / TICK_MS) + 2);
   });
 });
