@@ -254,7 +254,9 @@ describe('RedisStore batching', () => {
           calls.forEach((c, i) => {
             const verdicts = fromMemory[i]!;
             if (c.mode !== 'consume' || !verdicts.every((v) => v.allowed)) return;
-            c.entries.forEach((e, j) => expiresAtMs.set(e.key, now + verdicts[j]!.resetMs + 1));
+            c.entries.forEach((e, j) => {
+              expiresAtMs.set(e.key, now + verdicts[j]!.resetMs + 1);
+            });
           });
         }
       }),
