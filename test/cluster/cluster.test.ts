@@ -1,8 +1,9 @@
 /**
  * Sluice on a real 3-primary + 3-replica Redis Cluster: every algorithm and the multi-policy
  * check hold their limit under contention from several Cluster connections, decisions equal
- * those of a single Redis step for step, no call ever meets CROSSSLOT, and keys spread over the
- * primaries by identity with one identity's policies in one slot.
+ * those of a single Redis step for step, no call ever meets CROSSSLOT, keys spread over the
+ * primaries by identity with one identity's policies in one slot, and SCRIPT FLUSH on the
+ * primaries under load leaves no check undecided.
  */
 
 import fc from 'fast-check';
@@ -298,6 +299,63 @@ describe('keys spread over the primaries by identity', () => {
     const tag = identityTag(p, sample);
     const owner = ownerOf(keySlot(tag), topology.primaries)!;
     expect(tagsByPrimary.get(owner)!.has(tag.slice(tag.indexOf('{')))).toBe(true);
+  });
+});
+
+describe('NOSCRIPT recovery on the Cluster', () => {
+  it('SCRIPT FLUSH on the primaries under load: every check is still decided, each identity admits exactly its limit', async () => {
+    const p = prefix();
+    const IDENTITIES = 48;
+    const LIMIT = 10;
+    const WAVES = 8;
+    const PER_WAVE = 250;
+    const policies: PolicyInput[] = [
+      { name: 'n-log', algorithm: 'sliding-log', limit: LIMIT, window: '1h' },
+      { name: 'n-tb', algorithm: 'token-bucket', burst: 1000, rate: '1/h' },
+    ];
+    const limiters = clients.map((client) =>
+      createLimiter({
+        policies,
+        prefix: p,
+        store: new RedisStore({ client: recording(client) }),
+        timeoutMs: 20_000,
+      }),
+    );
+    const { primaries } = await cluster.topology();
+    const admins = primaries.map((primary) => new Redis({ host: '127.0.0.1', port: primary.port }));
+    const flushAll = () => Promise.all(admins.map((admin) => admin.script('FLUSH')));
+    const noscriptBefore = errors.filter((m) => m.startsWith('NOSCRIPT')).length;
+    const decisions: Decision[] = [];
+    const identities: string[] = [];
+    try {
+      let flushedMidWave: Promise<unknown> | undefined;
+      for (let wave = 0; wave < WAVES; wave++) {
+        // Flush between waves, and during one: the checks of that wave are in flight.
+        if (wave === 2 || wave === 4) await flushAll();
+        const checks = Array.from({ length: PER_WAVE }, (_, i) => {
+          const identity = `noscript-${(wave * PER_WAVE + i) % IDENTITIES}`;
+          identities.push(identity);
+          return limiters[i % limiters.length]!.check({ identity });
+        });
+        if (wave === 6) flushedMidWave = admins[wave % admins.length]!.script('FLUSH');
+        decisions.push(...(await Promise.all(checks)));
+        await flushedMidWave;
+      }
+    } finally {
+      for (const admin of admins) admin.disconnect();
+    }
+    expect(count(decisions.map((d) => d.outcome))).toEqual({
+      allowed: IDENTITIES * LIMIT,
+      over_limit: WAVES * PER_WAVE - IDENTITIES * LIMIT,
+    });
+    const admittedBy = new Map<string, number>();
+    for (const [i, d] of decisions.entries()) {
+      if (d.allowed) admittedBy.set(identities[i]!, (admittedBy.get(identities[i]!) ?? 0) + 1);
+    }
+    expect(new Set(admittedBy.values())).toEqual(new Set([LIMIT]));
+    expect(admittedBy.size).toBe(IDENTITIES);
+    // The flushes were met (NOSCRIPT, then EVAL) on more than one primary's connections.
+    expect(errors.filter((m) => m.startsWith('NOSCRIPT')).length).toBeGreaterThanOrEqual(noscriptBefore + 2);
   });
 });
 

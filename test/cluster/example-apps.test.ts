@@ -119,6 +119,75 @@ describe(`example apps on Redis Cluster (${EXAMPLE_APPS.map((a) => a.name).join(
     expect(JSON.parse(fourth.text)['violated-policies']).toEqual(['transfers']);
   });
 
+  it('GET /health on every node: 200 {"ok":true}, no rate-limit headers, never limited', async () => {
+    const replies = await Promise.all(
+      nodes.flatMap((node) => Array.from({ length: 30 }, () => request(`${node.url}/health`))),
+    );
+    for (const reply of replies) {
+      expect(reply.status, reply.url).toBe(200);
+      expect(json(reply)).toEqual({ ok: true });
+      expect(reply.headers.ratelimit).toBeUndefined();
+      expect(reply.headers['ratelimit-policy']).toBeUndefined();
+    }
+  });
+
+  it('GET /transfers/:id/status shares the payments bucket with POST /transfers/:id across the apps', async () => {
+    const headers = { 'x-api-key': apiKey() };
+    const started = performance.now();
+    for (let i = 1; i <= 3; i++) {
+      const post = await request(`${nodeFor(i).url}/transfers/${i}`, { method: 'POST', headers });
+      expect(post.status, post.text).toBe(200);
+    }
+    // Three POSTs took 15 of the 20 units; the status route charges 1 from what is left, on any app.
+    const statuses: Reply[] = [];
+    for (let i = 0; i < 30; i++) {
+      const reply = await request(`${nodeFor(i).url}/transfers/${i}/status`, { headers });
+      statuses.push(reply);
+      if (reply.status === 429) break;
+    }
+    const elapsedSeconds = (performance.now() - started) / 1000;
+    const admitted = statuses.filter((r) => r.status === 200);
+    for (const reply of admitted) expect(reply.headers['ratelimit-policy']).toBe('"payments";q=20;w=10');
+    const denied = statuses.at(-1)!;
+    expect(denied.status, denied.text).toBe(429);
+    expect(json(denied)).toMatchObject({ 'violated-policies': ['payments'], policy: 'payments' });
+    // The 5 units left plus the refill (2/s) since the first POST; never the 20 of a bucket of its own.
+    expect(admitted.length).toBeGreaterThanOrEqual(5);
+    expect(admitted.length).toBeLessThanOrEqual(5 + Math.ceil(2 * elapsedSeconds));
+  });
+
+  it('GET /shadow is always 200 without headers; /metrics of all apps count exactly the would-denies', async () => {
+    // A fixed window of 60 s (Redis time is this machine's): keep every request inside one window.
+    const intoWindowMs = Date.now() % 60_000;
+    if (intoWindowMs > 55_000) await new Promise((r) => setTimeout(r, 60_500 - intoWindowMs));
+    const counted = async (outcome: string) => {
+      const replies = await Promise.all(nodes.map((node) => request(`${node.url}/metrics`)));
+      let total = 0;
+      for (const reply of replies) {
+        expect(reply.status).toBe(200);
+        expect(reply.text).toContain('sluice_decision_duration_seconds');
+        total += counterValue(reply.text, 'sluice_decisions_total', { policy: 'shadow-probe', outcome });
+      }
+      return total;
+    };
+    const wouldDenyBefore = await counted('shadow_over_limit');
+    const allowedBefore = await counted('allowed');
+    const key = apiKey();
+    const SENT = 5 + 2 * nodes.length;
+    for (let i = 0; i < SENT; i++) {
+      const reply = await request(`${nodeFor(i).url}/shadow`, { headers: { 'x-api-key': key } });
+      expect(reply.status, reply.text).toBe(200);
+      expect(reply.headers.ratelimit).toBeUndefined();
+      expect(reply.headers['retry-after']).toBeUndefined();
+    }
+    // One window of 5 across every app: the rest would have been denied.
+    expect((await counted('shadow_over_limit')) - wouldDenyBefore).toBe(SENT - 5);
+    expect((await counted('allowed')) - allowedBefore).toBe(5);
+    const metrics = await request(`${nodeFor(0).url}/metrics`);
+    expect(metrics.text).not.toContain(key);
+    expect(metrics.text).not.toContain(prefix);
+  });
+
   it("the tenant's primary dies: /strict 503 and /lenient 200 within the deadline, then 200 again after failover", async () => {
     const key = apiKey();
     const victim = await primaryHolding(key);

@@ -2,13 +2,18 @@
  * A contention worker: one OS process holding several Redis connections, each behind its own
  * limiter. Driven over IPC by contention.test.ts (bundled with esbuild, run with fork()).
  *
- * Parent -> worker: { type: 'round', policies, identity, checksPerConnection, prefix }, { type: 'go' },
+ * Parent -> worker: { type: 'round', policies, identity, checksPerConnection, prefix, ... }, { type: 'go' },
  * { type: 'exit' }. Worker -> parent: { type: 'ready' }, { type: 'armed' }, { type: 'result', ... }.
+ *
+ * A round fires all its checks at once, or in `waveCosts.length` waves one after another (each
+ * wave concurrent on every connection, costs cycling through that wave's list), with or without
+ * the deny cache, and with or without request ids (`requestIds`: check j of every connection
+ * carries `rid-<j mod requestIds>`, so every process and connection sends the same ids).
  */
 import { Redis } from 'ioredis';
 import { createLimiter, type Limiter } from '../../packages/core/src/limiter/create-limiter.js';
 import { RedisStore } from '../../packages/core/src/stores/redis-store.js';
-import type { PolicyInput } from '../../packages/core/src/types.js';
+import type { Decision, PolicyInput } from '../../packages/core/src/types.js';
 
 interface Round {
   readonly type: 'round';
@@ -16,6 +21,11 @@ interface Round {
   readonly identity: string;
   readonly checksPerConnection: number;
   readonly prefix: string;
+  /** Default false, as the exact-count rounds want: every check decided by Redis. */
+  readonly denyCache?: boolean;
+  /** One list of costs per wave; default one wave of cost 1. */
+  readonly waveCosts?: number[][];
+  readonly requestIds?: number;
 }
 
 type Message = Round | { readonly type: 'go' } | { readonly type: 'exit' };
@@ -47,27 +57,51 @@ async function main(): Promise<void> {
             prefix: message.prefix,
             store: new RedisStore({ client }),
             timeoutMs: 30_000,
-            denyCache: false,
+            denyCache: message.denyCache === true ? {} : false,
             breaker: false,
           }),
         );
         send({ type: 'armed' });
       } else if (message.type === 'go' && round) {
-        const { identity, checksPerConnection } = round;
+        const { identity, checksPerConnection, requestIds } = round;
+        const waves = round.waveCosts ?? [[1]];
+        const perWave = Math.ceil(checksPerConnection / waves.length);
         const started = performance.now();
-        const decisions = await Promise.all(
-          limiters.flatMap((limiter) =>
-            Array.from({ length: checksPerConnection }, () => limiter.check({ identity })),
-          ),
-        );
-        const count = (f: (d: (typeof decisions)[number]) => boolean) => decisions.filter(f).length;
+        const decisions: Decision[] = [];
+        const costs: number[] = [];
+        /** Per request id: [admitted, denied] answers. */
+        const byRequest: Record<string, [number, number]> = {};
+        for (const [w, waveCost] of waves.entries()) {
+          const count = Math.min(perWave, checksPerConnection - w * perWave);
+          const wave = limiters.flatMap((limiter) =>
+            Array.from({ length: count }, (_, j) => {
+              const cost = waveCost[j % waveCost.length] ?? 1;
+              const index = w * perWave + j;
+              const requestId = requestIds === undefined ? undefined : `rid-${index % requestIds}`;
+              return { cost, requestId, decision: limiter.check({ identity, cost, requestId }) };
+            }),
+          );
+          for (const { cost, requestId, decision } of wave) {
+            const d = await decision;
+            decisions.push(d);
+            costs.push(cost);
+            if (requestId !== undefined) {
+              const tally = (byRequest[requestId] ??= [0, 0]);
+              tally[d.allowed ? 0 : 1]++;
+            }
+          }
+        }
+        const count = (f: (d: Decision) => boolean) => decisions.filter(f).length;
         send({
           type: 'result',
           pid: process.pid,
           checks: decisions.length,
           admitted: count((d) => d.allowed),
+          unitsAdmitted: decisions.reduce((sum, d, i) => sum + (d.allowed ? (costs[i] ?? 0) : 0), 0),
           overLimit: count((d) => d.outcome === 'over_limit'),
           unavailable: count((d) => d.outcome === 'unavailable'),
+          fromDenyCache: count((d) => d.source === 'deny-cache'),
+          byRequest,
           ms: performance.now() - started,
         });
       } else if (message.type === 'exit') {

@@ -2,6 +2,9 @@
  * Contention: 2 OS processes x 4 Redis connections (8 connections) fire 2,000 concurrent
  * one-unit checks at one key of capacity 100 with no refill. Exactly 100 are admitted, for
  * every algorithm and for a multi-policy check (whose other policies are charged exactly 100).
+ * With each limiter's deny cache on and costs that leave units only cheaper checks can take,
+ * exactly the capacity is admitted in units. With request ids sent by every process and
+ * connection, each id is charged once and all its copies get one answer.
  */
 import { type ChildProcess, fork } from 'node:child_process';
 import { mkdirSync } from 'node:fs';
@@ -31,7 +34,17 @@ interface Result {
   admitted: number;
   overLimit: number;
   unavailable: number;
+  unitsAdmitted: number;
+  fromDenyCache: number;
+  byRequest: Record<string, [number, number]>;
   ms: number;
+}
+
+/** How a round differs from the default (all at once, cost 1, no deny cache, no request ids). */
+interface RoundOptions {
+  readonly denyCache?: boolean;
+  readonly waveCosts?: number[][];
+  readonly requestIds?: number;
 }
 
 interface Worker {
@@ -111,7 +124,7 @@ afterAll(async () => {
 });
 
 /** Runs one round on every worker at once; returns the combined counts. */
-async function round(label: string, policies: PolicyInput[], prefix: string) {
+async function round(label: string, policies: PolicyInput[], prefix: string, options: RoundOptions = {}) {
   for (const w of workers) {
     w.child.send({
       type: 'round',
@@ -119,6 +132,7 @@ async function round(label: string, policies: PolicyInput[], prefix: string) {
       identity: 'hot-tenant',
       checksPerConnection: CHECKS_PER_CONNECTION,
       prefix,
+      ...options,
     });
   }
   await Promise.all(workers.map((w) => w.next('armed')));
@@ -126,18 +140,37 @@ async function round(label: string, policies: PolicyInput[], prefix: string) {
   for (const w of workers) w.child.send({ type: 'go' });
   const results = (await Promise.all(workers.map((w) => w.next('result')))) as unknown as Result[];
   const wallMs = performance.now() - started;
-  const total = { checks: 0, admitted: 0, overLimit: 0, unavailable: 0 };
+  const total = { checks: 0, admitted: 0, overLimit: 0, unavailable: 0, unitsAdmitted: 0, fromDenyCache: 0 };
+  const byRequest = new Map<string, [number, number]>();
   for (const r of results) {
     total.checks += r.checks;
     total.admitted += r.admitted;
     total.overLimit += r.overLimit;
     total.unavailable += r.unavailable;
+    total.unitsAdmitted += r.unitsAdmitted;
+    total.fromDenyCache += r.fromDenyCache;
+    for (const [id, [admitted, denied]] of Object.entries(r.byRequest)) {
+      const tally = byRequest.get(id) ?? [0, 0];
+      byRequest.set(id, [tally[0] + admitted, tally[1] + denied]);
+    }
   }
   figures.push(
     `  ${label}: admitted ${total.admitted}, over_limit ${total.overLimit}, unavailable ${total.unavailable}, ` +
       `per process ${results.map((r) => r.admitted).join('+')}, ${Math.round(wallMs)} ms`,
   );
-  return { total, results };
+  return { total, results, byRequest };
+}
+
+/** What a fresh limiter reads of the hot tenant's state now, per policy: the units left. */
+async function remaining(policies: PolicyInput[], prefix: string): Promise<[string, number][]> {
+  const observer = new Redis(redis.port, '127.0.0.1');
+  try {
+    const limiter = createLimiter({ policies, prefix, store: new RedisStore({ client: observer }) });
+    const peeked = await limiter.peek({ identity: 'hot-tenant' });
+    return peeked.results.map((r) => [r.policy, r.remaining]);
+  } finally {
+    observer.disconnect();
+  }
 }
 
 const algorithms: Algorithm[] = ['token-bucket', 'gcra', 'sliding-window', 'fixed-window', 'sliding-log'];
@@ -190,5 +223,56 @@ describe('contention across processes and connections', () => {
     } finally {
       observer.disconnect();
     }
+  });
+});
+
+describe('contention across processes with the deny cache and with request ids', () => {
+  /**
+   * Waves per connection, one after another: cost 7 leaves 2 of the 100 units (14 x 7 = 98) and
+   * fills every cache with cost-7 denials; the cost-1 waves must still reach Redis for those 2,
+   * and the second cost-7 wave is answered from the caches.
+   */
+  const WAVE_COSTS = [[7], [1], [7], [1]];
+
+  it.each(algorithms)(
+    '%s, deny cache on: exactly the capacity admitted in units, none refused that Redis would admit',
+    async (algorithm) => {
+      const policies: PolicyInput[] = [{ name: 'hot', algorithm, limit: 100, window: NO_REFILL }];
+      const prefix = `dc-${algorithm}`;
+      const { total } = await round(`${algorithm}, deny cache, costs 7 then 1`, policies, prefix, {
+        denyCache: true,
+        waveCosts: WAVE_COSTS,
+      });
+      expect(total.checks).toBe(CHECKS);
+      expect(total.unavailable).toBe(0);
+      // The caches answered some checks in-process ...
+      expect(total.fromDenyCache).toBeGreaterThan(0);
+      // ... and never admitted beyond Redis, nor kept Redis from spending its last units.
+      expect(total.unitsAdmitted).toBe(100);
+      expect(await remaining(policies, prefix)).toEqual([['hot', 0]]);
+    },
+  );
+
+  it('idempotent replay: every process and connection sends the same request ids; each is charged once', async () => {
+    const policies: PolicyInput[] = [
+      { name: 'hot', algorithm: 'sliding-log', limit: 100, window: NO_REFILL },
+    ];
+    // Each connection sends every id twice: 16 copies of each id, from 2 processes and 8 connections.
+    const REQUEST_IDS = CHECKS_PER_CONNECTION / 2;
+    const copies = CHECKS / REQUEST_IDS;
+    const { total, byRequest } = await round(`request ids, ${copies} copies each`, policies, 'idem-x', {
+      requestIds: REQUEST_IDS,
+    });
+    expect(total.unavailable).toBe(0);
+    expect(byRequest.size).toBe(REQUEST_IDS);
+    const tallies = [...byRequest.values()];
+    for (const [admitted, denied] of tallies) {
+      expect(admitted + denied).toBe(copies);
+      // Every copy of one id got the same answer, whichever process and connection sent it.
+      expect(Math.min(admitted, denied)).toBe(0);
+    }
+    expect(tallies.filter(([admitted]) => admitted > 0)).toHaveLength(100);
+    expect(total.admitted).toBe(100 * copies);
+    expect(await remaining(policies, 'idem-x')).toEqual([['hot', 0]]);
   });
 });

@@ -22,6 +22,8 @@ export interface ExampleAppSpec {
   readonly command: readonly [string, ...string[]];
   /** A file that exists once the app is built (relative to `dir`). */
   readonly builtFile: string;
+  /** Environment this row always sets (e.g. the platform of an app that has several). */
+  readonly env?: Readonly<Record<string, string>>;
 }
 
 /** Every example app the many-node suites drive. */
@@ -43,6 +45,14 @@ export const EXAMPLE_APPS: readonly ExampleAppSpec[] = [
     dir: join(REPO_ROOT, 'apps/nest-example'),
     command: ['node', 'dist/main.js'],
     builtFile: 'dist/main.js',
+  },
+  {
+    // The same Nest app on the Fastify platform.
+    name: 'nest-fastify',
+    dir: join(REPO_ROOT, 'apps/nest-example'),
+    command: ['node', 'dist/main.js'],
+    builtFile: 'dist/main.js',
+    env: { NEST_PLATFORM: 'fastify' },
   },
   {
     name: 'hono',
@@ -101,7 +111,7 @@ export async function startApp(spec: ExampleAppSpec, env: AppEnv = {}, timeoutMs
   const [command, ...args] = spec.command;
   const child = spawn(command, args, {
     cwd: spec.dir,
-    env: { ...process.env, NODE_ENV: 'production', ...env, PORT: String(port) },
+    env: { ...process.env, NODE_ENV: 'production', ...spec.env, ...env, PORT: String(port) },
     stdio: ['ignore', 'pipe', 'pipe'],
   });
   if (child.pid === undefined) throw new Error(`${spec.name}: ${spec.command.join(' ')} did not start`);
