@@ -63,6 +63,36 @@ describe('idempotency key', () => {
     await store.close();
   });
 
+  it('a request id replays only for the same identity (kind included) and the same policy set', async () => {
+    const store = createRedisStore(proxy.url);
+    const limiter = createLimiter({
+      policies: [
+        { name: 'one', algorithm: 'token-bucket', limit: 2, window: '1h' },
+        { name: 'two', algorithm: 'token-bucket', limit: 2, window: '1h' },
+      ],
+      prefix: 'idem-scope',
+      store,
+      timeoutMs: 2000,
+      breaker: false,
+    });
+    const key = { kind: 'key', value: '127.0.0.1' } as const;
+    const ip = { kind: 'ip', value: '127.0.0.1' } as const;
+    const first = await limiter.check({ identity: key, requestId: 'same', policies: ['one'] });
+    expect([first.source, first.remaining]).toEqual(['store', 1]);
+    // The same id from the client 127.0.0.1 is its own request, in its own bucket.
+    expect((await limiter.check({ identity: ip, requestId: 'same', policies: ['one'] })).remaining).toBe(1);
+    // The same id and identity on another policy set is charged there, not replayed from `one`.
+    const other = await limiter.check({ identity: key, requestId: 'same', policies: ['two'] });
+    expect([other.policy, other.remaining]).toEqual(['two', 1]);
+    const both = await limiter.check({ identity: key, requestId: 'same' });
+    expect([both.source, both.results.map((r) => r.remaining)]).toEqual(['store', [0, 0]]);
+    // Same id, identity and policy set: replayed, nothing charged.
+    expect(await limiter.check({ identity: key, requestId: 'same', policies: ['one'] })).toEqual(first);
+    expect((await limiter.peek({ identity: key })).results.map((r) => r.remaining)).toEqual([0, 0]);
+    expect((await limiter.peek({ identity: ip })).results.map((r) => r.remaining)).toEqual([1, 2]);
+    await store.close();
+  });
+
   it('the ambiguous outcome resolved: the first reply lost to the deadline, the retry returns it without a second charge', async () => {
     const store = createRedisStore(proxy.url);
     const limiter = limiterOn('idem-b', store);

@@ -61,6 +61,37 @@ interface Scenario {
 
 const API_3_PER_10S: PolicyInput = { name: 'api', algorithm: 'fixed-window', limit: 3, window: '10s' };
 
+/**
+ * An identity of `kind` spelled like the client's address (`x-api-key: 127.0.0.1`, as
+ * `{ kind: 'key' }` or as a plain string, kind `app`) never shares the client's bucket, either way.
+ */
+function identityKindScenario(kind: 'key' | 'app'): Scenario {
+  return {
+    name: `identity kinds: a ${kind} identity spelled 127.0.0.1 and the client 127.0.0.1 never share a bucket`,
+    mount: 'route',
+    options: (w) => ({
+      limiter: w.limiter([{ name: 'api', algorithm: 'fixed-window', limit: 1, window: '10s' }]),
+      identity: (req) => {
+        const value = req.header('x-api-key');
+        return value === undefined || kind === 'app' ? value : { kind, value };
+      },
+    }),
+    async run(client, w) {
+      const spoof = { 'x-api-key': '127.0.0.1' };
+      // The key first: the client address keeps its own quota...
+      expect((await client.get('/items/1', spoof)).status).toBe(200);
+      expect((await client.get('/items/1')).status).toBe(200);
+      expect((await client.get('/items/1', spoof)).status).toBe(429);
+      expect((await client.get('/items/1')).status).toBe(429);
+      w.advance(10_000);
+      // ...and the client address first: the key keeps its own.
+      expect((await client.get('/items/1')).status).toBe(200);
+      expect((await client.get('/items/1', spoof)).status).toBe(200);
+      expect((await client.get('/items/1')).status).toBe(429);
+    },
+  };
+}
+
 const SCENARIOS: Scenario[] = [
   {
     name: '200s then 429 with exact headers and a problem+json body; the clock restores the quota',
@@ -83,6 +114,7 @@ const SCENARIOS: Scenario[] = [
       expect(denied.status).toBe(429);
       expect(mediaType(denied)).toBe('application/problem+json');
       expect(denied.headers['retry-after']).toBe('6');
+      expect(denied.headers['cache-control']).toBe('no-store');
       expect(denied.headers['ratelimit-policy']).toBe('"api";q=3;w=10');
       expect(denied.headers.ratelimit).toBe('"api";r=0;t=6');
       expect(json(denied)).toEqual(EXPECTED.tooManyRequests(['api'], 'api', 6));
@@ -116,6 +148,7 @@ const SCENARIOS: Scenario[] = [
       expect(reply.status).toBe(503);
       expect(mediaType(reply)).toBe('application/problem+json');
       expect(json(reply)).toEqual(EXPECTED.unavailable());
+      expect(reply.headers['cache-control']).toBe('no-store');
       expect(reply.text).not.toContain('store down');
       expect(reply.headers['retry-after']).toBeUndefined();
       expect(reply.headers.ratelimit).toBeUndefined();
@@ -208,6 +241,7 @@ const SCENARIOS: Scenario[] = [
       expect((await client.get('/items/1', { 'x-tenant': 'globex' })).status).toBe(200);
     },
   },
+  ...(['key', 'app'] as const).map(identityKindScenario),
   {
     name: 'cost: a request charges its cost; a denied one charges nothing',
     mount: 'route',

@@ -23,7 +23,7 @@ import {
 import { APP_FILTER, APP_GUARD, HttpAdapterHost, NestFactory } from '@nestjs/core';
 import { ExpressAdapter } from '@nestjs/platform-express';
 import { FastifyAdapter } from '@nestjs/platform-fastify';
-import type { Decision, HeaderFormat, Limiter, PolicyInput, Store } from '@sluice/core';
+import type { Decision, HeaderFormat, IdentityInput, Limiter, PolicyInput, Store } from '@sluice/core';
 import { rateLimit as expressRateLimit } from '@sluice/express';
 import { type HonoRateLimitOptions, rateLimit as honoRateLimit, type RateLimitEnv } from '@sluice/hono';
 import { rateLimit as koaRateLimit } from '@sluice/koa';
@@ -52,7 +52,7 @@ export interface NeutralOptions {
   limit?: number;
   window?: string | number;
   store?: Store;
-  identity?: (req: NeutralRequest) => string | undefined;
+  identity?: (req: NeutralRequest) => IdentityInput | undefined;
   cost?: number | Record<string, number> | ((req: NeutralRequest) => number | Record<string, number>);
   skip?: (req: NeutralRequest) => boolean;
   headers?: HeaderFormat;

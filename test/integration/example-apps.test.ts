@@ -158,6 +158,8 @@ describe.each(EXAMPLE_APPS)('$name example app, 4 nodes on one Redis', (spec) =>
     expect(deniedReplies.length).toBeGreaterThan(0);
     const denied = deniedReplies[0]!;
     expect(mediaType(denied)).toBe('application/problem+json');
+    // RFC 6585: a 429 must not be stored by caches.
+    for (const reply of deniedReplies) expect(reply.headers['cache-control']).toBe('no-store');
     // One token comes back within a second: Retry-After is exactly 1; the bucket is full again within 20 s.
     const retryAfter = Number(denied.headers['retry-after']);
     expect(retryAfter).toBe(1);
@@ -208,6 +210,26 @@ describe.each(EXAMPLE_APPS)('$name example app, 4 nodes on one Redis', (spec) =>
     expect(noKey.map((reply) => reply.status).sort()).toEqual([200, 200, 200, 429]);
   });
 
+  test('an x-api-key spelled 127.0.0.1 and the client 127.0.0.1 never share a bucket, either way', async () => {
+    const spoof = { 'x-api-key': '127.0.0.1' };
+    const many = (path: string, headers: Record<string, string>, count: number) =>
+      Promise.all(Array.from({ length: count }, () => request(`${pick(nodes).url}${path}`, { headers })));
+    // The key drains its /limited bucket (burst 20, 1/s)...
+    const keyed = await many('/limited', spoof, 30);
+    expect(keyed.filter((reply) => reply.status === 429).length).toBeGreaterThan(0);
+    // ...and the client address still has its own, full bucket.
+    const fromIp = await request(`${pick(nodes).url}/limited`);
+    expect(fromIp.status, fromIp.text).toBe(200);
+    expect(remainingOf(fromIp.headers.ratelimit, 'burst')).toBeGreaterThanOrEqual(15);
+    // The client address drains its payments bucket (burst 20, 2/s, cost 1 on the status route)...
+    const unkeyed = await many('/transfers/1/status', {}, 40);
+    expect(unkeyed.filter((reply) => reply.status === 429).length).toBeGreaterThan(0);
+    // ...and the key's payments bucket is untouched.
+    const fromKey = await request(`${pick(nodes).url}/transfers/1/status`, { headers: spoof });
+    expect(fromKey.status, fromKey.text).toBe(200);
+    expect(remainingOf(fromKey.headers.ratelimit, 'payments')).toBeGreaterThanOrEqual(15);
+  });
+
   test('/shadow is always 200 and its would-denies are counted in /metrics', async () => {
     // A fixed window of 60 s: keep all eight requests inside one window.
     const intoWindowMs = Date.now() % 60_000;
@@ -256,6 +278,7 @@ describe.each(EXAMPLE_APPS)('$name example app, 4 nodes on one Redis', (spec) =>
       expect(strict.status, strict.text).toBe(503);
       expect(mediaType(strict)).toBe('application/problem+json');
       expect(json(strict)).toEqual(EXPECTED.unavailable());
+      expect(strict.headers['cache-control']).toBe('no-store');
       // Nothing was decided: no quota to report and no wait to promise.
       expect(strict.headers['retry-after']).toBeUndefined();
       expect(strict.headers.ratelimit).toBeUndefined();

@@ -2,7 +2,8 @@
  * What the four example apps share: the contract's policy table, the store and the store
  * deadline chosen by the environment, and the start-up warm-up. Each app adds only its framework's routes.
  */
-export { API_KEY_HEADER, POLICIES, ROUTE_LIMITS } from './policies.js';
+export { API_KEY_HEADER, apiKeyIdentity } from './identity.js';
+export { POLICIES, ROUTE_LIMITS } from './policies.js';
 export { type StoreChoice, storeFromEnv } from './store.js';
 export { timeoutMsFromEnv } from './timeout.js';
 export { warmUp } from './warm-up.js';

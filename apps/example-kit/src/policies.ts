@@ -30,6 +30,3 @@ export const ROUTE_LIMITS = {
   /** GET /lenient: admitted when the store is unreachable. */
   lenient: { policies: ['lenient'] },
 } as const satisfies Record<string, { policies: readonly string[]; cost?: Readonly<Record<string, number>> }>;
-
-/** The header carrying the caller's API key; the identity when present, else the client IP. */
-export const API_KEY_HEADER = 'x-api-key';

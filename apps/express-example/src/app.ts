@@ -1,6 +1,6 @@
 /** The example-app contract on Express: routes, policies and /metrics. */
-import { createLimiter, createMetrics, type Limiter, type Store } from '@sluice/core';
-import { API_KEY_HEADER, POLICIES, ROUTE_LIMITS } from '@sluice/example-kit';
+import { createLimiter, createMetrics, type Identity, type Limiter, type Store } from '@sluice/core';
+import { API_KEY_HEADER, apiKeyIdentity, POLICIES, ROUTE_LIMITS } from '@sluice/example-kit';
 import { rateLimit } from '@sluice/express';
 import express, { type Express, type Request } from 'express';
 
@@ -20,10 +20,12 @@ export interface ExampleApp {
   readonly limiter: Limiter;
 }
 
-/** Identity: the API key when the client sends one (a stand-in for a tenant), else core's client IP. */
-function identity(req: Request): string | undefined {
-  const apiKey = req.get(API_KEY_HEADER);
-  return apiKey === undefined || apiKey === '' ? undefined : apiKey;
+/**
+ * Identity: the API key (kind `key`) when the client sends one, a stand-in for a tenant that
+ * something in front of the app has authenticated; else core's client IP (kind `ip`).
+ */
+function identity(req: Request): Identity | undefined {
+  return apiKeyIdentity(req.get(API_KEY_HEADER));
 }
 
 /** Builds the Express app of the example-app contract. */

@@ -37,7 +37,8 @@ export function createApp(options: ExampleAppOptions = {}): ExampleApp {
   const metrics = createMetrics();
   limiter.onDecision((event) => metrics.record(event));
   const limit = (route: { policies: readonly string[]; cost?: Readonly<Record<string, number>> }) =>
-    // Identity: the API key when the client sends one (a stand-in for a tenant), else the client IP.
+    // Identity: the API key (kind `key`) when the client sends one, a stand-in for a tenant that
+    // something in front of the app has authenticated; else the client IP (kind `ip`).
     rateLimit({
       limiter,
       identityHeader: API_KEY_HEADER,

@@ -1,7 +1,7 @@
 /** The example-app contract on Koa: routes, policies and /metrics. */
 import Router from '@koa/router';
-import { createLimiter, createMetrics, type Limiter, type Store } from '@sluice/core';
-import { API_KEY_HEADER, POLICIES, ROUTE_LIMITS } from '@sluice/example-kit';
+import { createLimiter, createMetrics, type Identity, type Limiter, type Store } from '@sluice/core';
+import { API_KEY_HEADER, apiKeyIdentity, POLICIES, ROUTE_LIMITS } from '@sluice/example-kit';
 import { rateLimit } from '@sluice/koa';
 import Koa, { type Context } from 'koa';
 
@@ -21,10 +21,12 @@ export interface ExampleApp {
   readonly limiter: Limiter;
 }
 
-/** Identity: the API key when the client sends one (a stand-in for a tenant), else core's client IP. */
-function identity(ctx: Context): string | undefined {
-  const apiKey = ctx.get(API_KEY_HEADER);
-  return apiKey === undefined || apiKey === '' ? undefined : apiKey;
+/**
+ * Identity: the API key (kind `key`) when the client sends one, a stand-in for a tenant that
+ * something in front of the app has authenticated; else core's client IP (kind `ip`).
+ */
+function identity(ctx: Context): Identity | undefined {
+  return apiKeyIdentity(ctx.get(API_KEY_HEADER));
 }
 
 /** Builds the Koa app of the example-app contract. */

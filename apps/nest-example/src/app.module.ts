@@ -1,8 +1,8 @@
 /** The example-app contract on NestJS: one global guard, policies named per route. */
 import { type DynamicModule, Module } from '@nestjs/common';
 import { APP_GUARD } from '@nestjs/core';
-import type { Store } from '@sluice/core';
-import { API_KEY_HEADER, POLICIES } from '@sluice/example-kit';
+import type { Identity, Store } from '@sluice/core';
+import { API_KEY_HEADER, apiKeyIdentity, POLICIES } from '@sluice/example-kit';
 import { RateLimitGuard, RateLimitModule, type RateLimitRequest } from '@sluice/nestjs';
 import { ExampleController } from './example.controller.js';
 import { MetricsController } from './metrics.controller.js';
@@ -17,10 +17,12 @@ export interface ExampleAppOptions {
   readonly timeoutMs?: number;
 }
 
-/** Identity: the API key when the client sends one (a stand-in for a tenant), else core's client IP. */
-function identity(req: RateLimitRequest): string | undefined {
-  const apiKey = req.headers[API_KEY_HEADER];
-  return typeof apiKey === 'string' && apiKey !== '' ? apiKey : undefined;
+/**
+ * Identity: the API key (kind `key`) when the client sends one, a stand-in for a tenant that
+ * something in front of the app has authenticated; else core's client IP (kind `ip`).
+ */
+function identity(req: RateLimitRequest): Identity | undefined {
+  return apiKeyIdentity(req.headers[API_KEY_HEADER]);
 }
 
 /** The root module of the example app. */

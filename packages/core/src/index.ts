@@ -5,7 +5,15 @@
  */
 
 export * from './http/index.js';
-export { buildKey, encodeKeyComponent, identityTag, policyKey, requestKeys } from './keys/index.js';
+export {
+  buildKey,
+  encodeKeyComponent,
+  IDENTITY_KINDS,
+  identityTag,
+  isIdentityInput,
+  policyKey,
+  requestKeys,
+} from './keys/index.js';
 export {
   type BreakerState,
   createLimiter,

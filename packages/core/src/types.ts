@@ -72,10 +72,33 @@ export interface CompiledPolicy {
   readonly scope: 'identity' | 'route';
 }
 
+/**
+ * Where an identity came from. Each kind is its own namespace: no value of one kind ever
+ * shares state with a value of another (an API key spelled `127.0.0.1` is not the client
+ * 127.0.0.1).
+ * - `ip`: the client address, as the adapters derive it (IPv6 grouped by prefix);
+ * - `key`: a credential the request carries, such as an API key header;
+ * - `app`: the application's own id (a tenant, a user): what a plain string means.
+ */
+export type IdentityKind = 'ip' | 'key' | 'app';
+
+/** An identity with its kind: `{ kind: 'key', value: apiKey }`. */
+export interface Identity {
+  readonly kind: IdentityKind;
+  readonly value: string;
+}
+
+/** An `Identity`, or a string: an identity of kind `app`. */
+export type IdentityInput = string | Identity;
+
 /** What an adapter knows about one request, built from trusted request data. */
 export interface Descriptor {
-  /** Who is limited: an IP, a tenant, an API key. Never logged or returned. */
-  readonly identity: string;
+  /**
+   * Who is limited: a string (kind `app`: a tenant, a user) or an `Identity` with its kind
+   * (`{ kind: 'key', value: apiKey }`, `{ kind: 'ip', value: ipIdentity(address) }`).
+   * Never logged or returned.
+   */
+  readonly identity: IdentityInput;
   /** Normalized route, method first: `POST /transfers/:id`. */
   readonly route?: string;
   /**
@@ -138,7 +161,7 @@ export interface Decision {
 
 /** One policy's part of an atomic store call. */
 export interface StoreEntry {
-  /** The full storage key (`<prefix>:{<identity>}:<policy>`). */
+  /** The full storage key (`<prefix>:{<kind><identity>}:<policy>`). */
   readonly key: string;
   readonly policy: CompiledPolicy;
   /** Resolved cost, > 0. */

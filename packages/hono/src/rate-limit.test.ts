@@ -246,6 +246,25 @@ const SCENARIOS: Scenario[] = [
     },
   },
   {
+    name: 'identityHeader: a header spelled like the client address never shares its bucket, either way',
+    mount: 'route',
+    options: (w) => ({
+      limiter: w.limiter([API_1_PER_10S]),
+      identityHeader: 'x-api-key',
+      clientIp: () => '127.0.0.1',
+    }),
+    async run(client, w) {
+      const spoof = { 'x-api-key': '127.0.0.1' };
+      expect((await client.get('/items/1', spoof)).status).toBe(200);
+      expect((await client.get('/items/1')).status).toBe(200); // the key did not drain the client
+      expect((await client.get('/items/1', spoof)).status).toBe(429);
+      w.advance(10_000);
+      expect((await client.get('/items/1')).status).toBe(200);
+      expect((await client.get('/items/1', spoof)).status).toBe(200); // the client did not drain the key
+      expect((await client.get('/items/1')).status).toBe(429);
+    },
+  },
+  {
     name: 'cost: a request charges its cost; a denied one charges nothing',
     mount: 'route',
     options: (w) => ({

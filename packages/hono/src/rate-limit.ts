@@ -33,8 +33,12 @@ export type OnLimited<E extends Env = Env> = (
 /** Options of the Hono middleware: core's shared options plus the Hono-specific ones. */
 export interface HonoRateLimitOptions<E extends Env = Env> extends RateLimitOptions<Context<E>> {
   /**
-   * Name of a request header that carries the identity (e.g. `'x-api-key'`). Used when
-   * `identity` is not given; a request without the header falls back to `clientIp`.
+   * Name of a request header that carries the identity (e.g. `'x-api-key'`), as an identity
+   * of kind `key`: never the same bucket as a client address or an `identity` string of the
+   * same spelling. Used when `identity` is not given; a request without the header falls back
+   * to `clientIp`. Any client can send any header: use it only behind something that has
+   * authenticated the value (a gateway that verifies API keys, an auth middleware that runs
+   * first), or verify the key yourself and return `{ kind: 'key', value }` from `identity`.
    */
   identityHeader?: string;
   /**
@@ -87,6 +91,7 @@ function nodeResponse(env: unknown): NodeResponse | undefined {
  * `c.get('rateLimit')`.
  *
  * @example
+ * // Behind an auth middleware that has verified x-api-key:
  * app.use('/api/*', rateLimit({ limit: 100, window: '1m', identityHeader: 'x-api-key' }));
  */
 export function rateLimit<E extends Env = Env>(
@@ -117,7 +122,10 @@ export function rateLimit<E extends Env = Env>(
     );
   }
   if (shared.identity === undefined && identityHeader !== undefined) {
-    shared.identity = (c: Context<E>) => c.req.header(identityHeader) || undefined;
+    shared.identity = (c: Context<E>) => {
+      const value = c.req.header(identityHeader);
+      return value === undefined || value === '' ? undefined : { kind: 'key', value };
+    };
   }
   const resolved = resolveRateLimitOptions<Context<E>>(shared, 'hono');
 

@@ -21,7 +21,7 @@ afterAll(async () => {
 
 describe('README quick start', () => {
   it('admits 5 requests per API key, then answers 429; /health is not limited', async () => {
-    const headers = { 'x-api-key': 'readme' };
+    const headers = { 'x-api-key': 'key-alice' };
     for (let i = 0; i < 5; i++) {
       const reply = await request(`${snippet.url}/api/hello`, { headers });
       expect(reply.status).toBe(200);
@@ -36,10 +36,15 @@ describe('README quick start', () => {
     expect(retryAfter).toBeLessThanOrEqual(60);
     expect(json(denied)).toEqual(EXPECTED.tooManyRequests(['default'], 'default', retryAfter));
     // Another key, and the client address without a key, have their own quotas.
-    expect((await request(`${snippet.url}/api/hello`, { headers: { 'x-api-key': 'other' } })).status).toBe(
+    expect((await request(`${snippet.url}/api/hello`, { headers: { 'x-api-key': 'key-bob' } })).status).toBe(
       200,
     );
     expect((await request(`${snippet.url}/api/hello`)).status).toBe(200);
+    // A key nobody issued gets no quota of its own: ten made-up keys, ten 401s.
+    for (let i = 0; i < 10; i++) {
+      const made = await request(`${snippet.url}/api/hello`, { headers: { 'x-api-key': `made-up-${i}` } });
+      expect(made.status).toBe(401);
+    }
     const health = await request(`${snippet.url}/health`);
     expect(health.status).toBe(200);
     expect(health.headers.ratelimit).toBeUndefined();

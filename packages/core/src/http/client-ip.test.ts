@@ -285,6 +285,35 @@ describe('ipIdentity', () => {
     expect(ipIdentity('unix-socket')).toBe('unix-socket');
   });
 
+  it('reads a NAT64 client (64:ff9b::/96, RFC 6052) as the IPv4 address it carries', () => {
+    expect(ipIdentity('64:ff9b::198.51.100.7')).toBe('198.51.100.7');
+    expect(ipIdentity('64:ff9b::c633:6407')).toBe('198.51.100.7');
+    expect(ipIdentity('64:FF9B:0:0:0:0:C633:6408')).toBe('198.51.100.8');
+    expect(ipIdentity('[64:ff9b::c633:6407]', { ipv6Subnet: 64 })).toBe('198.51.100.7');
+    expect(ipIdentity('64:ff9b::c633:6407', { ipv6Subnet: false })).toBe('198.51.100.7');
+    // Two clients behind one translator are two identities, not one /56.
+    expect(ipIdentity('64:ff9b::203.0.113.1')).not.toBe(ipIdentity('64:ff9b::203.0.113.2'));
+  });
+
+  it('leaves addresses just outside 64:ff9b::/96 to the IPv6 grouping', () => {
+    expect(ipIdentity('64:ff9b:1::c633:6407')).toBe('64:ff9b:1::/56');
+    expect(ipIdentity('64:ff9b::1:c633:6407')).toBe('64:ff9b::/56');
+    expect(ipIdentity('64:ff9a::c633:6407')).toBe('64:ff9a::/56');
+  });
+
+  it('every 64:ff9b::/96 address maps to its embedded IPv4 address (property)', () => {
+    fc.assert(
+      fc.property(fc.uint8Array({ minLength: 4, maxLength: 4 }), (v4) => {
+        const bytes = new Uint8Array(16);
+        bytes.set([0x00, 0x64, 0xff, 0x9b]);
+        bytes.set(v4, 12);
+        const dotted = `${v4[0]}.${v4[1]}.${v4[2]}.${v4[3]}`;
+        expect(ipIdentity(formatIp({ version: 6, bytes }))).toBe(dotted);
+        expect(ipIdentity(`64:ff9b::${dotted}`)).toBe(dotted);
+      }),
+    );
+  });
+
   it('validates the subnet', () => {
     expect(() => ipIdentity('::1', { ipv6Subnet: 0 })).toThrow(RangeError);
     expect(() => ipIdentity('::1', { ipv6Subnet: 129 })).toThrow(RangeError);

@@ -3,10 +3,10 @@
  * `toHttpVerdict`, with double-count protection per request.
  */
 import type { Limiter } from '../limiter/index.js';
-import type { Decision, Descriptor } from '../types.js';
+import type { Decision, Descriptor, IdentityInput } from '../types.js';
 import type { IpList } from './cidr.js';
-import { ipIdentity } from './client-ip.js';
 import type { HeaderFormat } from './headers.js';
+import { requestIdentity } from './request-identity.js';
 import { routeKey } from './route.js';
 import { type HttpVerdict, toHttpVerdict } from './verdict.js';
 import { WARNING_CODES, warnOnce } from './warn.js';
@@ -37,9 +37,6 @@ export interface DecideResult {
   /** True when this request had already been checked by the same limiter and policy set. */
   readonly duplicate: boolean;
 }
-
-/** Identity used when a request has neither an identity nor a client IP. */
-export const UNKNOWN_CLIENT_IDENTITY = 'unknown-client';
 
 /** One check made for a request marker: a list, usually of one entry. */
 interface CheckRecord {
@@ -175,7 +172,9 @@ export interface DecideConfig<Req> {
   /** Apply shadow mode to each decision (shadow forced on a shared limiter). */
   readonly shadowDecisions: boolean;
   readonly ipv6Subnet: number | false;
-  readonly identity: ((req: Req) => string | undefined | Promise<string | undefined>) | undefined;
+  readonly identity:
+    | ((req: Req) => IdentityInput | undefined | Promise<IdentityInput | undefined>)
+    | undefined;
   readonly cost:
     | Descriptor['cost']
     | ((req: Req) => NonNullable<Descriptor['cost']> | Promise<NonNullable<Descriptor['cost']>>)
@@ -214,30 +213,8 @@ export function createDecide<Req>(
   };
 
   /** The limiter call once the identity is known (may throw: the caller turns that into a rejection). */
-  const checkAs = (
-    req: Req,
-    facts: RequestFacts,
-    route: string,
-    value: string | undefined,
-  ): Promise<Decision> => {
-    if (value !== undefined && typeof value !== 'string') {
-      throw new TypeError(
-        `rateLimit: "identity" must return a string or undefined, got ${value === null ? 'null' : typeof value}`,
-      );
-    }
-    let identity = value === '' ? undefined : value;
-    if (identity === undefined && facts.ip !== undefined && facts.ip !== '') {
-      identity = ipIdentity(facts.ip, { ipv6Subnet: config.ipv6Subnet });
-    }
-    if (identity === undefined) {
-      warnOnce(
-        WARNING_CODES.NO_CLIENT_IP,
-        `${config.adapter} rateLimit(): a request had no client IP and no identity, so it was limited ` +
-          `together with every such request. Give an "identity" function or check the proxy settings.`,
-      );
-      identity = UNKNOWN_CLIENT_IDENTITY;
-    }
-    const who = identity;
+  const checkAs = (req: Req, facts: RequestFacts, route: string, value: unknown): Promise<Decision> => {
+    const who = requestIdentity(value, facts.ip, config.ipv6Subnet, config.adapter);
     const cost = typeof costOption === 'function' ? costOption(req) : costOption;
     if (isThenable(cost))
       return Promise.resolve(cost).then((c) => limiter.check(descriptorOf(who, route, c)));
@@ -245,7 +222,7 @@ export function createDecide<Req>(
   };
 
   const descriptorOf = (
-    identity: string,
+    identity: IdentityInput,
     route: string,
     cost: Descriptor['cost'] | undefined,
   ): Descriptor => {

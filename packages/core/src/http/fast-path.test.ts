@@ -140,17 +140,19 @@ describe('one-pass retry and body computations', () => {
     );
   });
 
-  it('toHttpVerdict keeps the header order: rate-limit headers, Retry-After, Content-Type', () => {
+  it('toHttpVerdict keeps the header order: rate-limit headers, Retry-After, Content-Type, Cache-Control', () => {
     const d = decision([result({ policy: 'a', allowed: false, outcome: 'over_limit', retryAfterMs: 2500 })]);
     expect(Object.keys(toHttpVerdict(d).headers)).toEqual([
       'RateLimit-Policy',
       'RateLimit',
       'Retry-After',
       'Content-Type',
+      'Cache-Control',
     ]);
     expect(Object.keys(toHttpVerdict(d, { headers: false }).headers)).toEqual([
       'Retry-After',
       'Content-Type',
+      'Cache-Control',
     ]);
   });
 

@@ -28,7 +28,6 @@ export {
   type RequestFacts,
   type RequestMarks,
   shadowDecision,
-  UNKNOWN_CLIENT_IDENTITY,
 } from './decide.js';
 export { parseForwarded, parseXForwardedFor, stripPort } from './forwarded.js';
 export {
@@ -68,6 +67,7 @@ export {
   quotaExceededProblem,
   unavailableProblem,
 } from './problem.js';
+export { requestIdentity, UNKNOWN_CLIENT_IDENTITY } from './request-identity.js';
 export { denyingResults, longestWaitPolicy, retryAfterSeconds } from './retry-after.js';
 export { isIdSegment, MAX_ROUTE_SEGMENTS, normalizePath, routeKey } from './route.js';
 export {

@@ -166,13 +166,43 @@ describe('decide', () => {
     await r.decide({ headers: { 'x-api-key': 'key:tenant-1' } }, facts());
     await r.decide({ headers: {} }, facts('2001:db8:0:12ab::1'));
     await r.decide({ headers: { 'x-api-key': '' } }, facts('::ffff:10.0.0.9'));
-    expect(limiter.seen.map((d) => d.identity)).toEqual(['key:tenant-1', '2001:db8:0:1200::/56', '10.0.0.9']);
+    expect(limiter.seen.map((d) => d.identity)).toEqual([
+      'key:tenant-1',
+      { kind: 'ip', value: '2001:db8:0:1200::/56' },
+      { kind: 'ip', value: '10.0.0.9' },
+    ]);
+  });
+
+  it('keeps the kind an identity function gives, and falls back to the IP on an empty value', async () => {
+    const limiter = fakeLimiter();
+    const r = resolve({
+      limiter,
+      identity: (req) => {
+        const key = req.headers['x-api-key'];
+        return typeof key === 'string' ? { kind: 'key', value: key } : undefined;
+      },
+    });
+    await r.decide({ headers: { 'x-api-key': '127.0.0.1' } }, facts('127.0.0.1'));
+    await r.decide({ headers: { 'x-api-key': '' } }, facts('127.0.0.1'));
+    await r.decide({ headers: {} }, facts('127.0.0.1'));
+    expect(limiter.seen.map((d) => d.identity)).toEqual([
+      { kind: 'key', value: '127.0.0.1' },
+      { kind: 'ip', value: '127.0.0.1' },
+      { kind: 'ip', value: '127.0.0.1' },
+    ]);
+  });
+
+  it('rejects an identity of an unknown kind', async () => {
+    const r = resolve({ limiter: fakeLimiter(), identity: () => ({ kind: 'user', value: 'u1' }) as never });
+    await expect(r.decide({ headers: {} }, facts())).rejects.toThrow(
+      `rateLimit: "identity" must return a string, { kind: 'ip' | 'key' | 'app', value: string } or undefined, got another object`,
+    );
   });
 
   it('honours ipv6Subnet', async () => {
     const limiter = fakeLimiter();
     await resolve({ limiter, ipv6Subnet: 64 }).decide({ headers: {} }, facts('2001:db8:0:12ab::1'));
-    expect(limiter.seen[0]?.identity).toBe('2001:db8:0:12ab::/64');
+    expect(limiter.seen[0]?.identity).toEqual({ kind: 'ip', value: '2001:db8:0:12ab::/64' });
   });
 
   it('shares one identity, with a coded warning, when there is neither identity nor IP', async () => {
@@ -181,7 +211,8 @@ describe('decide', () => {
     const r = resolve({ limiter });
     await r.decide({ headers: {} }, facts(undefined as never, { ip: undefined }));
     await r.decide({ headers: {} }, facts(undefined as never, { ip: undefined }));
-    expect(limiter.seen.map((d) => d.identity)).toEqual(['unknown-client', 'unknown-client']);
+    const unknown = { kind: 'ip', value: 'unknown-client' };
+    expect(limiter.seen.map((d) => d.identity)).toEqual([unknown, unknown]);
     expect(warn).toHaveBeenCalledTimes(1);
     expect(String(warn.mock.calls[0]![0])).toContain(WARNING_CODES.NO_CLIENT_IP);
   });
@@ -200,8 +231,18 @@ describe('decide', () => {
     );
     await r.decide({ headers: {} }, { method: 'GET', path: '/transfers/9/status?x=1', ip: '1.1.1.1' });
     expect(limiter.seen).toEqual([
-      { identity: '1.1.1.1', route: 'POST /transfers/:id', cost: { a: 5 }, policies: ['a'] },
-      { identity: '1.1.1.1', route: 'GET /transfers/:id/status', cost: 1, policies: ['a'] },
+      {
+        identity: { kind: 'ip', value: '1.1.1.1' },
+        route: 'POST /transfers/:id',
+        cost: { a: 5 },
+        policies: ['a'],
+      },
+      {
+        identity: { kind: 'ip', value: '1.1.1.1' },
+        route: 'GET /transfers/:id/status',
+        cost: 1,
+        policies: ['a'],
+      },
     ]);
   });
 

@@ -4,7 +4,7 @@
  */
 import { createLimiter, type Limiter } from '../limiter/index.js';
 import { isCompiledPolicy } from '../policy/index.js';
-import type { Algorithm, FailMode, PolicyInput, Store } from '../types.js';
+import type { Algorithm, FailMode, IdentityInput, PolicyInput, Store } from '../types.js';
 import { CidrError, createIpList, type IpList } from './cidr.js';
 import { createDecide, type DecideResult, type RequestFacts, type RequestMarks } from './decide.js';
 import { HEADER_FORMATS, type HeaderFormat } from './headers.js';
@@ -32,11 +32,14 @@ export interface RateLimitOptions<Req> {
   /** Fail mode of the shorthand policy, and the default for policy inputs without one. */
   failMode?: FailMode;
   /**
-   * Who is limited. Default: the client IP (IPv6 grouped by `ipv6Subnet`). Returning
-   * `undefined` (or `''`) falls back to the IP. Namespace values from different sources
-   * (`key:${apiKey}`) so that one kind can never equal another.
+   * Who is limited. Default: the client IP (kind `ip`, IPv6 grouped by `ipv6Subnet`). Return a
+   * string for the app's own id (kind `app`: a tenant, a user) or `{ kind: 'key', value }` for
+   * a credential such as an API key; kinds never share state, so an API key spelled like an
+   * address is not that client. Returning `undefined` (or an empty value) falls back to the IP.
+   * A header is only as trustworthy as the authentication in front of it: return a key only
+   * once it has been verified.
    */
-  identity?: (req: Req) => string | undefined | Promise<string | undefined>;
+  identity?: (req: Req) => IdentityInput | undefined | Promise<IdentityInput | undefined>;
   /** Units to charge: a number, per policy name, or a function of the request. */
   cost?: CostValue | ((req: Req) => CostValue | Promise<CostValue>);
   /** `true` lets the request through unlimited, with no headers and no charge. */
@@ -84,7 +87,9 @@ export interface ResolvedRateLimit<Req> {
   readonly shadow: boolean;
   readonly ipv6Subnet: number | false;
   /** The identity function, or undefined for the default (the client IP). */
-  readonly identity: ((req: Req) => string | undefined | Promise<string | undefined>) | undefined;
+  readonly identity:
+    | ((req: Req) => IdentityInput | undefined | Promise<IdentityInput | undefined>)
+    | undefined;
   /** The cost as given (number, record or function), or undefined for the policies' own. */
   readonly cost: CostValue | ((req: Req) => CostValue | Promise<CostValue>) | undefined;
   readonly skip: ((req: Req) => boolean | Promise<boolean>) | undefined;

@@ -75,6 +75,7 @@ describe('toHttpVerdict', () => {
       RateLimit: '"payments";r=15;t=3, "transfers";r=0;t=60',
       'Retry-After': '40',
       'Content-Type': 'application/problem+json',
+      'Cache-Control': 'no-store',
     });
     expect(verdict.body).toEqual({
       type: 'https://iana.org/assignments/http-problem-types#quota-exceeded',
@@ -108,7 +109,7 @@ describe('toHttpVerdict', () => {
     expect(verdict).toEqual({
       action: 'deny',
       status: 503,
-      headers: { 'Content-Type': 'application/problem+json' },
+      headers: { 'Content-Type': 'application/problem+json', 'Cache-Control': 'no-store' },
       body: {
         type: 'about:blank',
         title: 'Service Unavailable',
@@ -116,6 +117,19 @@ describe('toHttpVerdict', () => {
         error: 'rate limiter unavailable',
       },
     });
+  });
+
+  it('marks every 429 and 503 Cache-Control: no-store, and no pass', () => {
+    const failed = result({ policy: 'strict', allowed: false, outcome: 'unavailable', remaining: 0 });
+    for (const headers of ['draft-10', 'draft-7', 'draft-6', 'legacy', false] as const) {
+      expect(toHttpVerdict(decision([over('a', 1000)]), { headers, nowMs: 0 }).headers['Cache-Control']).toBe(
+        'no-store',
+      );
+      expect(toHttpVerdict(decision([failed]), { headers, nowMs: 0 }).headers['Cache-Control']).toBe(
+        'no-store',
+      );
+      expect(toHttpVerdict(decision([ok]), { headers, nowMs: 0 }).headers['Cache-Control']).toBeUndefined();
+    }
   });
 
   it('passes an open failure', () => {
@@ -138,6 +152,7 @@ describe('toHttpVerdict', () => {
     expect(toHttpVerdict(decision([over('a', 1000)]), { headers: false }).headers).toEqual({
       'Retry-After': '1',
       'Content-Type': 'application/problem+json',
+      'Cache-Control': 'no-store',
     });
     expect(Object.keys(toHttpVerdict(decision([ok]), { headers: 'legacy', nowMs: 0 }).headers)).toEqual([
       'X-RateLimit-Limit',

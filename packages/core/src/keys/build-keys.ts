@@ -1,5 +1,9 @@
-/** Storage keys: `<prefix>:{<encodedIdentity>}:<policy>[:<encodedRoute>]`. */
-import type { CompiledPolicy } from '../types.js';
+/**
+ * Storage keys: `<prefix>:{<kind><encodedIdentity>}:<policy>[:<encodedRoute>]`, where `<kind>`
+ * is the identity's kind (`ip`, `key`, `app`) and the encoded identity starts with `=`, `~`,
+ * `#` or `!`, never a letter: two identities share a key only when kind and value are equal.
+ */
+import type { CompiledPolicy, IdentityInput } from '../types.js';
 import { encodeKeyComponent } from './encode.js';
 
 const PREFIX = /^[^{}\s]{1,128}$/;
@@ -10,11 +14,15 @@ export function isValidPrefix(prefix: unknown): prefix is string {
 }
 
 /**
- * The hash-tagged part shared by every key of one identity: `<prefix>:{<encodedIdentity>}`.
- * Every policy of one request lives in the same Redis Cluster slot.
+ * The hash-tagged part shared by every key of one identity: `<prefix>:{<kind><encodedIdentity>}`
+ * (`sluice:{ip=203.0.113.7}`, `sluice:{key=203.0.113.7}`, `sluice:{app=tenant-42}`). Every
+ * policy of one request lives in the same Redis Cluster slot.
+ *
+ * @param identity an `Identity`, or a string: kind `app`
  */
-export function identityTag(prefix: string, identity: string): string {
-  return `${prefix}:{${encodeKeyComponent(identity)}}`;
+export function identityTag(prefix: string, identity: IdentityInput): string {
+  if (typeof identity === 'string') return `${prefix}:{app${encodeKeyComponent(identity)}}`;
+  return `${prefix}:{${identity.kind}${encodeKeyComponent(identity.value)}}`;
 }
 
 /**
@@ -31,16 +39,29 @@ export function policyKey(tag: string, policy: CompiledPolicy, route: string | u
 }
 
 /** The storage key of `policy` for `identity` (and `route` when the policy is route-scoped). */
-export function buildKey(prefix: string, identity: string, policy: CompiledPolicy, route?: string): string {
+export function buildKey(
+  prefix: string,
+  identity: IdentityInput,
+  policy: CompiledPolicy,
+  route?: string,
+): string {
   return policyKey(identityTag(prefix, identity), policy, route);
 }
 
 /**
  * The record keys of an idempotent request (`descriptor.requestId`), in the identity's slot:
- * `<tag>:~rid:<encodedRequestId>` and `<tag>:~rid2:<encodedRequestId>` (one per store call a
- * check may make). Policy names never start with `~`, so these never meet a policy key.
+ * `<tag>:~rid:<scope>` and `<tag>:~rid2:<scope>` (one per store call a check may make), where
+ * `<scope>` encodes the request id together with the keys the request is decided on (its
+ * policies, and the route of route-scoped ones). So a request id replays only for the same
+ * identity and the same policy set; the same id with another identity or other policies is a
+ * new request. Policy names never start with `~`, so these never meet a policy key.
+ *
+ * @param tag the result of `identityTag`
+ * @param policyKeys the keys of the entries the request is decided on, in limiter order
  */
-export function requestKeys(tag: string, requestId: string): [string, string] {
-  const encoded = encodeKeyComponent(requestId);
+export function requestKeys(tag: string, requestId: string, policyKeys: readonly string[]): [string, string] {
+  // Each policy key starts with the tag: keep only what follows it. JSON keeps the list injective.
+  const scope = JSON.stringify([requestId, ...policyKeys.map((key) => key.slice(tag.length))]);
+  const encoded = encodeKeyComponent(scope);
   return [`${tag}:~rid:${encoded}`, `${tag}:~rid2:${encoded}`];
 }

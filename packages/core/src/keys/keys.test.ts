@@ -2,7 +2,8 @@ import { createHash } from 'node:crypto';
 import fc from 'fast-check';
 import { describe, expect, it } from 'vitest';
 import { definePolicy } from '../policy/define-policy.js';
-import { buildKey, identityTag, isValidPrefix, policyKey } from './build-keys.js';
+import type { IdentityKind } from '../types.js';
+import { buildKey, identityTag, isValidPrefix, policyKey, requestKeys } from './build-keys.js';
 import { base64url, encodeKeyComponent } from './encode.js';
 import { sha256 } from './sha256.js';
 
@@ -110,11 +111,40 @@ describe('encodeKeyComponent', () => {
 
 describe('buildKey', () => {
   it('lays keys out as <prefix>:{<identity>}:<policy>', () => {
-    expect(buildKey('sluice', 'tenant-1', burst)).toBe('sluice:{=tenant-1}:burst');
+    expect(buildKey('sluice', 'tenant-1', burst)).toBe('sluice:{app=tenant-1}:burst');
     expect(buildKey('sluice', 'tenant-1', perRoute, 'POST /transfers/:id')).toBe(
-      `sluice:{=tenant-1}:per-route:~${Buffer.from('POST /transfers/:id').toString('base64url')}`,
+      `sluice:{app=tenant-1}:per-route:~${Buffer.from('POST /transfers/:id').toString('base64url')}`,
     );
-    expect(buildKey('sluice', 'tenant-1', perRoute)).toBe('sluice:{=tenant-1}:per-route:-');
+    expect(buildKey('sluice', 'tenant-1', perRoute)).toBe('sluice:{app=tenant-1}:per-route:-');
+  });
+
+  it('puts each identity kind in its own namespace', () => {
+    expect(buildKey('sluice', { kind: 'ip', value: '127.0.0.1' }, burst)).toBe('sluice:{ip=127.0.0.1}:burst');
+    expect(buildKey('sluice', { kind: 'key', value: '127.0.0.1' }, burst)).toBe(
+      'sluice:{key=127.0.0.1}:burst',
+    );
+    expect(buildKey('sluice', { kind: 'app', value: '127.0.0.1' }, burst)).toBe(
+      'sluice:{app=127.0.0.1}:burst',
+    );
+    expect(buildKey('sluice', '127.0.0.1', burst)).toBe('sluice:{app=127.0.0.1}:burst');
+  });
+
+  it('two identities share a key exactly when kind and value are equal (property)', () => {
+    const kind = fc.constantFrom<IdentityKind>('ip', 'key', 'app');
+    const value = fc.oneof(
+      fc.string({ unit: 'binary', maxLength: 30 }),
+      fc.constantFrom('', '127.0.0.1', 'ip=127.0.0.1', 'key', '=x', '~', 'app', '2001:db8::/56'),
+      fc.stringMatching(/^[a-z=~#!.:{}-]{0,12}$/),
+    );
+    fc.assert(
+      fc.property(kind, value, kind, value, (ka, va, kb, vb) => {
+        const same =
+          buildKey('sluice', { kind: ka, value: va }, burst) ===
+          buildKey('sluice', { kind: kb, value: vb }, burst);
+        expect(same).toBe(ka === kb && va === vb);
+      }),
+      { numRuns: 3000 },
+    );
   });
 
   it('validates prefixes', () => {
@@ -138,7 +168,7 @@ describe('buildKey', () => {
         const tag = identityTag('sluice', id);
         const keys = [burst, transfers, perRoute].map((p) => policyKey(tag, p, r));
         const tags = keys.map(hashTag);
-        const encoded = encodeKeyComponent(id);
+        const encoded = `app${encodeKeyComponent(id)}`;
         for (const t of tags) {
           expect(t).toBe(encoded);
           expect(t).not.toMatch(/[{}]/);
@@ -174,5 +204,30 @@ describe('buildKey', () => {
       ),
       { numRuns: 2000 },
     );
+  });
+});
+
+describe('requestKeys', () => {
+  const tagA = identityTag('sluice', { kind: 'key', value: 'a' });
+  const tagB = identityTag('sluice', { kind: 'key', value: 'b' });
+  const keysOf = (tag: string, ...policies: (typeof burst)[]) =>
+    policies.map((p) => policyKey(tag, p, 'GET /x'));
+
+  it('live in the identity slot and never meet a policy key', () => {
+    const [first, second] = requestKeys(tagA, 'req-1', keysOf(tagA, burst));
+    expect(first.startsWith(`${tagA}:~rid:`)).toBe(true);
+    expect(second.startsWith(`${tagA}:~rid2:`)).toBe(true);
+    expect(hashTag(first)).toBe(hashTag(tagA));
+  });
+
+  it('differ for another identity, another policy set or another route of a route-scoped policy', () => {
+    const base = requestKeys(tagA, 'req-1', keysOf(tagA, burst, transfers));
+    expect(requestKeys(tagA, 'req-1', keysOf(tagA, burst, transfers))).toEqual(base);
+    expect(requestKeys(tagB, 'req-1', keysOf(tagB, burst, transfers))[0]).not.toBe(base[0]);
+    expect(requestKeys(tagA, 'req-1', keysOf(tagA, burst))[0]).not.toBe(base[0]);
+    expect(requestKeys(tagA, 'req-1', keysOf(tagA, transfers))[0]).not.toBe(base[0]);
+    expect(requestKeys(tagA, 'req-2', keysOf(tagA, burst, transfers))[0]).not.toBe(base[0]);
+    const routed = (route: string) => requestKeys(tagA, 'req-1', [policyKey(tagA, perRoute, route)])[0];
+    expect(routed('GET /a')).not.toBe(routed('GET /b'));
   });
 });

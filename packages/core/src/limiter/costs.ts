@@ -3,7 +3,12 @@ import { costProblem } from '../policy/define-policy.js';
 import { describeValue } from '../policy/errors.js';
 import type { CompiledPolicy, Descriptor } from '../types.js';
 
-/** The policies of `all` that apply to `descriptor`, in limiter order. */
+/**
+ * The policies of `all` that apply to `descriptor`, in limiter order: all when `names` is unset.
+ *
+ * @throws TypeError for an explicit empty list (nothing would be limited), a name the limiter
+ *   does not know, or a value that is not an array
+ */
 export function selectPolicies(
   all: readonly CompiledPolicy[],
   byName: ReadonlyMap<string, CompiledPolicy>,
@@ -14,6 +19,13 @@ export function selectPolicies(
   if (!Array.isArray(names)) {
     throw new TypeError(
       `limiter.${method}: "policies" must be an array of policy names, got ${describeValue(names)}`,
+    );
+  }
+  if (names.length === 0) {
+    // An explicit empty list would admit every request unlimited: almost surely a bug upstream.
+    throw new TypeError(
+      `limiter.${method}: "policies" must name at least one policy of the limiter (${[...byName.keys()].join(', ')}), ` +
+        'got an empty array (leave it unset for all of them)',
     );
   }
   for (const name of names) {

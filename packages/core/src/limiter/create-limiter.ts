@@ -1,5 +1,6 @@
 /** `createLimiter`: policies + store + deadline + breaker + fail modes + deny cache, one decision per call. */
 import { identityTag, policyKey, requestKeys } from '../keys/build-keys.js';
+import { identityProblem, isIdentityInput } from '../keys/identity.js';
 import { definePolicies } from '../policy/define-policy.js';
 import { describeValue } from '../policy/errors.js';
 import { MemoryStore } from '../stores/memory-store.js';
@@ -9,6 +10,7 @@ import type {
   DecisionEvent,
   DecisionSource,
   Descriptor,
+  IdentityInput,
   PolicyResult,
   Store,
   StoreCheckOptions,
@@ -47,8 +49,10 @@ export interface Limiter {
   /**
    * Deletes the state of `identity` for one policy, or all. Route-scoped policies are reset for
    * `route` (or for requests without a route when unset). Rejects when the store fails.
+   * The identity is the one the requests were checked with, kind included (a string is kind
+   * `app`; the adapters' default is `{ kind: 'ip', value: ipIdentity(address) }`).
    */
-  reset(identity: string, policy?: string, route?: string): Promise<void>;
+  reset(identity: IdentityInput, policy?: string, route?: string): Promise<void>;
   /** Subscribes another decision listener (metrics); returns an unsubscribe function. */
   onDecision(listener: (event: DecisionEvent) => void): () => void;
 }
@@ -153,10 +157,8 @@ export function createLimiter(options: LimiterOptions): Limiter {
         `limiter.${method}: the descriptor must be an object, got ${describeValue(descriptor)}`,
       );
     }
-    if (typeof descriptor.identity !== 'string') {
-      throw new TypeError(
-        `limiter.${method}: "identity" must be a string, got ${describeValue(descriptor.identity)}`,
-      );
+    if (!isIdentityInput(descriptor.identity)) {
+      throw new TypeError(identityProblem(`limiter.${method}: "identity"`, descriptor.identity));
     }
     if (descriptor.route !== undefined && typeof descriptor.route !== 'string') {
       throw new TypeError(
@@ -361,7 +363,14 @@ export function createLimiter(options: LimiterOptions): Limiter {
       const request: RequestRecord | undefined =
         descriptor.requestId === undefined
           ? undefined
-          : { keys: requestKeys(tag, descriptor.requestId), ttlMs: resolved.idempotencyTtlMs };
+          : {
+              keys: requestKeys(
+                tag,
+                descriptor.requestId,
+                entries.map((e) => e.key),
+              ),
+              ttlMs: resolved.idempotencyTtlMs,
+            };
       // Read before the store call: the store decided after this moment, so a wait counted from
       // here never outlasts the store's own.
       const askedAtMs = clock();
@@ -397,9 +406,9 @@ export function createLimiter(options: LimiterOptions): Limiter {
     }
   }
 
-  async function reset(identity: string, policyName?: string, route?: string): Promise<void> {
-    if (typeof identity !== 'string') {
-      throw new TypeError(`limiter.reset: "identity" must be a string, got ${describeValue(identity)}`);
+  async function reset(identity: IdentityInput, policyName?: string, route?: string): Promise<void> {
+    if (!isIdentityInput(identity)) {
+      throw new TypeError(identityProblem('limiter.reset: "identity"', identity));
     }
     const targets = policyName === undefined ? policies : [policy(policyName)];
     const tag = identityTag(prefix, identity);

@@ -31,6 +31,33 @@ describe('idempotent checks (descriptor.requestId)', () => {
     expect((await limiter.check({ identity: 'b', requestId: 'r-1' })).remaining).toBe(2);
   });
 
+  it('a request id never replays across identity kinds or policy sets', async () => {
+    const other: PolicyInput = { name: 'other', burst: 2, rate: '1/s' };
+    const { limiter } = setup([bucket, other]);
+    // Drain `bucket` for the API key 127.0.0.1 under one request id...
+    const key = { kind: 'key', value: '127.0.0.1' } as const;
+    for (let i = 0; i < 3; i++) await limiter.check({ identity: key, policies: ['bucket'] });
+    const denied = await limiter.check({ identity: key, requestId: 'r', policies: ['bucket'] });
+    expect(denied.allowed).toBe(false);
+    // ...the client 127.0.0.1 with the same id is decided afresh,
+    const ip = await limiter.check({
+      identity: { kind: 'ip', value: '127.0.0.1' },
+      requestId: 'r',
+      policies: ['bucket'],
+    });
+    expect([ip.allowed, ip.remaining]).toEqual([true, 2]);
+    // ...and so is the same identity with the same id on another policy set: charged, not replayed.
+    const otherSet = await limiter.check({ identity: key, requestId: 'r', policies: ['other'] });
+    expect([otherSet.allowed, otherSet.policy, otherSet.remaining]).toEqual([true, 'other', 1]);
+    const both = await limiter.check({ identity: key, requestId: 'r' });
+    expect(both.results.map((r) => r.policy)).toEqual(['bucket', 'other']);
+    expect(both.allowed).toBe(false);
+    expect((await limiter.peek({ identity: key, policies: ['other'] })).remaining).toBe(1);
+    // The same id, identity and policy set still replays.
+    expect(await limiter.check({ identity: key, requestId: 'r', policies: ['other'] })).toEqual(otherSet);
+    expect((await limiter.peek({ identity: key, policies: ['other'] })).remaining).toBe(1);
+  });
+
   it('a denied request stays denied on retry, until the record expires', async () => {
     const { limiter, clock } = setup([bucket], 5000);
     for (let i = 0; i < 3; i++) await limiter.check({ identity: 'a' });

@@ -130,8 +130,19 @@ describe('createLimiter: decisions', () => {
     const { limiter } = setup([burst, minute]);
     const d = await limiter.check({ identity: 'a', policies: ['minute', 'burst'] });
     expect(d.results.map((r) => r.policy)).toEqual(['burst', 'minute']);
-    const none = await limiter.check({ identity: 'a', policies: [] });
-    expect(none).toMatchObject({ allowed: true, outcome: 'allowed', policy: undefined, results: [] });
+  });
+
+  it('rejects an explicitly empty policy list instead of admitting unlimited', async () => {
+    const { limiter, store } = setup([burst, minute]);
+    for (const method of ['check', 'peek'] as const) {
+      await expect(limiter[method]({ identity: 'a', policies: [] })).rejects.toThrow(
+        new TypeError(
+          `limiter.${method}: "policies" must name at least one policy of the limiter (burst, minute), ` +
+            'got an empty array (leave it unset for all of them)',
+        ),
+      );
+    }
+    expect(store.calls).toHaveLength(0);
   });
 
   it('peek charges nothing and emits no event', async () => {
@@ -236,7 +247,18 @@ describe('createLimiter: costs', () => {
       { policies: ['nope'] },
       'limiter.check: unknown policy "nope" in "policies" (known: payments, transfers, sized)',
     ],
-    [{ identity: 42 }, 'limiter.check: "identity" must be a string, got 42'],
+    [
+      { identity: 42 },
+      `limiter.check: "identity" must be a string or { kind: 'ip' | 'key' | 'app', value: string }, got 42`,
+    ],
+    [
+      { identity: { kind: 'user', value: 'u' } },
+      `limiter.check: "identity" must be a string or { kind: 'ip' | 'key' | 'app', value: string }, got an object`,
+    ],
+    [
+      { policies: [] },
+      'limiter.check: "policies" must name at least one policy of the limiter (payments, transfers, sized), got an empty array (leave it unset for all of them)',
+    ],
     [{ route: 7 }, 'limiter.check: "route" must be a string, got 7'],
   ] as const)('rejects %j as a programmer error', async (patch, message) => {
     const { limiter, store } = setup(policies);
