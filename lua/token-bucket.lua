@@ -1,12 +1,15 @@
 -- Token bucket: capacity `limit` tokens, one token earned back every `intervalMs`,
 -- lazy refill, fractional tokens.
 --
--- State (one Redis string): "<tokens>|<tsMs>"
+-- State (one Redis string): "<tokens>|<tsMs>" (untagged: it starts with a digit or '-',
+--   which no other algorithm's state does; see common.lua)
 --   tokens  tokens in the bucket at tsMs (a double, may carry a fraction)
 --   tsMs    the time the tokens were counted, in ms (the latest time seen; never moves back)
 -- Parameters: limit (capacity, units), intervalMs (ms per unit earned back; the time
 --   from empty to full is limit * intervalMs; windowMs is not used), cost (units,
 --   any positive number).
+-- Other limits: the tokens read under any limit or interval (capped at the limit), so a
+--   changed policy never waits longer than its own (cost - tokens) * intervalMs.
 -- Clock: elapsed = nowMs - tsMs, clamped at 0: when time goes backwards the bucket is
 --   frozen at the later time, so it never gains tokens.
 -- Slack: comparisons allow 0.001 / intervalMs tokens (at most 0.5), the refill of one
@@ -23,7 +26,11 @@ end
 
 ALGORITHMS['token-bucket'] = function(r, key, now, limit, windowMs, intervalMs, cost)
   local tokens, ts = limit, now
-  local savedTokens, savedTs = parse2(get_string(key))
+  local saved = get_string(key)
+  local savedTokens, savedTs
+  if saved ~= nil then
+    savedTokens, savedTs = parse2(saved, 1)
+  end
   if savedTokens ~= nil then
     tokens, ts = savedTokens, savedTs
     local elapsed = now - ts

@@ -558,7 +558,7 @@ describe('expiry on Redis (Redis TIME)', () => {
 });
 
 describe('Redis memory per key', () => {
-  it('stays small: GCRA one int-encoded string, token bucket and windows one short string', async () => {
+  it('stays small: one short string per key for every algorithm but the sliding log', async () => {
     const report: Record<string, { shortKey: number; typicalKey: number }> = {};
     for (const algorithm of ALL_ALGORITHMS) {
       const policy = makePolicy(algorithm, 100, 60_000);
@@ -571,8 +571,10 @@ describe('Redis memory per key', () => {
       report[algorithm] = { shortKey: usage[0] as number, typicalKey: usage[1] as number };
     }
     console.log('MEMORY USAGE bytes after one request (limit 100):', JSON.stringify(report));
-    expect(await redis.object('ENCODING', 'k4')).toBe('int');
-    expect(report.gcra?.shortKey).toBeLessThanOrEqual(56);
+    // GCRA keeps two numbers ("g<used>|<tsMs>", one short string): one arrival time
+    // stopped being exact above about 1000/s (lua/gcra.lua).
+    expect(await redis.get('k4')).toMatch(/^g1\|\d+(\.\d+)?$/);
+    expect(report.gcra?.shortKey).toBeLessThanOrEqual(80);
     expect(report['token-bucket']?.shortKey).toBeLessThanOrEqual(104);
     expect(report['fixed-window']?.shortKey).toBeLessThanOrEqual(104);
     expect(report['sliding-window']?.shortKey).toBeLessThanOrEqual(104);
