@@ -20,7 +20,27 @@
 --   remaining = floor(limit - estimate); resetMs = ms until the estimate is 0 (end of
 --   the next window when current > 0, end of this window when only previous > 0);
 --   retryAfterMs = ms until the estimate has room for cost (0 when allowed, -1 when
---   cost > limit: never). A charge adds cost to current and writes the state with a TTL.
+--   cost > limit: never; 2^-10 ms later where the instant rounded to a double would not
+--   yet have the room, so that a client that waits it finds the room). A charge adds cost to current and writes the state with a TTL.
+
+-- Rounding of times to come: the instant at which the estimate has room, rounded to a
+-- double, may fall a hair before it has; then it is reported 2^-10 ms later.
+local SLIDING_WINDOW_MARGIN_MS = 0.0009765625
+
+-- The instant `start` + windowMs * (1 - room / units) at which `units` weighted by the
+-- rest of the window starting at `start` (plus `plus` unweighted) leave room for cost,
+-- checked as a read at that instant computes it.
+local function sliding_window_at(start, windowMs, room, units, plus, cost, limit)
+  local at = start + windowMs * (1 - room / units)
+  local f = (at - start) / windowMs
+  if f > 1 then
+    f = 1
+  end
+  if units * (1 - f) + plus + cost > limit + EPS then
+    at = at + SLIDING_WINDOW_MARGIN_MS
+  end
+  return at
+end
 
 local function sliding_window_write(r, ttlMs)
   rcall('SET', r.key, 'w' .. fmt(r.win) .. '|' .. fmt(r.cur2) .. '|' .. fmt(r.prev), 'PX', ttlMs)
@@ -62,13 +82,13 @@ ALGORITHMS['sliding-window'] = function(r, key, now, limit, windowMs, intervalMs
     local room = limit - cur - cost
     local at
     if room >= 0 then
-      at = win + windowMs * (1 - room / prev)
+      at = sliding_window_at(win, windowMs, room, prev, cur, cost, limit)
     else
       local room2 = limit - cost
       if cur <= room2 then
         at = win + windowMs
       else
-        at = win + windowMs + windowMs * (1 - room2 / cur)
+        at = sliding_window_at(win + windowMs, windowMs, room2, cur, 0, cost, limit)
       end
     end
     r.retryAfterMs = at - now

@@ -8,8 +8,9 @@
 -- Parameters: limit (capacity, units), intervalMs (ms per unit earned back; the time
 --   from empty to full is limit * intervalMs; windowMs is not used), cost (units,
 --   any positive number).
--- Other limits: the tokens read under any limit or interval (capped at the limit), so a
---   changed policy never waits longer than its own (cost - tokens) * intervalMs.
+-- Other limits: the tokens read under any limit or interval, capped at the limit and at
+--   a debt of this policy's slack, so a changed policy never waits longer than its own
+--   (limit + slack) * intervalMs.
 -- Clock: elapsed = nowMs - tsMs, clamped at 0: when time goes backwards the bucket is
 --   frozen at the later time, so it never gains tokens.
 -- Slack: comparisons allow 0.001 / intervalMs tokens (at most 0.5), the refill of one
@@ -49,6 +50,10 @@ ALGORITHMS['token-bucket'] = function(r, key, now, limit, windowMs, intervalMs, 
   local slack = 0.001 / intervalMs
   if slack > 0.5 then
     slack = 0.5
+  end
+  -- A debt beyond this policy's slack was left under other limits: forgiven.
+  if tokens < -slack then
+    tokens = -slack
   end
 
   r.allowed = tokens + slack >= cost

@@ -28,7 +28,15 @@ const CALLS = Number(opts.calls);
 const ROUNDS = Number(opts.rounds);
 const BATCH = 64;
 const root = join(dirname(fileURLToPath(import.meta.url)), '..', '..');
-const PARTS = ['common.lua', 'token-bucket.lua', 'gcra.lua', 'sliding-window.lua', 'fixed-window.lua', 'sliding-log.lua', 'decide.lua'];
+const PARTS = [
+  'common.lua',
+  'token-bucket.lua',
+  'gcra.lua',
+  'sliding-window.lua',
+  'fixed-window.lua',
+  'sliding-log.lua',
+  'decide.lua',
+];
 const baseSource = PARTS.map((part) => {
   const text = execFileSync('git', ['show', `${opts.base}:lua/${part}`], { cwd: root, encoding: 'utf8' });
   return `-- ==== lua/${part} ====\n${text.endsWith('\n') ? text : `${text}\n`}`;
@@ -46,7 +54,8 @@ const NOW_US = 1_764_400_000_000_000;
 async function usPerCall(op) {
   for (let i = 0; i < 256; i += BATCH) await Promise.all(Array.from({ length: BATCH }, (_, j) => op(i + j)));
   await client.config('RESETSTAT');
-  for (let i = 0; i < CALLS; i += BATCH) await Promise.all(Array.from({ length: BATCH }, (_, j) => op(i + j)));
+  for (let i = 0; i < CALLS; i += BATCH)
+    await Promise.all(Array.from({ length: BATCH }, (_, j) => op(i + j)));
   const m = /cmdstat_evalsha:calls=(\d+),usec=(\d+)/.exec(await client.info('commandstats'));
   return m ? Number(m[2]) / Number(m[1]) : Number.NaN;
 }
@@ -66,7 +75,9 @@ for (const algorithm of algorithms) {
   for (let round = 0; round < ROUNDS; round++) {
     for (const which of round % 2 === 0 ? ['base', 'built'] : ['built', 'base']) {
       const prefix = `ab-${which}-${algorithm}-${round}`;
-      times[which].push(await usPerCall((i) => call(scripts[which], `${prefix}:{${ids[i % ids.length]}}:p1`, policy)));
+      times[which].push(
+        await usPerCall((i) => call(scripts[which], `${prefix}:{${ids[i % ids.length]}}:p1`, policy)),
+      );
     }
   }
   const memory = {};
@@ -94,9 +105,13 @@ const pad = (x) => String(x).padStart(16, ' ');
 for (const n of opts['log-sizes'].split(',').filter(Boolean).map(Number)) {
   const windowMs = 3_600_000;
   const parts = [pad(0)];
-  for (let i = 1; i <= n; i++) parts.push(pad(NOW_US - windowMs * 1000 + Math.round((i * windowMs * 1000) / (n + 1))) + pad(i));
+  for (let i = 1; i <= n; i++)
+    parts.push(pad(NOW_US - windowMs * 1000 + Math.round((i * windowMs * 1000) / (n + 1))) + pad(i));
   const log = parts.join('');
-  for (const [label, limit] of [['admitted', 2 * n], ['denied', n]]) {
+  for (const [label, limit] of [
+    ['admitted', 2 * n],
+    ['denied', n],
+  ]) {
     const policy = core.definePolicy({ name: 'p1', algorithm: 'sliding-log', limit, window: windowMs });
     const result = {};
     for (const which of ['base', 'built']) {
@@ -111,7 +126,9 @@ for (const n of opts['log-sizes'].split(',').filter(Boolean).map(Number)) {
       }
       result[which] = median(us);
     }
-    process.stdout.write(`sliding-log, ${n} records, ${label}: ${result.base.toFixed(1)} -> ${result.built.toFixed(1)} µs per decision\n`);
+    process.stdout.write(
+      `sliding-log, ${n} records, ${label}: ${result.base.toFixed(1)} -> ${result.built.toFixed(1)} µs per decision\n`,
+    );
   }
 }
 await client.quit();

@@ -11,6 +11,30 @@ export interface SlidingWindowState {
   readonly previous: number;
 }
 
+/** An instant to come that rounds a hair early is reported this much later (lua/sliding-window.lua). */
+const SLIDING_WINDOW_MARGIN_MS = 0.0009765625;
+
+/**
+ * The instant `start + windowMs * (1 - room / units)` at which `units` weighted by the rest
+ * of the window starting at `start` (plus `plus` unweighted) leave room for `cost`, checked
+ * as a read at that instant computes it; 2^-10 ms later when the rounded instant falls a
+ * hair early (lua/sliding-window.lua `sliding_window_at`).
+ */
+function windowAt(
+  start: number,
+  windowMs: number,
+  room: number,
+  units: number,
+  plus: number,
+  cost: number,
+  limit: number,
+): number {
+  const at = start + windowMs * (1 - room / units);
+  let f = (at - start) / windowMs;
+  if (f > 1) f = 1;
+  return units * (1 - f) + plus + cost > limit + EPS ? at + SLIDING_WINDOW_MARGIN_MS : at;
+}
+
 /**
  * Sliding window counter: previous window's units weighted by its overlap plus the
  * current window's units; a state whose start is not a start of this policy's windows
@@ -54,10 +78,10 @@ export const slidingWindow: AlgorithmFn<SlidingWindowState> = (state, now, { lim
       const room = limit - cur - cost;
       let at: number;
       if (room >= 0) {
-        at = win + windowMs * (1 - room / prev);
+        at = windowAt(win, windowMs, room, prev, cur, cost, limit);
       } else {
         const room2 = limit - cost;
-        at = cur <= room2 ? win + windowMs : win + windowMs + windowMs * (1 - room2 / cur);
+        at = cur <= room2 ? win + windowMs : windowAt(win + windowMs, windowMs, room2, cur, 0, cost, limit);
       }
       retryAfterMs = at - now;
       if (retryAfterMs < 0) retryAfterMs = 0;

@@ -17,7 +17,7 @@ import {
   policyArb,
   startTimeArb,
 } from '../algorithms/testing.test-support.js';
-import type { CompiledPolicy, StoreMode, StoreVerdict } from '../types.js';
+import type { Algorithm, CompiledPolicy, StoreMode, StoreVerdict } from '../types.js';
 import { redisDecide } from './script.test-support.js';
 
 let server: RedisProcess;
@@ -90,11 +90,15 @@ interface Step {
   readonly honour: boolean;
 }
 
-/** 2 to 4 policies of random algorithms and limits, all named "p" (one key). */
-const poolArb: fc.Arbitrary<CompiledPolicy[]> = fc
-  .array(fc.constantFrom(...ALL_ALGORITHMS), { minLength: 2, maxLength: 4 })
-  .chain((algorithms) => fc.tuple(...algorithms.map((a) => policyArb(a, true))))
-  .map((ps) => ps.map((p) => ({ ...p, name: 'p' })));
+/** 2 to 4 policies of random algorithms (or all of `only`) and limits, all named "p" (one key). */
+const poolArb = (only?: Algorithm): fc.Arbitrary<CompiledPolicy[]> =>
+  fc
+    .array(only === undefined ? fc.constantFrom(...ALL_ALGORITHMS) : fc.constant(only), {
+      minLength: 2,
+      maxLength: 4,
+    })
+    .chain((algorithms) => fc.tuple(...algorithms.map((a) => policyArb(a, true))))
+    .map((ps) => ps.map((p) => ({ ...p, name: 'p' })));
 
 const stepsArb = (pool: readonly CompiledPolicy[]): fc.Arbitrary<Step[]> => {
   const longest = Math.max(...pool.map((p) => p.windowMs));
@@ -118,52 +122,76 @@ const stepsArb = (pool: readonly CompiledPolicy[]): fc.Arbitrary<Step[]> => {
 /** A cost the policy accepts: whole for the window algorithms and the log, at most the limit. */
 function costFor(policy: CompiledPolicy, cost: number): number {
   const fits = Math.min(cost, policy.limit);
-  return policy.algorithm === 'token-bucket' || policy.algorithm === 'gcra' ? fits : Math.max(1, Math.floor(fits));
+  return policy.algorithm === 'token-bucket' || policy.algorithm === 'gcra'
+    ? fits
+    : Math.max(1, Math.floor(fits));
+}
+
+/**
+ * Runs `steps` over policies of `pool` on one key on Redis and MemoryStore side by side and
+ * checks every verdict (see the file comment).
+ */
+async function runSwitches(
+  pool: readonly CompiledPolicy[],
+  steps: readonly Step[],
+  t0: number,
+): Promise<void> {
+  const memory = memoryDecide().decide;
+  const key = `pc${++run}:{id}:p`;
+  let now = t0;
+  let denied: { policy: CompiledPolicy; cost: number; retryAfterMs: number } | undefined;
+  // With an explicit time Redis keeps keys at least 600 s by its own clock; in production
+  // it expires them at their TTL, as MemoryStore does. Expire by the test's clock: a
+  // charge's TTL is its resetMs + 1.
+  let expiresAtMs = Number.POSITIVE_INFINITY;
+  for (const step of steps) {
+    let policy = pool[step.policy] as CompiledPolicy;
+    let cost = costFor(policy, step.cost);
+    let mode = step.mode;
+    const honouring = denied !== undefined && step.honour;
+    if (honouring && denied !== undefined) {
+      ({ policy, cost } = denied);
+      now += denied.retryAfterMs;
+      mode = 'consume';
+    } else {
+      now += step.dtMs;
+    }
+    if (now > expiresAtMs) await redis.del(key);
+    const entries = [{ key, policy, cost }];
+    const [fromRedis] = (await onRedis(entries, mode, now)) as [StoreVerdict];
+    const [fromMemory] = (await memory(entries, mode, now)) as [StoreVerdict];
+    expect(fromRedis).toEqual(fromMemory);
+    expect(fromRedis.retryAfterMs).toBeLessThanOrEqual(longestWaitMs(policy));
+    expect(fromRedis.resetMs).toBeLessThanOrEqual(longestWaitMs(policy));
+    if (honouring) expect(fromRedis.allowed).toBe(true);
+    if (mode === 'consume' && fromRedis.allowed) expiresAtMs = now + fromRedis.resetMs + 1;
+    denied =
+      !fromRedis.allowed && fromRedis.retryAfterMs >= 0
+        ? { policy, cost, retryAfterMs: fromRedis.retryAfterMs }
+        : undefined;
+  }
 }
 
 describe('switching algorithms and limits at random between checks (Redis vs MemoryStore)', () => {
   it('decides identically, never waits longer than the policy in force, and admits a client that waits retryAfterMs', async () => {
     await fc.assert(
       fc.asyncProperty(
-        poolArb.chain((pool) => fc.tuple(fc.constant(pool), stepsArb(pool), startTimeArb)),
-        async ([pool, steps, t0]) => {
-          const memory = memoryDecide().decide;
-          const key = `pc${++run}:{id}:p`;
-          let now = t0;
-          let denied: { policy: CompiledPolicy; cost: number; retryAfterMs: number } | undefined;
-          // With an explicit time Redis keeps keys at least 600 s by its own clock; in
-          // production it expires them at their TTL, as MemoryStore does. Expire by the
-          // test's clock: a charge's TTL is its resetMs + 1.
-          let expiresAtMs = Number.POSITIVE_INFINITY;
-          for (const step of steps) {
-            let policy = pool[step.policy] as CompiledPolicy;
-            let cost = costFor(policy, step.cost);
-            let mode = step.mode;
-            const honouring = denied !== undefined && step.honour;
-            if (honouring && denied !== undefined) {
-              ({ policy, cost } = denied);
-              now += denied.retryAfterMs;
-              mode = 'consume';
-            } else {
-              now += step.dtMs;
-            }
-            if (now > expiresAtMs) await redis.del(key);
-            const entries = [{ key, policy, cost }];
-            const [fromRedis] = (await onRedis(entries, mode, now)) as [StoreVerdict];
-            const [fromMemory] = (await memory(entries, mode, now)) as [StoreVerdict];
-            expect(fromRedis).toEqual(fromMemory);
-            expect(fromRedis.retryAfterMs).toBeLessThanOrEqual(longestWaitMs(policy));
-            expect(fromRedis.resetMs).toBeLessThanOrEqual(longestWaitMs(policy));
-            if (honouring) expect(fromRedis.allowed).toBe(true);
-            if (mode === 'consume' && fromRedis.allowed) expiresAtMs = now + fromRedis.resetMs + 1;
-            denied =
-              !fromRedis.allowed && fromRedis.retryAfterMs >= 0
-                ? { policy, cost, retryAfterMs: fromRedis.retryAfterMs }
-                : undefined;
-          }
-        },
+        poolArb().chain((pool) => fc.tuple(fc.constant(pool), stepsArb(pool), startTimeArb)),
+        async ([pool, steps, t0]) => runSwitches(pool, steps, t0),
       ),
       { numRuns: 150 },
+    );
+  }, 120_000);
+});
+
+describe.each(ALL_ALGORITHMS)('%s with its limits changed at random between checks', (algorithm) => {
+  it('admits a client that waits exactly the reported retryAfterMs, on Redis and in memory alike', async () => {
+    await fc.assert(
+      fc.asyncProperty(
+        poolArb(algorithm).chain((pool) => fc.tuple(fc.constant(pool), stepsArb(pool), startTimeArb)),
+        async ([pool, steps, t0]) => runSwitches(pool, steps, t0),
+      ),
+      { numRuns: 60 },
     );
   }, 120_000);
 });
