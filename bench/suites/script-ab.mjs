@@ -5,7 +5,10 @@
  * one key after one request, per algorithm. With --log-sizes, also the Redis time of one
  * sliding-log decision on a log already holding N records (built in place), for both.
  *
- *   node suites/script-ab.mjs --redis-url URL --base <git rev> [--log-sizes 1000,10000] [--calls N]
+ * With --batch B, each EVALSHA carries B decisions on B keys (as RedisStore batches the checks
+ * of one event-loop turn), and the figure is µs per decision (per call / B).
+ *
+ *   node suites/script-ab.mjs --redis-url URL --base <git rev> [--batch 128] [--log-sizes 1000,10000] [--calls N]
  */
 import { execFileSync } from 'node:child_process';
 import { dirname, join } from 'node:path';
@@ -22,11 +25,13 @@ const { values: opts } = parseArgs({
     'log-sizes': { type: 'string', default: '' },
     calls: { type: 'string', default: '20000' },
     rounds: { type: 'string', default: '3' },
+    batch: { type: 'string', default: '1' },
   },
 });
 const CALLS = Number(opts.calls);
 const ROUNDS = Number(opts.rounds);
 const BATCH = 64;
+const PER_CALL = Number(opts.batch);
 const root = join(dirname(fileURLToPath(import.meta.url)), '..', '..');
 const PARTS = [
   'common.lua',
@@ -54,10 +59,18 @@ const NOW_US = 1_764_400_000_000_000;
 async function usPerCall(op) {
   for (let i = 0; i < 256; i += BATCH) await Promise.all(Array.from({ length: BATCH }, (_, j) => op(i + j)));
   await client.config('RESETSTAT');
-  for (let i = 0; i < CALLS; i += BATCH)
+  const calls = Math.max(BATCH, Math.ceil(CALLS / PER_CALL));
+  for (let i = 0; i < calls; i += BATCH)
     await Promise.all(Array.from({ length: BATCH }, (_, j) => op(i + j)));
   const m = /cmdstat_evalsha:calls=(\d+),usec=(\d+)/.exec(await client.info('commandstats'));
-  return m ? Number(m[2]) / Number(m[1]) : Number.NaN;
+  return m ? Number(m[2]) / Number(m[1]) / PER_CALL : Number.NaN;
+}
+
+/** One call of PER_CALL short-form decisions (cost 1) on keys `key(0..)`, Redis TIME. */
+function batchCall(sha, key, policy) {
+  const decision = new core.DecideCall('');
+  for (let j = 0; j < PER_CALL; j++) decision.add([{ key: key(j), policy, cost: 1 }], 'consume');
+  return client.evalsha(sha, decision.keys.length, ...decision.keys, ...decision.args());
 }
 
 /** One decision call: `sha`, the entry's key, Redis TIME unless `nowMs`. */
@@ -80,9 +93,16 @@ for (const algorithm of algorithms) {
   for (let round = 0; round < ROUNDS; round++) {
     for (const which of round % 2 === 0 ? ['base', 'built'] : ['built', 'base']) {
       const prefix = `ab-${which}-${algorithm}-${round}`;
-      times[which].push(
-        await usPerCall((i) => call(scripts[which], `${prefix}:{${ids[i % ids.length]}}:p1`, policy)),
-      );
+      const op =
+        PER_CALL === 1
+          ? (i) => call(scripts[which], `${prefix}:{${ids[i % ids.length]}}:p1`, policy)
+          : (i) =>
+              batchCall(
+                scripts[which],
+                (j) => `${prefix}:{${ids[(i * PER_CALL + j) % ids.length]}}:p1`,
+                policy,
+              );
+      times[which].push(await usPerCall(op));
     }
   }
   const memory = {};
