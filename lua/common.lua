@@ -15,7 +15,7 @@ local EPS = 1e-9
 -- in Redis's Lua on every call.
 local tonumber, type = tonumber, type
 local floor, ceil = math.floor, math.ceil
-local find, sub, format = string.find, string.sub, string.format
+local find, sub, format, byte = string.find, string.sub, string.format, string.byte
 local rcall, rpcall = redis.call, redis.pcall
 
 -- Every algorithm registers itself here: ALGORITHMS[name] = function(r, key, nowMs,
@@ -57,13 +57,17 @@ local function get_string(key)
   return value
 end
 
--- Splits "a|b" into its two numbers; nil when the value is nil, has another number of
--- parts, or a part is not a number. Multiple results, no table: this runs once per key.
-local function parse2(value)
-  if value == nil then
-    return nil
-  end
-  local bar = find(value, '|', 1, true)
+-- Every state names the algorithm that wrote it, so no algorithm reads another's state
+-- (a policy name re-used with another algorithm starts fresh): token bucket "<n>|<n>"
+-- (digits first), GCRA 'g', sliding window 'w', fixed window 'f' (tag bytes below), a
+-- sliding log a space (its header). A reader takes only its own shape.
+local TAG_GCRA, TAG_SLIDING_WINDOW, TAG_FIXED_WINDOW = 103, 119, 102
+
+-- Splits "a|b" (from byte `from`: 1, or 2 after a tag byte) into its two numbers; nil
+-- when the value has another number of parts or a part is not a number. Multiple
+-- results, no table: this runs once per key.
+local function parse2(value, from)
+  local bar = find(value, '|', from, true)
   if bar == nil then
     return nil
   end
@@ -71,26 +75,42 @@ local function parse2(value)
   if find(rest, '|', 1, true) ~= nil then
     return nil
   end
-  local a, b = tonumber(sub(value, 1, bar - 1)), tonumber(rest)
+  local a, b = tonumber(sub(value, from, bar - 1)), tonumber(rest)
   if a == nil or b == nil then
     return nil
   end
   return a, b
 end
 
--- Splits "a|b|c" into its three numbers; nil as parse2.
-local function parse3(value)
-  if value == nil then
+-- The numbers of a state tagged `tag` with two parts; nil for anything else (absent,
+-- another algorithm's state, another shape).
+local function tagged2(value, tag)
+  if value == nil or byte(value, 1) ~= tag then
     return nil
   end
-  local bar = find(value, '|', 1, true)
+  return parse2(value, 2)
+end
+
+-- The numbers of a state tagged `tag` with three parts "<tag>a|b|c"; nil as tagged2.
+local function tagged3(value, tag)
+  if value == nil or byte(value, 1) ~= tag then
+    return nil
+  end
+  local bar = find(value, '|', 2, true)
   if bar == nil then
     return nil
   end
-  local a, c = parse2(sub(value, bar + 1))
-  local first = tonumber(sub(value, 1, bar - 1))
-  if a == nil or first == nil then
+  local b, c = parse2(value, bar + 1)
+  local a = tonumber(sub(value, 2, bar - 1))
+  if b == nil or a == nil then
     return nil
   end
-  return first, a, c
+  return a, b, c
+end
+
+-- True when `ms` is a start of the windows of length windowMs (ms = k * windowMs for a
+-- whole k, computed as the writer computed it): a window state written under another
+-- window length is not read as one of these windows.
+local function is_window_start(ms, windowMs)
+  return floor(ms / windowMs + 0.5) * windowMs == ms
 end

@@ -240,7 +240,7 @@ local function decide(d)
       -- and never rehashed as an algorithm fills it.
       r = {
         allowed = false, remaining = 0, resetMs = 0, retryAfterMs = 0, chargedRemaining = 0,
-        chargedResetMs = 0, key = false, write = false, left = 0, ts = 0, tat2 = 0, win = 0,
+        chargedResetMs = 0, key = false, write = false, left = 0, ts = 0, exact = false, win = 0,
         count2 = 0, cur2 = 0, prev = 0, v = false, n = 0, first = 0, before = 0, cum = 0,
         newest = false, stamp = 0, cost = 0, windowMs = 0,
       }

@@ -2,32 +2,36 @@
 -- can spend `limit` at the end of one window and `limit` again at the start of the next
 -- (the documented boundary burst).
 --
--- State (one Redis string): "<window>|<count>"
---   window  window number, floor(nowMs / windowMs)
---   count   units admitted in that window
+-- State (one Redis string): "f<startMs>|<count>"
+--   startMs  the window's start, floor(nowMs / windowMs) * windowMs (ms since the epoch)
+--   count    units admitted in that window
 --   The design puts the window number in the key; here it lives in the value because the
 --   caller builds keys before the script reads Redis TIME, so only the script knows the
 --   current window. One key per policy also means one key to reset and no stale windows.
+--   The start in ms, not the window number, so a state written under another windowMs is
+--   never read as a window of this one: it is read only when its start is a start of this
+--   policy's windows (then every unit it counts was admitted in that window); otherwise
+--   the key starts fresh. A value without the 'f' tag (another algorithm's) starts fresh.
 -- Parameters: limit (units per window), windowMs (window length, ms),
 --   cost (units, any positive number; fractions are summed like whole units).
--- Clock: the window never moves back (max of the stored and the current window number).
+-- Clock: the window never moves back (a stored window later than the current one, as
+--   after time went backwards, is kept).
 -- Returns (see decide.lua): allowed when count + cost <= limit (EPS slack);
 --   remaining = floor(limit - count); resetMs = ms until the window ends (0 when empty);
 --   retryAfterMs = ms until the window ends (0 when allowed, -1 when cost > limit:
 --   never). A charge adds cost to count and writes the state with a TTL.
 
 local function fixed_window_write(r, ttlMs)
-  rcall('SET', r.key, fmt(r.win) .. '|' .. fmt(r.count2), 'PX', ttlMs)
+  rcall('SET', r.key, 'f' .. fmt(r.win) .. '|' .. fmt(r.count2), 'PX', ttlMs)
 end
 
 ALGORITHMS['fixed-window'] = function(r, key, now, limit, windowMs, intervalMs, cost)
-  local n = floor(now / windowMs)
-  local win, count = n, 0
-  local savedWin, savedCount = parse2(get_string(key))
-  if savedWin ~= nil and savedWin >= n then
-    win, count = savedWin, savedCount
+  local win, count = floor(now / windowMs) * windowMs, 0
+  local savedStart, savedCount = tagged2(get_string(key), TAG_FIXED_WINDOW)
+  if savedStart ~= nil and (savedStart == win or (savedStart > win and is_window_start(savedStart, windowMs))) then
+    win, count = savedStart, savedCount
   end
-  local ends = (win + 1) * windowMs - now
+  local ends = win + windowMs - now
 
   r.allowed = count + cost <= limit + EPS
   r.remaining = whole(limit - count, limit)

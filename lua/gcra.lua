@@ -1,106 +1,139 @@
--- GCRA (generic cell rate algorithm): exact rate with burst tolerance, one number of state.
+-- GCRA (generic cell rate algorithm): exact rate with burst tolerance.
 --
--- State (one Redis string holding an integer, so Redis stores it int-encoded, no
---   allocation besides the key): the theoretical arrival time (TAT) counted in
---   1/scale-ths of an emission interval: tat = TAT_ms / intervalMs * scale.
---   scale = 2^s with s = 11 + floor(log2(intervalMs)) (clamped to 10..40), which keeps
---   tat below 2^53 (exact in a double) until the year 2109 at a resolution of 0.5-1 us.
---   Whole-unit costs add exactly `cost * scale`: no rounding drift, however many
---   requests arrive at the same instant.
+-- State (one Redis string): "g<used>|<tsMs>" (the 'g' tag: see common.lua)
+--   used  units owed at tsMs; the theoretical arrival time is TAT = tsMs + used * intervalMs
+--   tsMs  the time used was counted, in ms (the latest time seen; never moves back)
+--   The TAT is kept as these two numbers, not as one timestamp: a single arrival time
+--   counted in fractions of an interval passes 2^53 (and stops being exact) at rates
+--   above about 1000/s, so the burst would no longer be exact there.
 -- Parameters: limit (burst capacity, units), intervalMs (emission interval: ms per unit;
 --   the time from empty to full is limit * intervalMs; windowMs is not used),
---   cost (units, any positive number; a fraction is rounded up to 1/scale of a unit).
--- Clock: used = (tat - now_scaled) / scale, clamped to [0, limit + slack]: idle time
---   never refills beyond the limit, and time going backwards only raises `used`.
--- Slack: comparisons allow the larger of 4 / scale units and one microsecond of refill
---   (0.001 / intervalMs, at most 0.5), above the rounding noise of now_scaled, so a unit
---   that is due is never hidden.
--- Returns (see decide.lua): allowed when used + cost <= limit + slack;
---   remaining = floor(limit - used + slack); resetMs = TAT in ms since the epoch - now
---   (see gcra_ms_until; used * intervalMs when used is clamped at limit + slack);
---   retryAfterMs = (used + cost - limit) * intervalMs (0 when allowed, -1 when
---   cost > limit: never). A charge writes tat = max(tat, floor(now_scaled)) + ceil(cost * scale).
+--   cost (units, any positive number).
+-- Ticks: units are counted in ticks of 1/q unit, q = 10^k with k = 9 or lower so that
+--   limit * q <= 2^40. A cost is ceil(cost * q - 0.001) ticks (a decimal cost such as
+--   0.001 is an exact number of ticks, and never less than asked), so costs charged at
+--   one instant add up exactly: exactly floor(burst / cost) requests fit, at any rate.
+-- Clock: when the clock has moved on since tsMs, used drains by elapsed / intervalMs
+--   (never below 0: idle time never refills beyond the limit; drained, the key is
+--   exactly a fresh one, as it is once expired) and is compared with a
+--   slack of GCRA_DELTA_MS (2^-10 ms, about the clock's resolution) of refill, at most 0.5
+--   units, as the token bucket does; a charge keeps any part of that slack it uses as
+--   debt. Such a charge stores the same arrival time counted from tsMs = now - DELTA (and
+--   DELTA / intervalMs units more), so a read at the same instant drains and compares
+--   exactly as the charge did. At tsMs or before (time going backwards) nothing drains
+--   and used is counted in whole ticks, with no slack: exact.
+-- Other limits: used is read capped at limit + slack + DELTA / intervalMs (a burst cut
+--   forgives what is over it), and the cap applies at tsMs, so the wait it gives holds as
+--   the clock moves on: no wait exceeds limit * intervalMs by more than 2 DELTA, and a
+--   client that waits the reported retryAfterMs is admitted.
+-- Returns (see decide.lua): allowed when used + cost fits the limit (see above);
+--   remaining = whole units left; resetMs = TAT - now (0 when nothing is owed);
+--   retryAfterMs = (used + cost - limit) * intervalMs + (tsMs - now) (0 when allowed, -1
+--   when cost > limit: never). A charge writes "g<used + cost>|<tsMs>" (see Clock).
 
--- 2^s for an emission interval (see above); multiplication only, so Lua and
--- TypeScript get the same power of two.
-local function gcra_scale(intervalMs)
-  local scale, t, s = 2048, intervalMs, 11
-  while t >= 2 and s < 40 do
-    t = t / 2
-    scale = scale * 2
-    s = s + 1
-  end
-  while t < 1 and s > 10 do
-    t = t * 2
-    scale = scale / 2
-    s = s - 1
-  end
-  return scale
-end
+local GCRA_TICKS_MAX = 1099511627776
+local GCRA_TICK_SLACK = 0.001
+local GCRA_DELTA_MS = 0.0009765625
 
--- Ms from now until the arrival time tat (scaled units), at least 0. The arrival time is
--- turned into ms since the epoch first, a value of the state alone, and the difference of
--- two nearby doubles is exact: every call on the same state names the same instant, a
--- later call reports exactly the time elapsed less, and the key's TTL (set from the
--- charge's value) never outlives a later report by more than its one ms of margin.
--- (Measured from the scaled clock, the two calls rounded apart.)
-local function gcra_ms_until(tat, scale, intervalMs, now)
-  local ms = tat / scale * intervalMs - now
-  if ms > 0 then
-    return ms
+-- Ticks per unit for a limit (see above); divisions by 10 of a power of ten are exact.
+local function gcra_ticks(limit)
+  local q = 1e9
+  while q > 1 and limit * q > GCRA_TICKS_MAX do
+    q = q / 10
   end
-  return 0
+  return q
 end
 
 local function gcra_write(r, ttlMs)
-  rcall('SET', r.key, format('%.0f', r.tat2), 'PX', ttlMs)
+  local used = r.left
+  local text
+  if r.exact then
+    -- A whole number of ticks below 10^13: '%.13g' writes its exact decimal, the
+    -- shortest that reads back as the same double.
+    text = format('%.13g', used)
+  else
+    text = fmt(used)
+  end
+  rcall('SET', r.key, 'g' .. text .. '|' .. fmt(r.ts), 'PX', ttlMs)
 end
 
 ALGORITHMS['gcra'] = function(r, key, now, limit, windowMs, intervalMs, cost)
-  local scale = gcra_scale(intervalMs)
-  local nowF = now / intervalMs * scale
-  local slack = 0.001 / intervalMs
+  local q = gcra_ticks(limit)
+  local lq = limit * q
+  local ct = ceil(cost * q - GCRA_TICK_SLACK)
+  if ct < 1 then
+    ct = 1
+  end
+  local cu = ct / q
+  local delta = GCRA_DELTA_MS / intervalMs
+  local slack = delta
   if slack > 0.5 then
     slack = 0.5
   end
-  if slack < 4 / scale then
-    slack = 4 / scale
-  end
-  local tat = tonumber(get_string(key) or '')
-  local used = 0
-  local resetMs = 0
-  if tat ~= nil then
-    used = (tat - nowF) / scale
+  local most = limit + slack + delta
+  local used, ts, tat, moved = 0, now, now, false
+  local savedUsed, savedTs = tagged2(get_string(key), TAG_GCRA)
+  if savedUsed ~= nil then
+    used, ts = savedUsed, savedTs
+    if used > most then
+      used = most
+    end
     if used < 0 then
       used = 0
-    elseif used > limit + slack then
-      used = limit + slack
     end
-    if used >= limit + slack then
-      resetMs = used * intervalMs
-    else
-      resetMs = gcra_ms_until(tat, scale, intervalMs, now)
+    tat = ts + used * intervalMs
+    if now > ts then
+      -- Drained: exactly a fresh key (as an expired one is).
+      used = used - (now - ts) / intervalMs
+      if used > 0 then
+        moved = true
+      else
+        used = 0
+      end
+      ts = now
     end
   end
 
-  r.allowed = used + cost <= limit + slack
-  r.remaining = whole(limit - used + slack, limit)
-  r.resetMs = resetMs
+  -- At tsMs the state is counted in whole ticks (exact); once the clock has moved on, in
+  -- units with the slack.
+  local ticks = 0
+  if used > 0 then
+    ticks = ceil(used * q - GCRA_TICK_SLACK)
+  end
+  if moved then
+    r.allowed = used + cu <= limit + slack
+    r.remaining = whole(limit + slack - used, limit)
+  else
+    r.allowed = ticks + ct <= lq
+    r.remaining = whole((lq - ticks) / q, limit)
+  end
+  if used > 0 and tat > now then
+    r.resetMs = tat - now
+  else
+    r.resetMs = 0
+  end
   if r.allowed then
     r.retryAfterMs = 0
   elseif cost > limit then
     r.retryAfterMs = -1
   else
-    r.retryAfterMs = (used + cost - limit) * intervalMs
+    r.retryAfterMs = (used + cu - limit) * intervalMs + (ts - now)
   end
 
-  local base = floor(nowF)
-  if tat ~= nil and tat > nowF then
-    base = tat
+  -- The charged state, and what a read of it at this instant reports.
+  local left, ts2
+  if moved then
+    left, ts2 = used + cu + delta, now - GCRA_DELTA_MS
+    local after = left - (now - ts2) / intervalMs
+    if after < 0 then
+      after = 0
+    end
+    r.chargedRemaining = whole(limit + slack - after, limit)
+  else
+    left, ts2 = (ticks + ct) / q, ts
+    r.chargedRemaining = whole((lq - ticks - ct) / q, limit)
   end
-  local tat2 = base + ceil(cost * scale)
-  local used2 = (tat2 - nowF) / scale
-  r.chargedRemaining = whole(limit - used2 + slack, limit)
-  r.chargedResetMs = gcra_ms_until(tat2, scale, intervalMs, now)
-  r.key, r.tat2, r.write = key, tat2, gcra_write
+  r.exact = not moved and ticks + ct < 1e13
+  r.chargedResetMs = ts2 + left * intervalMs - now
+  r.key, r.left, r.ts, r.write = key, left, ts2, gcra_write
 end

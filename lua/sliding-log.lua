@@ -119,7 +119,9 @@ ALGORITHMS['sliding-log'] = function(r, key, now, limit, windowMs, intervalMs, c
   local n, base, cum, last = 0, 0, 0, nil
   if v ~= nil then
     local len = #v
-    if len >= LOG_HEAD + LOG_REC and (len - LOG_HEAD) % LOG_REC == 0 then
+    -- The header is below LOG_CUM_MAX, so '%16.0f' starts it with a space: no other
+    -- algorithm's state does (see common.lua).
+    if len >= LOG_HEAD + LOG_REC and (len - LOG_HEAD) % LOG_REC == 0 and byte(v, 1) == 32 then
       n = (len - LOG_HEAD) / LOG_REC
       base, cum, last = log_cum(v, 0), log_cum(v, n), log_time(v, n)
       -- Another shape (or a value Sluice did not write) reads as an empty log.

@@ -2,14 +2,17 @@
 -- weighted by how much of the previous window still overlaps the rolling window.
 -- No boundary double burst; an estimate, not an exact log.
 --
--- State (one Redis string): "<window>|<current>|<previous>"
---   window    window number, floor(nowMs / windowMs) (epoch-aligned windows)
+-- State (one Redis string): "w<startMs>|<current>|<previous>"
+--   startMs   the window's start, floor(nowMs / windowMs) * windowMs (epoch-aligned
+--             windows, ms since the epoch). Read only when it is a start of this policy's
+--             windows (see fixed-window.lua), so a state written under another windowMs
+--             is not misread; a value without the 'w' tag starts fresh.
 --   current   units admitted in that window; previous: units admitted in the window before
 --   The window number lives in the value, not in the key: the caller builds keys before
 --   the script reads Redis TIME, so only the script knows which window is current.
 -- Parameters: limit (units per rolling window), windowMs (window length, ms),
 --   cost (units, any positive number; fractions are summed like whole units).
--- Clock: the window never moves back (max of the stored and the current window number)
+-- Clock: the window never moves back (a stored later window is kept)
 --   and the elapsed part of the window is clamped to [0, 1], so time going backwards
 --   only raises the estimate.
 -- Estimate: previous * (1 - elapsed fraction) + current.
@@ -17,24 +20,44 @@
 --   remaining = floor(limit - estimate); resetMs = ms until the estimate is 0 (end of
 --   the next window when current > 0, end of this window when only previous > 0);
 --   retryAfterMs = ms until the estimate has room for cost (0 when allowed, -1 when
---   cost > limit: never). A charge adds cost to current and writes the state with a TTL.
+--   cost > limit: never; 2^-10 ms later where the instant rounded to a double would not
+--   yet have the room, so that a client that waits it finds the room). A charge adds cost to current and writes the state with a TTL.
+
+-- Rounding of times to come: the instant at which the estimate has room, rounded to a
+-- double, may fall a hair before it has; then it is reported 2^-10 ms later.
+local SLIDING_WINDOW_MARGIN_MS = 0.0009765625
+
+-- The instant `start` + windowMs * (1 - room / units) at which `units` weighted by the
+-- rest of the window starting at `start` (plus `plus` unweighted) leave room for cost,
+-- checked as a read at that instant computes it.
+local function sliding_window_at(start, windowMs, room, units, plus, cost, limit)
+  local at = start + windowMs * (1 - room / units)
+  local f = (at - start) / windowMs
+  if f > 1 then
+    f = 1
+  end
+  if units * (1 - f) + plus + cost > limit + EPS then
+    at = at + SLIDING_WINDOW_MARGIN_MS
+  end
+  return at
+end
 
 local function sliding_window_write(r, ttlMs)
-  rcall('SET', r.key, fmt(r.win) .. '|' .. fmt(r.cur2) .. '|' .. fmt(r.prev), 'PX', ttlMs)
+  rcall('SET', r.key, 'w' .. fmt(r.win) .. '|' .. fmt(r.cur2) .. '|' .. fmt(r.prev), 'PX', ttlMs)
 end
 
 ALGORITHMS['sliding-window'] = function(r, key, now, limit, windowMs, intervalMs, cost)
   local n = floor(now / windowMs)
-  local win, cur, prev = n, 0, 0
-  local savedWin, savedCur, savedPrev = parse3(get_string(key))
-  if savedWin ~= nil then
-    if savedWin >= n then
-      win, cur, prev = savedWin, savedCur, savedPrev
-    elseif savedWin == n - 1 then
+  local win, cur, prev = n * windowMs, 0, 0
+  local savedStart, savedCur, savedPrev = tagged3(get_string(key), TAG_SLIDING_WINDOW)
+  if savedStart ~= nil then
+    if savedStart == win or (savedStart > win and is_window_start(savedStart, windowMs)) then
+      win, cur, prev = savedStart, savedCur, savedPrev
+    elseif savedStart == (n - 1) * windowMs then
       prev = savedCur
     end
   end
-  local f = (now - win * windowMs) / windowMs
+  local f = (now - win) / windowMs
   if f < 0 then
     f = 0
   elseif f > 1 then
@@ -45,9 +68,9 @@ ALGORITHMS['sliding-window'] = function(r, key, now, limit, windowMs, intervalMs
   r.allowed = est + cost <= limit + EPS
   r.remaining = whole(limit - est, limit)
   if cur > 0 then
-    r.resetMs = (win + 2) * windowMs - now
+    r.resetMs = win + 2 * windowMs - now
   elseif prev > 0 then
-    r.resetMs = (win + 1) * windowMs - now
+    r.resetMs = win + windowMs - now
   else
     r.resetMs = 0
   end
@@ -59,13 +82,13 @@ ALGORITHMS['sliding-window'] = function(r, key, now, limit, windowMs, intervalMs
     local room = limit - cur - cost
     local at
     if room >= 0 then
-      at = win * windowMs + windowMs * (1 - room / prev)
+      at = sliding_window_at(win, windowMs, room, prev, cur, cost, limit)
     else
       local room2 = limit - cost
       if cur <= room2 then
-        at = (win + 1) * windowMs
+        at = win + windowMs
       else
-        at = (win + 1) * windowMs + windowMs * (1 - room2 / cur)
+        at = sliding_window_at(win + windowMs, windowMs, room2, cur, 0, cost, limit)
       end
     end
     r.retryAfterMs = at - now
@@ -76,6 +99,6 @@ ALGORITHMS['sliding-window'] = function(r, key, now, limit, windowMs, intervalMs
 
   local cur2 = cur + cost
   r.chargedRemaining = whole(limit - (est + cost), limit)
-  r.chargedResetMs = (win + 2) * windowMs - now
+  r.chargedResetMs = win + 2 * windowMs - now
   r.key, r.win, r.cur2, r.prev, r.write = key, win, cur2, prev, sliding_window_write
 end

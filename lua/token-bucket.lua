@@ -1,12 +1,16 @@
 -- Token bucket: capacity `limit` tokens, one token earned back every `intervalMs`,
 -- lazy refill, fractional tokens.
 --
--- State (one Redis string): "<tokens>|<tsMs>"
+-- State (one Redis string): "<tokens>|<tsMs>" (untagged: it starts with a digit or '-',
+--   which no other algorithm's state does; see common.lua)
 --   tokens  tokens in the bucket at tsMs (a double, may carry a fraction)
 --   tsMs    the time the tokens were counted, in ms (the latest time seen; never moves back)
 -- Parameters: limit (capacity, units), intervalMs (ms per unit earned back; the time
 --   from empty to full is limit * intervalMs; windowMs is not used), cost (units,
 --   any positive number).
+-- Other limits: the tokens read under any limit or interval, capped at the limit and at
+--   a debt of this policy's slack, so a changed policy never waits longer than its own
+--   (limit + slack) * intervalMs.
 -- Clock: elapsed = nowMs - tsMs, clamped at 0: when time goes backwards the bucket is
 --   frozen at the later time, so it never gains tokens.
 -- Slack: comparisons allow 0.001 / intervalMs tokens (at most 0.5), the refill of one
@@ -23,7 +27,11 @@ end
 
 ALGORITHMS['token-bucket'] = function(r, key, now, limit, windowMs, intervalMs, cost)
   local tokens, ts = limit, now
-  local savedTokens, savedTs = parse2(get_string(key))
+  local saved = get_string(key)
+  local savedTokens, savedTs
+  if saved ~= nil then
+    savedTokens, savedTs = parse2(saved, 1)
+  end
   if savedTokens ~= nil then
     tokens, ts = savedTokens, savedTs
     local elapsed = now - ts
@@ -42,6 +50,10 @@ ALGORITHMS['token-bucket'] = function(r, key, now, limit, windowMs, intervalMs, 
   local slack = 0.001 / intervalMs
   if slack > 0.5 then
     slack = 0.5
+  end
+  -- A debt beyond this policy's slack was left under other limits: forgiven.
+  if tokens < -slack then
+    tokens = -slack
   end
 
   r.allowed = tokens + slack >= cost

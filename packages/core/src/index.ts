@@ -35,6 +35,7 @@ export {
   PolicyError,
   parseDuration,
   parseRate,
+  SLIDING_LOG_MAX_LIMIT,
 } from './policy/index.js';
 export {
   createRestEvalClient,

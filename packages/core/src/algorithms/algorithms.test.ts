@@ -2,7 +2,7 @@ import fc from 'fast-check';
 import { describe, expect, it } from 'vitest';
 import { MemoryStore } from '../stores/memory-store.js';
 import type { StoreEntry, StoreVerdict } from '../types.js';
-import { gcraScale } from './gcra.js';
+import { gcraTicksPerUnit } from './gcra.js';
 import {
   ALL_ALGORITHMS,
   checkPromises,
@@ -252,11 +252,13 @@ describe('worked examples', () => {
     expect((await l.consume(T0 + 1000)).allowed).toBe(false);
   });
 
-  it('GCRA scale keeps state an exact integer below 2^53', () => {
-    for (const intervalMs of [0.0001, 0.5, 1, 1000 / 3, 1000, 60_000, 86_400_000, 1e12]) {
-      const scale = gcraScale(intervalMs);
-      expect(Math.log2(scale) % 1).toBe(0);
-      if (intervalMs >= 0.001) expect((4_398_046_511_104 / intervalMs) * scale).toBeLessThanOrEqual(2 ** 53);
+  it('GCRA counts in decimal ticks with limit x ticks at most 2^40, so whole-tick sums stay exact', () => {
+    for (const limit of [1, 100, 1099, 1100, 1e6, 2 ** 40, 2 ** 41, 9e15]) {
+      const q = gcraTicksPerUnit(limit);
+      expect(Number.isInteger(Math.log10(q))).toBe(true);
+      expect(q).toBeLessThanOrEqual(1e9);
+      if (q > 1) expect(limit * q).toBeLessThanOrEqual(2 ** 40);
+      if (q < 1e9) expect(limit * q * 10).toBeGreaterThan(2 ** 40);
     }
   });
 

@@ -1,21 +1,39 @@
 import { type AlgorithmFn, EPS, whole } from './types.js';
 
-/** Fixed window state: window number and the units admitted in it. Mirrors lua/fixed-window.lua. */
+/**
+ * Fixed window state: the window's start (ms since the epoch) and the units admitted in it.
+ * Mirrors lua/fixed-window.lua ("f<startMs>|<count>").
+ */
 export interface FixedWindowState {
-  readonly window: number;
+  readonly startMs: number;
   readonly count: number;
 }
 
-/** Fixed window: one counter per epoch-aligned window. Same arithmetic as lua/fixed-window.lua. */
+/**
+ * True when `ms` is a start of the windows of length `windowMs`, computed as the writer
+ * computed it (lua/common.lua `is_window_start`): a state written under another window
+ * length is not read as one of these windows.
+ */
+export function isWindowStart(ms: number, windowMs: number): boolean {
+  return Math.floor(ms / windowMs + 0.5) * windowMs === ms;
+}
+
+/**
+ * Fixed window: one counter per epoch-aligned window; a state whose start is not a start of
+ * this policy's windows (written under another window length) starts fresh. Same
+ * arithmetic as lua/fixed-window.lua.
+ */
 export const fixedWindow: AlgorithmFn<FixedWindowState> = (state, now, { limit, windowMs, cost }) => {
-  const n = Math.floor(now / windowMs);
-  let win = n;
+  let win = Math.floor(now / windowMs) * windowMs;
   let count = 0;
-  if (state !== undefined && state.window >= n) {
-    win = state.window;
+  if (
+    state !== undefined &&
+    (state.startMs === win || (state.startMs > win && isWindowStart(state.startMs, windowMs)))
+  ) {
+    win = state.startMs;
     count = state.count;
   }
-  const ends = (win + 1) * windowMs - now;
+  const ends = win + windowMs - now;
 
   const allowed = count + cost <= limit + EPS;
   let retryAfterMs = 0;
@@ -29,6 +47,6 @@ export const fixedWindow: AlgorithmFn<FixedWindowState> = (state, now, { limit, 
     retryAfterMs,
     chargedRemaining: whole(limit - count2, limit),
     chargedResetMs: ends,
-    charge: () => ({ window: win, count: count2 }),
+    charge: () => ({ startMs: win, count: count2 }),
   };
 };

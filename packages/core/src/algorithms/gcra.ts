@@ -1,83 +1,100 @@
 import { type AlgorithmFn, whole } from './types.js';
 
 /**
- * GCRA state: the theoretical arrival time in 1/scale-ths of an emission interval, an
- * integer (see lua/gcra.lua for the scale). Mirrors lua/gcra.lua.
+ * GCRA state: `used` units owed at `tsMs`; the theoretical arrival time is
+ * `tsMs + used * intervalMs`. Mirrors lua/gcra.lua ("g<used>|<tsMs>").
  */
 export interface GcraState {
-  readonly tat: number;
+  readonly used: number;
+  readonly tsMs: number;
 }
 
-/** 2^s with s = 11 + floor(log2(intervalMs)), clamped to 10..40 (lua/gcra.lua `gcra_scale`). */
-export function gcraScale(intervalMs: number): number {
-  let scale = 2048;
-  let t = intervalMs;
-  let s = 11;
-  while (t >= 2 && s < 40) {
-    t = t / 2;
-    scale = scale * 2;
-    s = s + 1;
-  }
-  while (t < 1 && s > 10) {
-    t = t * 2;
-    scale = scale / 2;
-    s = s - 1;
-  }
-  return scale;
-}
+/** Ticks per unit are capped so that limit x ticks stays at most 2^40 (lua/gcra.lua). */
+const GCRA_TICKS_MAX = 1_099_511_627_776;
+/** Tolerance, in ticks, when a number of units is rounded up to whole ticks. */
+const GCRA_TICK_SLACK = 0.001;
 
 /**
- * Ms from `now` until the theoretical arrival time `tat` (scaled units), at least 0. The
- * arrival time is turned into ms since the epoch first, a value of the state alone, and
- * the difference of two nearby doubles is exact: every call on the same state names the
- * same instant, a later call reports exactly the time elapsed less, and the key's TTL
- * (set from the charge's value) never outlives a later report by more than its one ms
- * of margin. (Measured from the scaled clock, the two calls rounded apart.) Same
- * arithmetic as lua/gcra.lua `gcra_ms_until`.
+ * Ticks per unit for a limit: 10^k, k = 9 or lower, with limit x ticks <= 2^40, so decimal
+ * costs are whole numbers of ticks and sums of them stay exact (lua/gcra.lua `gcra_ticks`).
  */
-function msUntil(tat: number, scale: number, intervalMs: number, now: number): number {
-  const ms = (tat / scale) * intervalMs - now;
-  return Math.max(ms, 0);
+export function gcraTicksPerUnit(limit: number): number {
+  let q = 1e9;
+  while (q > 1 && limit * q > GCRA_TICKS_MAX) q = q / 10;
+  return q;
 }
 
+/** A charge after the clock moved is counted from this many ms earlier (2^-10, exact). */
+const GCRA_DELTA_MS = 0.0009765625;
+
 /**
- * GCRA: exact rate (one unit per `intervalMs`) with a burst of `limit`, one integer of
- * state. Same arithmetic as lua/gcra.lua.
+ * GCRA: exact rate (one unit per `intervalMs`) with a burst of `limit`. At the state's own
+ * time it counts whole ticks, so exactly floor(burst / cost) requests fit at one instant at
+ * any rate; once the clock moved on it drains and compares with about a microsecond of
+ * refill as slack. A burst cut caps what is owed at the new limit, so no wait exceeds the
+ * policy's own and a client that waits `retryAfterMs` is admitted. Same arithmetic as
+ * lua/gcra.lua.
  */
 export const gcra: AlgorithmFn<GcraState> = (state, now, { limit, intervalMs, cost }) => {
-  const scale = gcraScale(intervalMs);
-  const nowF = (now / intervalMs) * scale;
-  let slack = 0.001 / intervalMs;
+  const q = gcraTicksPerUnit(limit);
+  const lq = limit * q;
+  let ct = Math.ceil(cost * q - GCRA_TICK_SLACK);
+  if (ct < 1) ct = 1;
+  const cu = ct / q;
+  const delta = GCRA_DELTA_MS / intervalMs;
+  let slack = delta;
   if (slack > 0.5) slack = 0.5;
-  if (slack < 4 / scale) slack = 4 / scale;
-  const tat = state?.tat;
+  const most = limit + slack + delta;
   let used = 0;
-  let resetMs = 0;
-  if (tat !== undefined) {
-    used = (tat - nowF) / scale;
-    if (used < 0) {
-      used = 0;
-    } else if (used > limit + slack) {
-      used = limit + slack;
+  let ts = now;
+  let tat = now;
+  let moved = false;
+  if (state !== undefined) {
+    used = state.used;
+    ts = state.tsMs;
+    if (used > most) used = most;
+    if (used < 0) used = 0;
+    tat = ts + used * intervalMs;
+    if (now > ts) {
+      // Drained: exactly a fresh key (as an expired one is).
+      used = used - (now - ts) / intervalMs;
+      if (used > 0) {
+        moved = true;
+      } else {
+        used = 0;
+      }
+      ts = now;
     }
-    resetMs = used >= limit + slack ? used * intervalMs : msUntil(tat, scale, intervalMs, now);
   }
 
-  const allowed = used + cost <= limit + slack;
+  const ticks = used > 0 ? Math.ceil(used * q - GCRA_TICK_SLACK) : 0;
+  const allowed = moved ? used + cu <= limit + slack : ticks + ct <= lq;
+  const remaining = moved ? whole(limit + slack - used, limit) : whole((lq - ticks) / q, limit);
   let retryAfterMs = 0;
-  if (!allowed) retryAfterMs = cost > limit ? -1 : (used + cost - limit) * intervalMs;
+  if (!allowed) retryAfterMs = cost > limit ? -1 : (used + cu - limit) * intervalMs + (ts - now);
 
-  let base = Math.floor(nowF);
-  if (tat !== undefined && tat > nowF) base = tat;
-  const tat2 = base + Math.ceil(cost * scale);
-  const used2 = (tat2 - nowF) / scale;
+  // The charged state, and what a read of it at this instant reports.
+  let left: number;
+  let tsMs: number;
+  let chargedRemaining: number;
+  if (moved) {
+    left = used + cu + delta;
+    tsMs = now - GCRA_DELTA_MS;
+    let after = left - (now - tsMs) / intervalMs;
+    if (after < 0) after = 0;
+    chargedRemaining = whole(limit + slack - after, limit);
+  } else {
+    left = (ticks + ct) / q;
+    tsMs = ts;
+    chargedRemaining = whole((lq - ticks - ct) / q, limit);
+  }
   return {
     allowed,
-    remaining: whole(limit - used + slack, limit),
-    resetMs,
+    remaining,
+    resetMs: used > 0 && tat > now ? tat - now : 0,
     retryAfterMs,
-    chargedRemaining: whole(limit - used2 + slack, limit),
-    chargedResetMs: msUntil(tat2, scale, intervalMs, now),
-    charge: () => ({ tat: tat2 }),
+    chargedRemaining,
+    chargedResetMs: tsMs + left * intervalMs - now,
+    charge: () => ({ used: left, tsMs }),
   };
 };

@@ -1,31 +1,61 @@
+import { isWindowStart } from './fixed-window.js';
 import { type AlgorithmFn, EPS, whole } from './types.js';
 
-/** Sliding window state: window number and the units of that window and the one before. Mirrors lua/sliding-window.lua. */
+/**
+ * Sliding window state: the window's start (ms since the epoch) and the units of that
+ * window and the one before. Mirrors lua/sliding-window.lua ("w<startMs>|<current>|<previous>").
+ */
 export interface SlidingWindowState {
-  readonly window: number;
+  readonly startMs: number;
   readonly current: number;
   readonly previous: number;
 }
 
+/** An instant to come that rounds a hair early is reported this much later (lua/sliding-window.lua). */
+const SLIDING_WINDOW_MARGIN_MS = 0.0009765625;
+
+/**
+ * The instant `start + windowMs * (1 - room / units)` at which `units` weighted by the rest
+ * of the window starting at `start` (plus `plus` unweighted) leave room for `cost`, checked
+ * as a read at that instant computes it; 2^-10 ms later when the rounded instant falls a
+ * hair early (lua/sliding-window.lua `sliding_window_at`).
+ */
+function windowAt(
+  start: number,
+  windowMs: number,
+  room: number,
+  units: number,
+  plus: number,
+  cost: number,
+  limit: number,
+): number {
+  const at = start + windowMs * (1 - room / units);
+  let f = (at - start) / windowMs;
+  if (f > 1) f = 1;
+  return units * (1 - f) + plus + cost > limit + EPS ? at + SLIDING_WINDOW_MARGIN_MS : at;
+}
+
 /**
  * Sliding window counter: previous window's units weighted by its overlap plus the
- * current window's units. Same arithmetic as lua/sliding-window.lua.
+ * current window's units; a state whose start is not a start of this policy's windows
+ * starts fresh. Same arithmetic as lua/sliding-window.lua.
  */
 export const slidingWindow: AlgorithmFn<SlidingWindowState> = (state, now, { limit, windowMs, cost }) => {
   const n = Math.floor(now / windowMs);
-  let win = n;
+  let win = n * windowMs;
   let cur = 0;
   let prev = 0;
   if (state !== undefined) {
-    if (state.window >= n) {
-      win = state.window;
+    const saved = state.startMs;
+    if (saved === win || (saved > win && isWindowStart(saved, windowMs))) {
+      win = saved;
       cur = state.current;
       prev = state.previous;
-    } else if (state.window === n - 1) {
+    } else if (saved === (n - 1) * windowMs) {
       prev = state.current;
     }
   }
-  let f = (now - win * windowMs) / windowMs;
+  let f = (now - win) / windowMs;
   if (f < 0) {
     f = 0;
   } else if (f > 1) {
@@ -36,9 +66,9 @@ export const slidingWindow: AlgorithmFn<SlidingWindowState> = (state, now, { lim
   const allowed = est + cost <= limit + EPS;
   let resetMs = 0;
   if (cur > 0) {
-    resetMs = (win + 2) * windowMs - now;
+    resetMs = win + 2 * windowMs - now;
   } else if (prev > 0) {
-    resetMs = (win + 1) * windowMs - now;
+    resetMs = win + windowMs - now;
   }
   let retryAfterMs = 0;
   if (!allowed) {
@@ -48,10 +78,10 @@ export const slidingWindow: AlgorithmFn<SlidingWindowState> = (state, now, { lim
       const room = limit - cur - cost;
       let at: number;
       if (room >= 0) {
-        at = win * windowMs + windowMs * (1 - room / prev);
+        at = windowAt(win, windowMs, room, prev, cur, cost, limit);
       } else {
         const room2 = limit - cost;
-        at = cur <= room2 ? (win + 1) * windowMs : (win + 1) * windowMs + windowMs * (1 - room2 / cur);
+        at = cur <= room2 ? win + windowMs : windowAt(win + windowMs, windowMs, room2, cur, 0, cost, limit);
       }
       retryAfterMs = at - now;
       if (retryAfterMs < 0) retryAfterMs = 0;
@@ -65,7 +95,7 @@ export const slidingWindow: AlgorithmFn<SlidingWindowState> = (state, now, { lim
     resetMs,
     retryAfterMs,
     chargedRemaining: whole(limit - (est + cost), limit),
-    chargedResetMs: (win + 2) * windowMs - now,
-    charge: () => ({ window: win, current: cur2, previous: prev }),
+    chargedResetMs: win + 2 * windowMs - now,
+    charge: () => ({ startMs: win, current: cur2, previous: prev }),
   };
 };

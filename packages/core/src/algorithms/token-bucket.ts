@@ -31,6 +31,8 @@ export const tokenBucket: AlgorithmFn<TokenBucketState> = (state, now, { limit, 
   if (tokens > limit) tokens = limit;
   let slack = 0.001 / intervalMs;
   if (slack > 0.5) slack = 0.5;
+  // A debt beyond this policy's slack was left under other limits: forgiven.
+  if (tokens < -slack) tokens = -slack;
 
   const allowed = tokens + slack >= cost;
   const resetMs = tokens >= limit ? 0 : ts - now + (limit - tokens) * intervalMs;

@@ -48,8 +48,9 @@ describe('definePolicy: compilation', () => {
   ] as const)('%s: limit per window', (_label, algorithm) => {
     const p = definePolicy({ name: 'w', algorithm, limit: 3, window: 60_000 });
     expect([p.limit, p.windowMs, p.intervalMs]).toEqual([3, 60_000, 20_000]);
-    const q = definePolicy({ name: 'w', algorithm, rate: '1000/1m' });
-    expect([q.limit, q.windowMs]).toEqual([1000, 60_000]);
+    // 500 per window: the sliding log's cap (SLIDING_LOG_MAX_LIMIT), accepted.
+    const q = definePolicy({ name: 'w', algorithm, rate: '500/1m' });
+    expect([q.limit, q.windowMs]).toEqual([500, 60_000]);
   });
 
   it('keeps every explicit field', () => {
@@ -189,10 +190,16 @@ const BAD: readonly (readonly [string, unknown, string, string])[] = [
     `policy "p": "limit" must be a positive integer, got 1.5`,
   ],
   [
-    'sliding-log limit past the exact bound',
-    { name: 'p', algorithm: 'sliding-log', limit: 2e15, window: '1s' },
+    'sliding-log limit past the cap',
+    { name: 'p', algorithm: 'sliding-log', limit: 501, window: '1s' },
     'limit',
-    `policy "p": "limit" must allow at most 1000000000000000 units per window for sliding-log (sliding-window suits larger quotas), got 2000000000000000`,
+    `policy "p": "limit" must allow at most 500 units per window for sliding-log (each decision reads the whole log from Redis, so its cost grows with the limit); use algorithm 'sliding-window' for larger quotas, got 501`,
+  ],
+  [
+    'sliding-log rate past the cap (200000/1h, which read 30 000 records per decision)',
+    { name: 'p', algorithm: 'sliding-log', rate: '200000/1h' },
+    'rate',
+    `policy "p": "rate" must allow at most 500 units per window for sliding-log (each decision reads the whole log from Redis, so its cost grows with the limit); use algorithm 'sliding-window' for larger quotas, got "200000/1h"`,
   ],
   [
     'string limit',

@@ -1,5 +1,4 @@
 /** `definePolicy`: validates a policy as written and compiles it to the units the algorithms use. */
-import { LOG_CUM_MAX } from '../algorithms/sliding-log.js';
 import type { Algorithm, CompiledPolicy, CostInput, PolicyInput } from '../types.js';
 import {
   ALGORITHMS,
@@ -7,6 +6,7 @@ import {
   FAIL_MODES,
   MAX_POLICY_NAME_LENGTH,
   POLICY_DEFAULTS,
+  SLIDING_LOG_MAX_LIMIT,
 } from './defaults.js';
 import { parseDuration, parseRate } from './duration.js';
 import { PolicyError } from './errors.js';
@@ -170,11 +170,11 @@ export function definePolicy(input: PolicyInput | CompiledPolicy): CompiledPolic
     limit = rateLimit;
     windowMs = rateWindowMs;
     intervalMs = windowMs / limit;
-    if (algorithm === 'sliding-log' && limit > LOG_CUM_MAX) {
+    if (algorithm === 'sliding-log' && limit > SLIDING_LOG_MAX_LIMIT) {
       throw new PolicyError(
         p.rate !== undefined ? 'rate' : 'limit',
         p.rate ?? p.limit,
-        `must allow at most ${LOG_CUM_MAX} units per window for sliding-log (sliding-window suits larger quotas)`,
+        `must allow at most ${SLIDING_LOG_MAX_LIMIT} units per window for sliding-log (each decision reads the whole log from Redis, so its cost grows with the limit); use algorithm 'sliding-window' for larger quotas`,
         name,
       );
     }

@@ -700,15 +700,15 @@ describe('Redis memory per key', () => {
     await own?.stop();
   });
 
-  it('is what lua/README.md documents: GCRA one int-encoded string, token bucket and windows one short string', async () => {
+  it('is what lua/README.md documents: one short string per key for every algorithm but the sliding log', async () => {
     const redis = ownRedis;
     // lua/README.md, "Memory per key": bytes after one request (limit 100 per minute) on the
     // 2-character key k4 and the 22-character key sluice:{user-00042}:p1.
     const documented: Record<Algorithm, [number, number]> = {
-      gcra: [48, 72],
+      gcra: [80, 104],
       'token-bucket': [80, 104],
-      'sliding-window': [64, 88],
-      'fixed-window': [64, 88],
+      'sliding-window': [80, 104],
+      'fixed-window': [80, 104],
       'sliding-log': [112, 136],
     };
     const keys = ['k4', 'sluice:{user-00042}:p1'] as const;
@@ -725,7 +725,9 @@ describe('Redis memory per key', () => {
     const report: Record<string, number[]> = {};
     for (const algorithm of ALL_ALGORITHMS) {
       report[algorithm] = await usage(algorithm, 1);
-      if (algorithm === 'gcra') expect(await redis.object('ENCODING', 'k4')).toBe('int');
+      // GCRA keeps two numbers ("g<used>|<tsMs>", one short string): one arrival time
+      // stopped being exact above about 1000/s (lua/gcra.lua).
+      if (algorithm === 'gcra') expect(await redis.get('k4')).toMatch(/^g1\|\d+(\.\d+)?$/);
     }
     // A second request refills a fraction of a token: "96 B once tokens carry a fraction".
     report['token-bucket with a fraction'] = await usage('token-bucket', 2);

@@ -78,15 +78,15 @@ export class StateTable {
       case 1:
         return { tokens: a, tsMs: n[base + 1] as number } satisfies TokenBucketState;
       case 2:
-        return { tat: a } satisfies GcraState;
+        return { used: a, tsMs: n[base + 1] as number } satisfies GcraState;
       case 3:
         return {
-          window: a,
+          startMs: a,
           current: n[base + 1] as number,
           previous: n[base + 2] as number,
         } satisfies SlidingWindowState;
       case 4:
-        return { window: a, count: n[base + 1] as number } satisfies FixedWindowState;
+        return { startMs: a, count: n[base + 1] as number } satisfies FixedWindowState;
       default:
         return this.#logs.get(slot);
     }
@@ -124,19 +124,22 @@ export class StateTable {
         n[base + 1] = s.tsMs;
         break;
       }
-      case 2:
-        n[base] = (state as GcraState).tat;
+      case 2: {
+        const s = state as GcraState;
+        n[base] = s.used;
+        n[base + 1] = s.tsMs;
         break;
+      }
       case 3: {
         const s = state as SlidingWindowState;
-        n[base] = s.window;
+        n[base] = s.startMs;
         n[base + 1] = s.current;
         n[base + 2] = s.previous;
         break;
       }
       case 4: {
         const s = state as FixedWindowState;
-        n[base] = s.window;
+        n[base] = s.startMs;
         n[base + 1] = s.count;
         break;
       }
