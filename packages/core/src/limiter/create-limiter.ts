@@ -128,7 +128,9 @@ export function createLimiter(options: LimiterOptions): Limiter {
       ? undefined
       : new CircuitBreaker(resolved.breaker.failureThreshold, resolved.breaker.cooldownMs, clock);
   const denyCache =
-    resolved.denyCacheMaxKeys === undefined ? undefined : new DenyCache(resolved.denyCacheMaxKeys);
+    resolved.denyCacheMaxKeys === undefined
+      ? undefined
+      : new DenyCache(resolved.denyCacheMaxKeys, resolved.denyCacheMaxAgeMs);
   const listeners = new Set<(event: DecisionEvent) => void>();
   if (options.onDecision) listeners.add(options.onDecision);
   let localStore: MemoryStore | undefined;
