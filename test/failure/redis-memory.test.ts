@@ -130,9 +130,17 @@ describe('Redis memory', () => {
     }
     // What Redis as a whole grows by per key (dictionary entries, the TTL entry, allocator
     // rounding): the number to size maxmemory with.
-    await client.flushall();
-    const before = await info(client, 'used_memory');
-    const limiter = createLimiter({ policies: [policies[0]!], store: new RedisStore({ client }) });
+    // A fresh server: nothing else in it.
+    const fresh = await redisWith([]);
+    await fresh.ping();
+    const before = await info(fresh, 'used_memory');
+    const limiter = createLimiter({
+      // Slow enough that no key expires while they are counted (a key lives until full again).
+      policies: [{ name: 'p1', algorithm: 'token-bucket', burst: 100, rate: '100/h' }],
+      store: new RedisStore({ client: fresh }),
+      timeoutMs: 5000,
+      breaker: false,
+    });
     for (let start = 0; start < 10_000; start += 1000) {
       await Promise.all(
         Array.from({ length: 1000 }, (_, i) =>
@@ -140,11 +148,14 @@ describe('Redis memory', () => {
         ),
       );
     }
-    const usedPerKey = ((await info(client, 'used_memory')) - before) / 10_000;
+    expect(await fresh.dbsize()).toBe(10_000);
+    const usedPerKey = ((await info(fresh, 'used_memory')) - before) / 10_000;
     console.log(
       `MEMORY USAGE per key: ${JSON.stringify(bytes)}; used_memory per token-bucket key ${usedPerKey.toFixed(0)} B`,
     );
-    expect(usedPerKey).toBeLessThanOrEqual(200);
+    // docs/failure-modes.md: about 190 B (the hash tables double at powers of two, so it moves).
+    expect(usedPerKey).toBeGreaterThan(bytes['token-bucket']!);
+    expect(usedPerKey).toBeLessThanOrEqual(224);
     // The figures in docs/failure-modes.md (a 23-character key; Redis rounds allocations, so a
     // longer prefix or identity moves them in steps of 8-16 B).
     expect(bytes).toEqual({
