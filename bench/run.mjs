@@ -5,7 +5,7 @@
  *
  *   node bench/run.mjs            full run (about 8-10 minutes on 2 cores)
  *   node bench/run.mjs --quick    smoke run (about 1-2 minutes)
- *   options: --only memory,overhead,script-cost,inproc,http   --out-dir DIR   --prof-dir DIR (CPU profiles of Sluice servers)
+ *   options: --only memory,overhead,script-cost,inproc,http,churn   --out-dir DIR   --prof-dir DIR (CPU profiles of Sluice servers)
  */
 import { spawn, spawnSync } from 'node:child_process';
 import { mkdirSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
@@ -20,7 +20,7 @@ const here = dirname(fileURLToPath(import.meta.url));
 const { values: opts } = parseArgs({
   options: {
     quick: { type: 'boolean', default: false },
-    only: { type: 'string', default: 'memory,overhead,script-cost,inproc,http' },
+    only: { type: 'string', default: 'memory,overhead,script-cost,inproc,http,churn' },
     'out-dir': { type: 'string' },
     'prof-dir': { type: 'string' },
     'http-only': { type: 'string' },
@@ -57,6 +57,7 @@ try {
   if (suites.includes('overhead')) results.overhead = await runSuite('overhead', common);
   if (suites.includes('script-cost')) results.scriptCost = await runSuite('script-cost', common);
   if (suites.includes('inproc')) results.inproc = await runSuite('inproc', common);
+  if (suites.includes('churn')) results.churn = await runSuite('churn', opts.quick ? ['--quick'] : []);
   if (suites.includes('http')) {
     results.http = await runSuite('http', [
       ...common,

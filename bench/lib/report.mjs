@@ -186,7 +186,7 @@ function table(header, rows) {
 }
 
 /** The markdown report. */
-export function renderMarkdown({ meta, inproc, http, memory, overhead, scriptCost, targets }) {
+export function renderMarkdown({ meta, inproc, http, memory, overhead, scriptCost, churn, targets }) {
   const out = [];
   out.push('# Sluice benchmark results', '');
   out.push(
@@ -349,6 +349,25 @@ export function renderMarkdown({ meta, inproc, http, memory, overhead, scriptCos
       table(
         ['script', 'µs per call', 'decisions/s bound'],
         scriptCost.rows.map((r) => [r.name, r.usPerCall.toFixed(2), fmtRate(1e6 / r.usPerCall)]),
+      ),
+      '',
+    );
+  }
+  if (churn?.rows?.length) {
+    out.push('## MemoryStore under churn', '');
+    out.push(
+      `A store filled to maxKeys, then ${churn.churn} more distinct keys checked once each (every one evicting a live key; the Map-ordered reference ${churn.referenceChurn}), µs per check in each tenth of the churn, and the slowest tenth over the fastest, measured in one run.`,
+      '',
+    );
+    out.push(
+      table(
+        ['store', 'CPU µs per check, each tenth', 'slowest / fastest', 'bytes per key'],
+        churn.rows.map((r) => [
+          r.name,
+          r.usPerCheck.map((u) => u.toFixed(2)).join(' '),
+          r.ratio.toFixed(2),
+          r.bytesPerKey.toFixed(0),
+        ]),
       ),
       '',
     );

@@ -56,6 +56,7 @@ export function fakeLimiter(
     policies: [{ name: 'a' }, { name: 'b' }] as unknown as Limiter['policies'],
     prefix: 'sluice',
     breakerState: 'closed',
+    liveEvictions: 0,
     policy: (name: string) => ({ name }) as never,
     check: async (d: Descriptor) => {
       seen.push(d);

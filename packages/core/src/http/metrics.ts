@@ -1,6 +1,7 @@
 /**
- * Decision metrics: `sluice_decisions_total{policy,outcome}` and the histogram
- * `sluice_decision_duration_seconds`, kept in process and rendered in the Prometheus text
+ * Decision metrics: `sluice_decisions_total{policy,outcome}`, the histogram
+ * `sluice_decision_duration_seconds` and `sluice_live_key_evictions_total` (keys an in-process
+ * store dropped while live: forgotten usage), kept in process and rendered in the Prometheus text
  * exposition format 0.0.4, and recorded through the OpenTelemetry metrics API (a no-op
  * until an SDK is registered). Labels are the policy name and the outcome, nothing else:
  * never an identity, a key or a path.
@@ -28,6 +29,8 @@ export const METRIC_OUTCOMES: readonly MetricOutcome[] = [
 /** Something decisions can be subscribed on: a `Limiter`. */
 export interface DecisionSource {
   onDecision(listener: (event: DecisionEvent) => void): () => void;
+  /** Keys its in-process stores evicted while live (a `Limiter` has it); read at each render. */
+  readonly liveEvictions?: number;
 }
 
 /** Options of `createMetrics`. */
@@ -84,7 +87,22 @@ interface OtelInstruments {
   readonly histogram: Histogram;
 }
 
-function instrumentsFor(meter: Meter, buckets: readonly number[], provider?: MeterProvider): OtelInstruments {
+function instrumentsFor(
+  meter: Meter,
+  buckets: readonly number[],
+  liveEvictions: () => number | undefined,
+  provider?: MeterProvider,
+): OtelInstruments {
+  // A meter without observable instruments (a minimal stand-in) simply does not get this one.
+  meter
+    .createObservableCounter?.('sluice_live_key_evictions', {
+      description: 'Keys evicted from an in-process store while their state was live (usage forgotten).',
+      unit: '{key}',
+    })
+    ?.addCallback((result) => {
+      const n = liveEvictions();
+      if (n !== undefined) result.observe(n);
+    });
   return {
     provider,
     // An OpenTelemetry Prometheus exporter renders these as sluice_decisions_total and
@@ -136,17 +154,29 @@ export function createMetrics(options: MetricsOptions = {}): SluiceMetrics {
     for (const outcome of METRIC_OUTCOMES) byOutcome.set(outcome, 0);
   }
 
+  /** Every attached source, for the live-eviction count read at render. */
+  const sources = new Set<DecisionSource>();
+  /** The sum over attached sources that count live evictions; undefined when none does. */
+  const liveEvictions = (): number | undefined => {
+    let total: number | undefined;
+    for (const source of sources) {
+      const n = source.liveEvictions;
+      if (typeof n === 'number') total = (total ?? 0) + n;
+    }
+    return total;
+  };
+
   let otel: OtelInstruments | undefined;
   const explicitMeter = options.meter;
   const instruments = (): OtelInstruments | undefined => {
     if (explicitMeter === false) return undefined;
     if (explicitMeter !== undefined) {
-      otel ??= instrumentsFor(explicitMeter, buckets);
+      otel ??= instrumentsFor(explicitMeter, buckets, liveEvictions);
       return otel;
     }
     const provider = metrics.getMeterProvider();
     if (otel === undefined || otel.provider !== provider) {
-      otel = instrumentsFor(provider.getMeter('@sluice/core'), buckets, provider);
+      otel = instrumentsFor(provider.getMeter('@sluice/core'), buckets, liveEvictions, provider);
     }
     return otel;
   };
@@ -197,14 +227,26 @@ export function createMetrics(options: MetricsOptions = {}): SluiceMetrics {
       `sluice_decision_duration_seconds_sum ${formatValue(durationSumSeconds)}`,
       `sluice_decision_duration_seconds_count ${durationCount}`,
     );
+    const evictions = liveEvictions();
+    if (evictions !== undefined) {
+      lines.push(
+        '# HELP sluice_live_key_evictions_total Keys evicted from an in-process store while their state was live (usage forgotten).',
+        '# TYPE sluice_live_key_evictions_total counter',
+        `sluice_live_key_evictions_total ${formatValue(evictions)}`,
+      );
+    }
     return `${lines.join('\n')}\n`;
   };
 
   const subscriptions = new Set<() => void>();
   const attach = (source: DecisionSource): (() => void) => {
     const off = source.onDecision(record);
+    sources.add(source);
     const unsubscribe = () => {
-      if (subscriptions.delete(unsubscribe)) off();
+      if (subscriptions.delete(unsubscribe)) {
+        off();
+        sources.delete(source);
+      }
     };
     subscriptions.add(unsubscribe);
     return unsubscribe;

@@ -11,6 +11,8 @@ export const WARNING_CODES = {
   NO_CLIENT_IP: 'SLUICE_NO_CLIENT_IP',
   /** `shadow: true` with a shared limiter: denies pass here, but the limiter still records them as over_limit. */
   SHADOW_WITH_SHARED_LIMITER: 'SLUICE_SHADOW_WITH_SHARED_LIMITER',
+  /** Redis evicts any key when full (`maxmemory-policy` allkeys-*): live limits can be forgotten. */
+  REDIS_ALLKEYS_EVICTION: 'SLUICE_REDIS_ALLKEYS_EVICTION',
 } as const;
 
 const emitted = new Set<string>();

@@ -33,6 +33,11 @@ export interface Limiter {
   readonly prefix: string;
   /** The store's circuit breaker: `closed` (calling the store), `open` or `half-open`. */
   readonly breakerState: BreakerState;
+  /**
+   * Keys the in-process stores (a `MemoryStore` store, the local fallback) evicted to stay within
+   * their `maxKeys` while the key's state was still live: usage forgotten. No identities, a count.
+   */
+  readonly liveEvictions: number;
   /** The compiled policy called `name`; throws a TypeError naming the known policies otherwise. */
   policy(name: string): CompiledPolicy;
   /**
@@ -132,7 +137,9 @@ export function createLimiter(options: LimiterOptions): Limiter {
       ? undefined
       : new CircuitBreaker(resolved.breaker.failureThreshold, resolved.breaker.cooldownMs, clock);
   const denyCache =
-    resolved.denyCacheMaxKeys === undefined ? undefined : new DenyCache(resolved.denyCacheMaxKeys);
+    resolved.denyCacheMaxKeys === undefined
+      ? undefined
+      : new DenyCache(resolved.denyCacheMaxKeys, resolved.denyCacheMaxAgeMs);
   const listeners = new Set<(event: DecisionEvent) => void>();
   if (options.onDecision) listeners.add(options.onDecision);
   let localStore: MemoryStore | undefined;
@@ -423,6 +430,10 @@ export function createLimiter(options: LimiterOptions): Limiter {
     prefix,
     get breakerState(): BreakerState {
       return breaker?.state ?? 'closed';
+    },
+    get liveEvictions(): number {
+      const fromStore = (store as { liveEvictions?: unknown }).liveEvictions;
+      return (typeof fromStore === 'number' ? fromStore : 0) + (localStore?.liveEvictions ?? 0);
     },
     policy,
     check,

@@ -6,8 +6,26 @@
  * certain to deny: a denied request consumed nothing, other clients can only use up capacity,
  * and the store's `retryAfterMs` is the earliest moment the denying key could admit that cost.
  * Only enforcing (non-shadow) denials are remembered.
+ *
+ * Two bounds keep a remembered denial honest. A wait is never taken as longer than the policy's
+ * longest possible wait (state written by another algorithm, or a clock that went backwards,
+ * must not turn into a denial of hours). And a denial is remembered for at most `maxAgeMs`
+ * (default 1 s): a reset on another instance deletes the state in the store, which this cache
+ * cannot see, so after a reset every instance is back at the store within `maxAgeMs`.
+ *
+ * The recency order is an `LruIndex` (typed arrays), so remembering and evicting cost the same
+ * however many key sets came and went.
  */
-import type { PolicyResult } from '../types.js';
+import { LruIndex, NO_SLOT } from '../stores/lru-index.js';
+import type { Algorithm, PolicyResult } from '../types.js';
+
+/**
+ * The longest wait a policy can ask for, in ms: a window (or a full refill) for every algorithm
+ * but the sliding window counter, whose previous window still weighs during the current one.
+ */
+export function longestWaitMs(algorithm: Algorithm, windowMs: number): number {
+  return Math.ceil(algorithm === 'sliding-window' ? 2 * windowMs : windowMs);
+}
 
 interface Remembered {
   /** Costs of the remembered check, per entry. */
@@ -22,14 +40,29 @@ interface Remembered {
 
 /** Bounded memory of recent store denials, keyed by the exact set of storage keys of a check. */
 export class DenyCache {
-  private readonly entries = new Map<string, Remembered>();
+  private readonly index: LruIndex;
+  /** The remembered check in each slot of `index`. */
+  private readonly values: (Remembered | undefined)[] = [];
 
-  /** @param maxKeys most key sets remembered; the oldest is evicted first */
-  constructor(private readonly maxKeys: number) {}
+  /**
+   * @param maxKeys most key sets remembered; the least recently remembered is evicted first
+   * @param maxAgeMs longest a denial is remembered, in ms: how long a reset elsewhere can go unseen
+   */
+  constructor(
+    private readonly maxKeys: number,
+    private readonly maxAgeMs: number,
+  ) {
+    this.index = new LruIndex(maxKeys);
+  }
 
   /** Number of remembered key sets. */
   get size(): number {
-    return this.entries.size;
+    return this.index.size;
+  }
+
+  /** Slots the recency list visited so far (for tests counting work per call). */
+  get visitedSlots(): number {
+    return this.index.visitedSlots;
   }
 
   /**
@@ -39,18 +72,26 @@ export class DenyCache {
   remember(setKey: string, costs: readonly number[], results: readonly PolicyResult[], nowMs: number): void {
     // Waits in results are rounded up to whole ms; 1 ms less keeps the rounding from ever
     // extending a denial past the moment the store would admit.
-    const untilMs = results.map((r) =>
-      !r.shadow && !r.allowed && r.retryAfterMs > 1 ? nowMs + r.retryAfterMs - 1 : 0,
-    );
-    const expiresAtMs = Math.max(0, ...untilMs);
+    let latestMs = 0;
+    const untilMs = results.map((r) => {
+      if (r.shadow || r.allowed || !(r.retryAfterMs > 1)) return 0;
+      const waitMs = Math.min(r.retryAfterMs, longestWaitMs(r.algorithm, r.windowMs));
+      const until = nowMs + waitMs - 1;
+      if (until > latestMs) latestMs = until;
+      return until;
+    });
+    const expiresAtMs = Math.min(latestMs, nowMs + this.maxAgeMs);
     if (expiresAtMs <= nowMs) return;
-    this.entries.delete(setKey);
-    this.entries.set(setKey, { costs, untilMs, expiresAtMs, atMs: nowMs, results });
-    while (this.entries.size > this.maxKeys) {
-      const oldest = this.entries.keys().next();
-      if (oldest.done) break;
-      this.entries.delete(oldest.value);
+    const index = this.index;
+    const held = index.delete(setKey);
+    if (held !== undefined) this.values[held] = undefined;
+    if (index.size >= this.maxKeys) {
+      const oldest = index.oldest;
+      index.delete(index.keyOf(oldest) as string);
+      this.values[oldest] = undefined;
     }
+    const slot = index.add(setKey);
+    this.values[slot] = { costs, untilMs, expiresAtMs, atMs: nowMs, results };
   }
 
   /**
@@ -58,10 +99,12 @@ export class DenyCache {
    * Denied entries carry the remaining wait; the others are the remembered results.
    */
   lookup(setKey: string, costs: readonly number[], nowMs: number): PolicyResult[] | undefined {
-    const hit = this.entries.get(setKey);
-    if (hit === undefined) return undefined;
+    const slot = this.index.slotOf(setKey);
+    if (slot === undefined) return undefined;
+    const hit = this.values[slot] as Remembered;
     if (nowMs >= hit.expiresAtMs || nowMs < hit.atMs) {
-      this.entries.delete(setKey);
+      this.index.delete(setKey);
+      this.values[slot] = undefined;
       return undefined;
     }
     let denied = false;
@@ -86,14 +129,23 @@ export class DenyCache {
   /** Forgets every remembered set that contains one of `keys` (after a reset). */
   forget(keys: readonly string[]): void {
     if (keys.length === 0) return;
-    for (const setKey of this.entries.keys()) {
+    const index = this.index;
+    let slot = index.oldest;
+    while (slot !== NO_SLOT) {
+      const next = index.newerThan(slot);
+      const setKey = index.keyOf(slot) as string;
       const parts = setKey.split('\n');
-      if (keys.some((k) => parts.includes(k))) this.entries.delete(setKey);
+      if (keys.some((k) => parts.includes(k))) {
+        index.delete(setKey);
+        this.values[slot] = undefined;
+      }
+      slot = next;
     }
   }
 
   /** Forgets everything. */
   clear(): void {
-    this.entries.clear();
+    this.index.clear();
+    this.values.length = 0;
   }
 }

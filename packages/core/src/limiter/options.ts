@@ -15,8 +15,12 @@ export interface LimiterOptions {
   timeoutMs?: number;
   /** Stop calling a failing store for a cool-down. Defaults: 5 consecutive failures, 1000 ms. */
   breaker?: { failureThreshold?: number; cooldownMs?: number } | false;
-  /** Remember store denials in-process until they expire. Default on, 10 000 key sets. */
-  denyCache?: { maxKeys?: number } | false;
+  /**
+   * Remember store denials in-process until they expire. Default on: 10 000 key sets, each
+   * remembered for at most `maxAgeMs` (default 1000), which bounds how long a `reset` made on
+   * another instance can go unseen here.
+   */
+  denyCache?: { maxKeys?: number; maxAgeMs?: number } | false;
   /** The in-process limiter that decides `failMode: 'local'` policies while the store is unavailable. */
   localFallback?: { maxKeys?: number };
   /**
@@ -37,6 +41,7 @@ export const LIMITER_DEFAULTS = Object.freeze({
   failureThreshold: 5,
   cooldownMs: 1000,
   denyCacheMaxKeys: 10_000,
+  denyCacheMaxAgeMs: 1000,
   localFallbackMaxKeys: 100_000,
   idempotencyTtlMs: 60_000,
 });
@@ -47,6 +52,7 @@ export interface ResolvedLimiterOptions {
   readonly timeoutMs: number;
   readonly breaker: { readonly failureThreshold: number; readonly cooldownMs: number } | undefined;
   readonly denyCacheMaxKeys: number | undefined;
+  readonly denyCacheMaxAgeMs: number;
   readonly localFallbackMaxKeys: number;
   readonly idempotencyTtlMs: number;
   readonly clock: Clock;
@@ -117,9 +123,11 @@ export function resolveLimiterOptions(options: LimiterOptions): ResolvedLimiterO
     };
   }
   let denyCacheMaxKeys: number | undefined;
+  let denyCacheMaxAgeMs: number = LIMITER_DEFAULTS.denyCacheMaxAgeMs;
   if (options.denyCache !== false) {
     const d = optionalObject('denyCache', options.denyCache);
     denyCacheMaxKeys = positiveInteger('denyCache.maxKeys', d.maxKeys, LIMITER_DEFAULTS.denyCacheMaxKeys);
+    denyCacheMaxAgeMs = positiveNumber('denyCache.maxAgeMs', d.maxAgeMs, LIMITER_DEFAULTS.denyCacheMaxAgeMs);
   }
   const l = optionalObject('localFallback', options.localFallback);
   const localFallbackMaxKeys = positiveInteger(
@@ -134,6 +142,7 @@ export function resolveLimiterOptions(options: LimiterOptions): ResolvedLimiterO
     timeoutMs,
     breaker,
     denyCacheMaxKeys,
+    denyCacheMaxAgeMs,
     localFallbackMaxKeys,
     idempotencyTtlMs,
     clock: options.clock ?? (() => Date.now()),

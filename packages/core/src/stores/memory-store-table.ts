@@ -1,8 +1,9 @@
 /**
- * The key -> state table behind MemoryStore, laid out for a million keys: one Map from key
- * to a small integer slot (insertion order = least recently used first), and the numbers
- * of every slot in one Float64Array (no object, no boxed double per key). Sliding-log
- * states (arrays) sit in a side map by slot.
+ * The key -> state table behind MemoryStore, laid out for a million keys: an `LruIndex` gives
+ * each key a small integer slot and keeps the recency order in typed arrays, and the numbers
+ * of every slot sit in one Float64Array (no object, no boxed double per key). Sliding-log
+ * states (arrays) sit in a side map by slot. Every read, write and sweep costs the same
+ * however many keys were evicted before (see lru-index.ts).
  */
 import type { FixedWindowState } from '../algorithms/fixed-window.js';
 import type { GcraState } from '../algorithms/gcra.js';
@@ -10,6 +11,7 @@ import type { SlidingLogState } from '../algorithms/sliding-log.js';
 import type { SlidingWindowState } from '../algorithms/sliding-window.js';
 import type { TokenBucketState } from '../algorithms/token-bucket.js';
 import type { Algorithm } from '../types.js';
+import { LruIndex, NO_SLOT } from './lru-index.js';
 
 /** Numbers per slot: three state fields and the expiry time. */
 const FIELDS = 4;
@@ -30,18 +32,15 @@ const SWEEP_COUNT = 2;
 /** A bounded, least-recently-used table of algorithm states with lazy expiry. */
 export class StateTable {
   readonly #maxKeys: number;
-  /** key -> slot; Map order is least recently used first. */
-  readonly #index = new Map<string, number>();
-  /** The key inserted into `#index` last (the most recently used), or undefined. */
-  #newest: string | undefined = undefined;
+  readonly #index: LruIndex;
   #numbers: Float64Array;
   #codes: Uint8Array;
   readonly #logs = new Map<number, SlidingLogState>();
-  readonly #free: number[] = [];
-  #next = 0;
+  #liveEvictions = 0;
 
   constructor(maxKeys: number) {
     this.#maxKeys = maxKeys;
+    this.#index = new LruIndex(maxKeys);
     const capacity = Math.min(maxKeys, 1024);
     this.#numbers = new Float64Array(capacity * FIELDS);
     this.#codes = new Uint8Array(capacity);
@@ -52,24 +51,29 @@ export class StateTable {
     return this.#index.size;
   }
 
+  /** Keys dropped to make room while their state was still live (their usage was forgotten). */
+  get liveEvictions(): number {
+    return this.#liveEvictions;
+  }
+
+  /** Slots visited by the recency list so far; tests count the work per check with it. */
+  get visitedSlots(): number {
+    return this.#index.visitedSlots;
+  }
+
   /**
    * The live state of `key` for `algorithm`, or undefined when absent, expired (then
    * dropped) or written by another algorithm. A live key becomes the most recently used.
    */
   read(key: string, algorithm: Algorithm, now: number): unknown {
-    const slot = this.#index.get(key);
+    const slot = this.#index.slotOf(key);
     if (slot === undefined) return undefined;
     const base = slot * FIELDS;
     if (now > (this.#numbers[base + EXPIRES] as number)) {
       this.delete(key);
       return undefined;
     }
-    if (key !== this.#newest) {
-      // Re-insert: Map order is recency. The newest key is already in place.
-      this.#index.delete(key);
-      this.#index.set(key, slot);
-      this.#newest = key;
-    }
+    this.#index.touch(slot);
     const code = CODES[algorithm];
     if (this.#codes[slot] !== code) return undefined;
     const n = this.#numbers;
@@ -95,22 +99,22 @@ export class StateTable {
   /**
    * Store `state` for `key` until `expiresAtMs`; makes room (expired, then least recently used)
    * when full. A key already held keeps its place in the recency order: callers `read` it first
-   * in the same synchronous step, which made it the most recently used, so moving it again
-   * would only cost a Map delete and insert (and a table rehash every so often).
+   * in the same synchronous step, which made it the most recently used.
    */
   write(key: string, algorithm: Algorithm, state: unknown, expiresAtMs: number, now: number): void {
-    let slot = this.#index.get(key);
+    const index = this.#index;
+    let slot = index.slotOf(key);
     if (slot === undefined) {
-      if (this.#index.size >= this.#maxKeys) {
+      if (index.size >= this.#maxKeys) {
         this.sweep(now);
-        if (this.#index.size >= this.#maxKeys) {
-          const oldest = this.#index.keys().next();
-          if (!oldest.done) this.delete(oldest.value);
+        const oldest = index.oldest;
+        if (index.size >= this.#maxKeys && oldest !== NO_SLOT) {
+          if (now <= (this.#numbers[oldest * FIELDS + EXPIRES] as number)) this.#liveEvictions++;
+          this.delete(index.keyOf(oldest) as string);
         }
       }
-      slot = this.#allocate();
-      this.#index.set(key, slot);
-      this.#newest = key;
+      slot = index.add(key);
+      if (slot >= this.#codes.length) this.#grow();
     }
     const code = CODES[algorithm];
     this.#codes[slot] = code;
@@ -146,53 +150,41 @@ export class StateTable {
       default:
         this.#logs.set(slot, state as SlidingLogState);
     }
-    if (code !== SLIDING_LOG) this.#logs.delete(slot);
+    if (code !== SLIDING_LOG && this.#logs.size > 0) this.#logs.delete(slot);
   }
 
   /** Forget `key`. */
   delete(key: string): void {
-    const slot = this.#index.get(key);
+    const slot = this.#index.delete(key);
     if (slot === undefined) return;
-    this.#index.delete(key);
-    if (key === this.#newest) this.#newest = undefined;
-    this.#logs.delete(slot);
+    if (this.#logs.size > 0) this.#logs.delete(slot);
     this.#codes[slot] = 0;
-    this.#free.push(slot);
   }
 
   /** Forget every key. */
   clear(): void {
     this.#index.clear();
-    this.#newest = undefined;
     this.#logs.clear();
-    this.#free.length = 0;
-    this.#next = 0;
   }
 
   /** Drop up to a few expired keys from the least recently used end. */
   sweep(now: number): void {
+    const index = this.#index;
     for (let i = 0; i < SWEEP_COUNT; i++) {
-      const oldest = this.#index.entries().next();
-      if (oldest.done) return;
-      const [key, slot] = oldest.value;
-      if (now <= (this.#numbers[slot * FIELDS + EXPIRES] as number)) return;
-      this.delete(key);
+      const oldest = index.oldest;
+      if (oldest === NO_SLOT) return;
+      if (now <= (this.#numbers[oldest * FIELDS + EXPIRES] as number)) return;
+      this.delete(index.keyOf(oldest) as string);
     }
   }
 
-  #allocate(): number {
-    const reused = this.#free.pop();
-    if (reused !== undefined) return reused;
-    const slot = this.#next++;
-    if (slot >= this.#codes.length) {
-      const capacity = Math.min(this.#maxKeys, this.#codes.length * 2);
-      const numbers = new Float64Array(capacity * FIELDS);
-      numbers.set(this.#numbers);
-      this.#numbers = numbers;
-      const codes = new Uint8Array(capacity);
-      codes.set(this.#codes);
-      this.#codes = codes;
-    }
-    return slot;
+  #grow(): void {
+    const capacity = Math.min(this.#maxKeys, this.#codes.length * 2);
+    const numbers = new Float64Array(capacity * FIELDS);
+    numbers.set(this.#numbers);
+    this.#numbers = numbers;
+    const codes = new Uint8Array(capacity);
+    codes.set(this.#codes);
+    this.#codes = codes;
   }
 }

@@ -5,21 +5,29 @@
  * Memory is bounded without timers: a key's state expires lazily (checked on access, and
  * the least recently used keys are inspected on every write), and at most `maxKeys` keys
  * are held; beyond that the least recently used key is dropped (expired keys go first,
- * as they sit at the old end). Dropping a live key forgets its usage, so size `maxKeys`
- * for the number of identities you expect to be active at once. States live in one
- * Float64Array (see memory-store-table.ts): about 220 bytes of heap per key, a 25-character
- * key included (measured by memory-store.test.ts).
+ * as they sit at the old end). Dropping a live key forgets its usage (that identity starts
+ * with a full quota again; `liveEvictions` counts it), so size `maxKeys` for the number of
+ * identities you expect to be active at once. The recency order is a linked list in typed
+ * arrays (see lru-index.ts), so a check costs the same however many keys were evicted before.
+ * States live in one Float64Array (see memory-store-table.ts): about 220 bytes of heap per
+ * key, a 25-character key included (measured by memory-store.test.ts).
  */
 import { ALGORITHMS, type AlgorithmParams, type Evaluation } from '../algorithms/index.js';
 import { assertValidEntries } from '../algorithms/validate.js';
 import type { Clock, Store, StoreEntry, StoreMode, StoreVerdict } from '../types.js';
+import { LruIndex, NO_SLOT } from './lru-index.js';
 import { StateTable } from './memory-store-table.js';
 
 /** Options of `MemoryStore`. */
 export interface MemoryStoreOptions {
   /** Milliseconds since the epoch; `Date.now` when unset. Inject one in tests. */
   readonly clock?: Clock;
-  /** Most keys held at once (default 1_000_000); the least recently used goes first. */
+  /**
+   * Most keys held at once (default 1_000_000); the least recently used goes first. Evicting a
+   * key whose state is still live forgets its usage: that identity's next request sees a full
+   * quota. Size it above the identities active at once; `liveEvictions` (and the metric
+   * `sluice_live_key_evictions_total`) counts the keys dropped while live.
+   */
   readonly maxKeys?: number;
 }
 
@@ -51,7 +59,9 @@ export class MemoryStore implements Store {
   readonly #table: StateTable;
   readonly #maxKeys: number;
   /** Request records, least recently written first; bounded by maxKeys. */
-  readonly #records = new Map<string, RequestRecord>();
+  readonly #recordIndex: LruIndex;
+  /** The record in each slot of `#recordIndex`. */
+  readonly #recordValues: (RequestRecord | undefined)[] = [];
 
   constructor(options: MemoryStoreOptions = {}) {
     const maxKeys = options.maxKeys ?? 1_000_000;
@@ -64,11 +74,22 @@ export class MemoryStore implements Store {
     this.#clock = options.clock ?? Date.now;
     this.#table = new StateTable(maxKeys);
     this.#maxKeys = maxKeys;
+    this.#recordIndex = new LruIndex(maxKeys);
   }
 
   /** Number of keys held now (expired keys not yet swept included). */
   get size(): number {
     return this.#table.size;
+  }
+
+  /** Keys dropped to make room while their state was still live: usage forgotten. */
+  get liveEvictions(): number {
+    return this.#table.liveEvictions;
+  }
+
+  /** Slots the state table's recency list visited so far (for tests counting work per check). */
+  get visitedSlots(): number {
+    return this.#table.visitedSlots;
   }
 
   /** Decide every entry at once, all or nothing. Never rejects for valid entries. */
@@ -112,7 +133,7 @@ export class MemoryStore implements Store {
 
     let recordKey = mode === 'consume' ? requestKey : undefined;
     if (recordKey !== undefined) {
-      const record = this.#records.get(recordKey);
+      const record = this.#recordOf(recordKey);
       if (record !== undefined && now <= record.expiresAtMs) {
         if (record.verdicts.length === entries.length) return record.verdicts.map((v) => ({ ...v }));
         recordKey = undefined; // recorded for another set of entries: left alone
@@ -160,7 +181,8 @@ export class MemoryStore implements Store {
   reset(keys: readonly string[]): Promise<void> {
     for (const key of keys) {
       this.#table.delete(key);
-      this.#records.delete(key);
+      const slot = this.#recordIndex.delete(key);
+      if (slot !== undefined) this.#recordValues[slot] = undefined;
     }
     return Promise.resolve();
   }
@@ -168,20 +190,32 @@ export class MemoryStore implements Store {
   /** Forget every key and request record. */
   clear(): void {
     this.#table.clear();
-    this.#records.clear();
+    this.#recordIndex.clear();
+    this.#recordValues.length = 0;
   }
 
   #record(key: string, verdicts: readonly StoreVerdict[], expiresAtMs: number, now: number): void {
-    this.#records.delete(key);
+    const index = this.#recordIndex;
+    const values = this.#recordValues;
+    const held = index.delete(key);
+    if (held !== undefined) values[held] = undefined;
     for (let i = 0; i < 2; i++) {
-      const oldest = this.#records.entries().next();
-      if (oldest.done || now <= oldest.value[1].expiresAtMs) break;
-      this.#records.delete(oldest.value[0]);
+      const oldest = index.oldest;
+      if (oldest === NO_SLOT || now <= (values[oldest] as RequestRecord).expiresAtMs) break;
+      index.delete(index.keyOf(oldest) as string);
+      values[oldest] = undefined;
     }
-    if (this.#records.size >= this.#maxKeys) {
-      const oldest = this.#records.keys().next();
-      if (!oldest.done) this.#records.delete(oldest.value);
+    if (index.size >= this.#maxKeys) {
+      const oldest = index.oldest;
+      index.delete(index.keyOf(oldest) as string);
+      values[oldest] = undefined;
     }
-    this.#records.set(key, { verdicts: verdicts.map((v) => ({ ...v })), expiresAtMs });
+    const slot = index.add(key);
+    values[slot] = { verdicts: verdicts.map((v) => ({ ...v })), expiresAtMs };
+  }
+
+  #recordOf(key: string): RequestRecord | undefined {
+    const slot = this.#recordIndex.slotOf(key);
+    return slot === undefined ? undefined : this.#recordValues[slot];
   }
 }

@@ -7,6 +7,7 @@
  * node-redis or an HTTP client through a small wrapper. Web-standard.
  */
 import { monotonicNow } from '../monotonic.js';
+import { warnOnEvictingPolicy } from '../redis/memory-policy.js';
 import {
   DECIDE_SCRIPT,
   DecideCall,
@@ -125,6 +126,8 @@ export class RedisStore implements Store {
   /** Only checks sharing a hash tag may share a call (one slot). */
   private readonly perSlot: boolean;
   private readonly scheduleFlush: (flush: () => void) => void;
+  /** `maxmemory-policy`, read once at the first check (warns on allkeys-*; empty without CONFIG). */
+  private memoryPolicies: Promise<string[]> | undefined;
 
   /** @param options the client, and a clock for tests */
   constructor(options: RedisStoreOptions) {
@@ -185,11 +188,18 @@ export class RedisStore implements Store {
     mode: StoreMode,
     options?: RedisStoreCheckOptions,
   ): Promise<StoreVerdict[]> {
+    this.memoryPolicies ??= warnOnEvictingPolicy(this.client);
     try {
       return this.enqueue(entries, mode, options);
     } catch (error) {
       return Promise.reject(error);
     }
+  }
+
+  /** Redis's `maxmemory-policy` per node, read once (empty when CONFIG is not allowed). */
+  maxmemoryPolicies(): Promise<string[]> {
+    this.memoryPolicies ??= warnOnEvictingPolicy(this.client);
+    return this.memoryPolicies;
   }
 
   /** Adds a check to its group's open batch (throws on bad input, before anything is added). */

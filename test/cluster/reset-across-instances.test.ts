@@ -1,0 +1,40 @@
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import {
+  buildResetWorker,
+  POLL_MS,
+  type ResetWorker,
+  resetSeenAfterMs,
+  startResetWorker,
+} from '../core/reset-across-instances.js';
+import { type RedisCluster, startRedisCluster } from '../support/redis-cluster.js';
+
+let cluster: RedisCluster;
+let a: ResetWorker;
+let b: ResetWorker;
+
+beforeAll(async () => {
+  const [started, script] = await Promise.all([startRedisCluster(), buildResetWorker()]);
+  cluster = started;
+  const env = { SLUICE_RESET_CLUSTER: cluster.nodesEnv };
+  [a, b] = await Promise.all([startResetWorker(script, env), startResetWorker(script, env)]);
+}, 120_000);
+
+afterAll(async () => {
+  await Promise.all([a?.stop(), b?.stop()]);
+  await cluster?.stop();
+});
+
+describe('a reset on one instance, Redis Cluster', () => {
+  it('reaches the cached denials of another process within a second, whatever slot the identity is in', async () => {
+    const delays: number[] = [];
+    // Identities spread over the three primaries' slots.
+    for (const [i, cachedForMs] of [300, 700, 1200, 500].entries()) {
+      const seen = await resetSeenAfterMs(a, b, `tenant-${i}`, cachedForMs);
+      expect(seen, 'A never admitted the identity B reset').toBeDefined();
+      expect(seen!.cachedDenials).toBeGreaterThan(0);
+      delays.push(seen!.delayMs);
+      expect(seen!.delayMs).toBeLessThanOrEqual(1000 + POLL_MS);
+    }
+    console.log(`reset seen by the other process after ${delays.join(', ')} ms (Redis Cluster)`);
+  }, 60_000);
+});

@@ -1,0 +1,104 @@
+/**
+ * Two processes, one store: instance A is denied (and remembers it in its deny cache), instance B
+ * resets the identity, and A must admit it again within a second. Shared by the standalone Redis
+ * and the Cluster tests.
+ */
+import { type ChildProcess, fork } from 'node:child_process';
+import { mkdirSync } from 'node:fs';
+import { dirname, join, resolve } from 'node:path';
+import { fileURLToPath } from 'node:url';
+import { build } from 'esbuild';
+
+const here = dirname(fileURLToPath(import.meta.url));
+const root = resolve(here, '../..');
+
+/** How often A checks while it waits: the resolution of the measured delay. */
+export const POLL_MS = 10;
+
+/** A worker process and its messages. */
+export interface ResetWorker {
+  readonly child: ChildProcess;
+  send(message: Record<string, unknown>): void;
+  /** The next message; throws unless its type is one of `types`. */
+  next(...types: string[]): Promise<Record<string, unknown>>;
+  stop(): Promise<void>;
+}
+
+/** Bundles reset-worker.ts once; returns the script's path. */
+export async function buildResetWorker(): Promise<string> {
+  const outDir = join(root, 'node_modules/.cache/sluice-test');
+  mkdirSync(outDir, { recursive: true });
+  const script = join(outDir, 'reset-worker.mjs');
+  await build({
+    entryPoints: [join(here, 'reset-worker.ts')],
+    bundle: true,
+    platform: 'node',
+    format: 'esm',
+    target: 'node20',
+    outfile: script,
+    external: ['ioredis'],
+    logLevel: 'silent',
+  });
+  return script;
+}
+
+/** Starts one instance; `env` says which store (SLUICE_RESET_URL or SLUICE_RESET_CLUSTER). */
+export async function startResetWorker(script: string, env: Record<string, string>): Promise<ResetWorker> {
+  const child = fork(script, [], {
+    env: { ...process.env, ...env },
+    stdio: ['ignore', 'inherit', 'inherit', 'ipc'],
+  });
+  const inbox: Record<string, unknown>[] = [];
+  const waiting: ((m: Record<string, unknown>) => void)[] = [];
+  child.on('message', (m: Record<string, unknown>) => {
+    const waiter = waiting.shift();
+    if (waiter) waiter(m);
+    else inbox.push(m);
+  });
+  const worker: ResetWorker = {
+    child,
+    send: (message) => child.send(message),
+    async next(...types) {
+      const m = inbox.shift() ?? (await new Promise<Record<string, unknown>>((r) => waiting.push(r)));
+      if (!types.includes(m.type as string))
+        throw new Error(`reset worker: expected ${types.join(' or ')}, got ${JSON.stringify(m)}`);
+      return m;
+    },
+    stop: () =>
+      new Promise<void>((done) => {
+        if (child.exitCode !== null) return done();
+        child.once('exit', () => done());
+        child.send({ type: 'exit' });
+        setTimeout(() => child.kill('SIGKILL'), 3000).unref();
+      }),
+  };
+  await worker.next('ready');
+  return worker;
+}
+
+/**
+ * A drains `identity` until its deny cache answers, keeps checking for `cachedForMs`, B resets it,
+ * and A checks every POLL_MS until admitted. Returns ms from the end of B's reset to A's admission,
+ * and how many of A's denials came from its deny cache while it waited.
+ */
+export async function resetSeenAfterMs(
+  a: ResetWorker,
+  b: ResetWorker,
+  identity: string,
+  cachedForMs: number,
+): Promise<{ delayMs: number; cachedDenials: number } | undefined> {
+  a.send({ type: 'drain', identity });
+  const drained = await a.next('drained');
+  if (drained.source !== 'deny-cache')
+    throw new Error(`A was not denied from its deny cache: ${drained.source}`);
+  a.send({ type: 'poll', identity, everyMs: POLL_MS, giveUpMs: cachedForMs + 5000 });
+  await new Promise((r) => setTimeout(r, cachedForMs));
+  b.send({ type: 'reset', identity });
+  const reset = await b.next('reset-done');
+  const answer = await a.next('admitted', 'gave-up');
+  if (answer.type !== 'admitted') return undefined;
+  return {
+    delayMs: (answer.atMs as number) - (reset.atMs as number),
+    cachedDenials: answer.cachedDenials as number,
+  };
+}
