@@ -27,7 +27,8 @@ const lock = JSON.parse(readFileSync(join(REPO_ROOT, 'package-lock.json'), 'utf8
   packages: Record<string, LockedPackage>;
 };
 /** `node_modules/a/node_modules/@b/c` -> `@b/c`. */
-const nameOf = (path: string): string => path.slice(path.lastIndexOf('node_modules/') + 'node_modules/'.length);
+const nameOf = (path: string): string =>
+  path.slice(path.lastIndexOf('node_modules/') + 'node_modules/'.length);
 const installed = Object.entries(lock.packages).filter(([path]) => path.includes('node_modules/'));
 
 /** The oldest Node the root's `engines` admits, and the one running these tests. */
@@ -45,7 +46,9 @@ describe('npm ci installs without warnings', () => {
         const range = Array.isArray(pkg.engines) ? undefined : pkg.engines?.node;
         return range !== undefined && !semver.satisfies(node, range, { includePrerelease: true });
       })
-      .map(([path, pkg]) => `${path}@${pkg.version} wants node ${(pkg.engines as Record<string, string>).node}`);
+      .map(
+        ([path, pkg]) => `${path}@${pkg.version} wants node ${(pkg.engines as Record<string, string>).node}`,
+      );
     expect(unsupported).toEqual([]);
   });
 
@@ -58,7 +61,9 @@ describe('npm ci installs without warnings', () => {
 
   it('every install script has a decision in allowScripts', () => {
     const decided = new Set(Object.keys(rootManifest.allowScripts ?? {}));
-    const withScripts = installed.filter(([, pkg]) => pkg.hasInstallScript === true).map(([path]) => nameOf(path));
+    const withScripts = installed
+      .filter(([, pkg]) => pkg.hasInstallScript === true)
+      .map(([path]) => nameOf(path));
     expect(withScripts.length).toBeGreaterThan(0);
     expect([...new Set(withScripts)].filter((name) => !decided.has(name))).toEqual([]);
   });
