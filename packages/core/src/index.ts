@@ -4,6 +4,13 @@
  * Node-only helpers (ioredis) live in `@sluice/core/node`.
  */
 
+export {
+  isCidrError,
+  isPolicyError,
+  isRateLimitOptionsError,
+  isRestRedisError,
+  isStoreTimeoutError,
+} from './error-brands.js';
 export * from './http/index.js';
 export {
   buildKey,

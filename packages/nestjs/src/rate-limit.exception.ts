@@ -8,10 +8,11 @@ const RATE_LIMIT_EXCEPTION_MESSAGE = 'Rate Limit Exception';
 /**
  * Thrown by `RateLimitGuard` when a request is denied (429) or the limiter could not
  * decide under a `closed` policy (503). The response body is core's problem+json body;
- * the guard has already set the headers (`RateLimit`, `RateLimit-Policy`, `Retry-After`,
- * `Content-Type: application/problem+json`) on the response, so Nest's default exception
- * filter answers exactly like every other Sluice adapter, and an app's own filter can
- * replace the body (`exception.getResponse()`, `exception.headers`, `exception.decision`).
+ * the guard has already set the headers (`RateLimit`, `RateLimit-Policy`, `Retry-After`;
+ * `Content-Type: application/problem+json` on Fastify, and on Express as the problem body
+ * is written) on the response, so Nest's default exception filter answers exactly like
+ * every other Sluice adapter, and an app's own filter can replace the body
+ * (`exception.getResponse()`, `exception.headers`, `exception.decision`).
  */
 export class RateLimitException extends HttpException {
   /** The verdict: status, headers and problem body. */

@@ -1,6 +1,7 @@
 /** `RateLimitGuard`: asks core for a decision for each request and applies it. */
 import { type CanActivate, type ExecutionContext, Injectable } from '@nestjs/common';
 import type { RequestFacts as CoreRequestFacts, Decision } from '@sluice/core';
+import { deferContentType, isJsonResponse } from './content-type.js';
 import type { RateLimitRequest } from './module-options.js';
 import { RateLimitException } from './rate-limit.exception.js';
 import { RateLimitService } from './rate-limit.service.js';
@@ -52,8 +53,17 @@ export class RateLimitGuard implements CanActivate {
     const { decision, verdict } = result;
     this.setDecision(facts, decision);
     const headers = verdict.headers;
-    for (const name in headers) this.setHeader(facts, name, headers[name]!);
-    if (verdict.action === 'pass') return true;
+    if (verdict.action === 'pass') {
+      for (const name in headers) this.setHeader(facts, name, headers[name]!);
+      return true;
+    }
+    // On Express the problem+json type is set as the body is written (see content-type.ts).
+    const { body } = verdict;
+    const deferTo = body !== undefined && isJsonResponse(facts.response) ? facts.response : undefined;
+    for (const name in headers) {
+      if (deferTo !== undefined && name === 'Content-Type') deferContentType(deferTo, body!, headers[name]!);
+      else this.setHeader(facts, name, headers[name]!);
+    }
     throw RateLimitException.create(verdict, decision);
   }
 

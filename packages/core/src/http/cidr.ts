@@ -2,6 +2,8 @@
  * CIDR ranges and IP lists: allow lists, deny lists and trusted-proxy lists. Every range
  * is validated when the list is built; a bad entry throws naming the entry.
  */
+
+import { CIDR_ERROR_BRAND } from '../error-brands.js';
 import { addressBits, formatIp, type IpAddress, maskIp, parseIp } from './ip-address.js';
 
 /** A validated CIDR range. */
@@ -21,6 +23,11 @@ export const NAMED_RANGES: Readonly<Record<string, readonly string[]>> = {
 
 /** A CIDR or address string is invalid. `entry` is the offending text. */
 export class CidrError extends TypeError {
+  /** The brand `isCidrError` reads: it holds across copies of the package, `instanceof` does not. */
+  get [CIDR_ERROR_BRAND](): true {
+    return true;
+  }
+
   /** Stable machine-readable code. */
   readonly code = 'INVALID_CIDR' as const;
   /** The offending entry as given. */

@@ -1,4 +1,6 @@
 /** The error every invalid adapter option throws, at construction. */
+
+import { OPTIONS_ERROR_BRAND } from '../error-brands.js';
 import { describeValue } from '../policy/errors.js';
 
 /**
@@ -7,6 +9,11 @@ import { describeValue } from '../policy/errors.js';
  * the value: `rateLimit: "limit" must be a positive integer, got -1`.
  */
 export class RateLimitOptionsError extends TypeError {
+  /** The brand `isRateLimitOptionsError` reads: it holds across copies of the package, `instanceof` does not. */
+  get [OPTIONS_ERROR_BRAND](): true {
+    return true;
+  }
+
   /** Stable machine-readable code. */
   readonly code = 'INVALID_OPTIONS' as const;
   /** The offending option (`limit`, `headers`, `policies`, ...). */

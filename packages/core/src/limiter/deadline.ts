@@ -1,9 +1,15 @@
 /** A deadline on every store call. */
 
+import { STORE_TIMEOUT_ERROR_BRAND } from '../error-brands.js';
 import { monotonicNow } from '../monotonic.js';
 
 /** The store did not answer within the limiter's `timeoutMs`. */
 export class StoreTimeoutError extends Error {
+  /** The brand `isStoreTimeoutError` reads: it holds across copies of the package, `instanceof` does not. */
+  get [STORE_TIMEOUT_ERROR_BRAND](): true {
+    return true;
+  }
+
   /** The deadline that passed. */
   readonly timeoutMs: number;
 

@@ -1,4 +1,5 @@
 /** The error every invalid policy or limiter option throws at construction. */
+import { POLICY_ERROR_BRAND } from '../error-brands.js';
 
 /** Renders a value for an error message: strings quoted, NaN/Infinity spelled out, objects summarized. */
 export function describeValue(value: unknown): string {
@@ -20,6 +21,11 @@ export function describeValue(value: unknown): string {
  * `policy "burst": "limit" must be a positive integer, got -1`.
  */
 export class PolicyError extends Error {
+  /** The brand `isPolicyError` reads: it holds across copies of the package, `instanceof` does not. */
+  get [POLICY_ERROR_BRAND](): true {
+    return true;
+  }
+
   /** Stable machine-readable code. */
   readonly code = 'INVALID_POLICY' as const;
   /** The offending field (`limit`, `window`, `rate`, `name`, ...). */

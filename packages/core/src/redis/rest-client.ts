@@ -3,6 +3,8 @@
  * with `fetch`, and an adapter for an `@upstash/redis` client instance.
  * Web standards only: no `node:` imports, no Buffer, no process.
  */
+
+import { REST_REDIS_ERROR_BRAND } from '../error-brands.js';
 import type { EvalClient } from '../types.js';
 
 /** The `fetch` signature the REST client calls; defaults to the global `fetch`. */
@@ -32,6 +34,11 @@ export interface RestEvalClientOptions {
  * description of the HTTP failure; it never holds the token, the keys or the arguments.
  */
 export class RestRedisError extends Error {
+  /** The brand `isRestRedisError` reads: it holds across copies of the package, `instanceof` does not. */
+  get [REST_REDIS_ERROR_BRAND](): true {
+    return true;
+  }
+
   /** The HTTP status of the reply, when one arrived. */
   readonly status: number | undefined;
 
