@@ -52,6 +52,14 @@ export {
   type SluiceMetrics,
 } from './metrics.js';
 export {
+  ADAPTER_OPTION_NAMES,
+  checkOptionNames,
+  closestName,
+  FOREIGN_OPTIONS,
+  LIMITER_OPTION_NAMES,
+  unknownOptionHint,
+} from './option-names.js';
+export {
   type CostValue,
   type RateLimitOptions,
   type ResolvedRateLimit,
@@ -70,6 +78,7 @@ export {
 } from './problem.js';
 export { denyingResults, longestWaitPolicy, retryAfterSeconds } from './retry-after.js';
 export { isIdSegment, MAX_ROUTE_SEGMENTS, normalizePath, routeKey } from './route.js';
+export { storeProblem } from './store-check.js';
 export {
   SF_INTEGER_MAX,
   type SfStringItem,
