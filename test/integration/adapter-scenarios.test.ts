@@ -108,6 +108,27 @@ const SCENARIOS: Scenario[] = [
     },
   },
   {
+    name: 'allowList: a listed client IP is never limited and gets no headers',
+    mount: 'route',
+    options: () => ({ limit: 1, window: '1m', allowList: ['loopback'] }),
+    async run(client) {
+      for (let i = 0; i < 3; i++) {
+        const reply = await client.get('/items/1');
+        expect(reply.status).toBe(200);
+        expect(reply.headers.ratelimit).toBeUndefined();
+      }
+    },
+  },
+  {
+    name: 'allowList: a client IP not listed is limited as usual',
+    mount: 'route',
+    options: () => ({ limit: 1, window: '1m', allowList: ['10.0.0.0/8'] }),
+    async run(client) {
+      expect((await client.get('/items/1')).status).toBe(200);
+      expect((await client.get('/items/1')).status).toBe(429);
+    },
+  },
+  {
     name: '503 problem+json when the store fails and the policy fails closed',
     mount: 'route',
     options: (w) => ({ limiter: w.limiter([{ name: 'api', limit: 5, window: '1s' }], failingStore) }),

@@ -47,6 +47,7 @@ export {
   escapeHelp,
   escapeLabelValue,
   METRIC_OUTCOMES,
+  METRICS_OPTION_NAMES,
   type MetricsOptions,
   PROMETHEUS_CONTENT_TYPE,
   type SluiceMetrics,
