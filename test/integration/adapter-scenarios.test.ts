@@ -140,6 +140,27 @@ const SCENARIOS: Scenario[] = [
     },
   },
   {
+    name: 'allowList: a listed client IP is never limited and gets no headers',
+    mount: 'route',
+    options: () => ({ limit: 1, window: '1m', allowList: ['loopback'] }),
+    async run(client) {
+      for (let i = 0; i < 3; i++) {
+        const reply = await client.get('/items/1');
+        expect(reply.status).toBe(200);
+        expect(reply.headers.ratelimit).toBeUndefined();
+      }
+    },
+  },
+  {
+    name: 'allowList: a client IP not listed is limited as usual',
+    mount: 'route',
+    options: () => ({ limit: 1, window: '1m', allowList: ['10.0.0.0/8'] }),
+    async run(client) {
+      expect((await client.get('/items/1')).status).toBe(200);
+      expect((await client.get('/items/1')).status).toBe(429);
+    },
+  },
+  {
     name: '503 problem+json when the store fails and the policy fails closed',
     mount: 'route',
     options: (w) => ({ limiter: w.limiter([{ name: 'api', limit: 5, window: '1s' }], failingStore) }),
@@ -392,13 +413,43 @@ describe.each(HARNESSES)('$name', (harness) => {
       message: /"onLimited"/,
     },
     { name: 'an unknown option', options: { limit: 10, window: '1m', windowMs: 5 }, message: /"windowMs"/ },
+    {
+      name: "express-rate-limit's max and windowMs, naming the Sluice option",
+      options: { max: 10, windowMs: 60_000 },
+      message: /"max" is not an option of .*: did you mean "limit"\?/,
+    },
+    {
+      name: "rate-limiter-flexible's points and duration, naming the Sluice option",
+      options: { points: 10, duration: 60 },
+      message: /"points" is not an option of .*: did you mean "limit"\?/,
+    },
+    {
+      name: "express-rate-limit's keyGenerator, naming the Sluice option",
+      options: { limit: 10, window: '1m', keyGenerator: () => 'k' },
+      message: /"keyGenerator" is not an option of .*: did you mean "identity"\?/,
+    },
+    {
+      name: "express-rate-limit's standardHeaders, naming the Sluice option",
+      options: { limit: 10, window: '1m', standardHeaders: 'draft-7' },
+      message: /"standardHeaders" is not an option of .*: did you mean "headers"\?/,
+    },
+    {
+      name: 'a raw ioredis client as the store, telling how to wrap it',
+      options: { limit: 10, window: '1m', store: { evalsha: async () => 0, eval: async () => 0 } },
+      message: /"store" must be a Store, not a Redis client: wrap it in new RedisStore\(\{ client \}\)/,
+    },
   ];
+  // The policy is invalid (PolicyError) rather than an option of the adapter.
+  const POLICY_ERROR_CASES = ['an unparsable window', 'an unknown algorithm'];
   for (const { name, options, message } of constructionCases) {
     test(`construction rejects ${name}`, async () => {
       // Nest rejects when the application starts; the others throw from rateLimit().
-      await expect((async () => harness.construct(options as Record<string, unknown>))()).rejects.toThrow(
-        message,
-      );
+      const construct = (async () => harness.construct(options as Record<string, unknown>))();
+      await expect(construct).rejects.toThrow(message);
+      // Core's error classes, one for options and one for policies, each with a code.
+      await expect(construct).rejects.toMatchObject({
+        code: POLICY_ERROR_CASES.includes(name) ? 'INVALID_POLICY' : 'INVALID_OPTIONS',
+      });
     });
   }
 });

@@ -57,6 +57,8 @@ export interface NeutralOptions {
   skip?: (req: NeutralRequest) => boolean;
   headers?: HeaderFormat;
   shadow?: boolean;
+  /** Client IPs never limited. */
+  allowList?: readonly string[];
   /** Replace the limited response with 418 `{"custom":true,"status":<verdict status>}`. */
   teapot?: boolean;
 }

@@ -54,6 +54,12 @@ export {
   type UpstashRedisLike,
 } from './redis/rest-client.js';
 export {
+  fromNodeRedis,
+  type NodeRedisEvalClient,
+  type NodeRedisEvalOptions,
+  type NodeRedisLike,
+} from './redis/node-redis.js';
+export {
   DECIDE_SCRIPT,
   DecideCall,
   decodeScriptReply,

@@ -4,6 +4,11 @@
  */
 
 export type { Decision, HttpVerdict, PolicyInput, RateLimitOptions } from '@sluice/core';
-export { type ExpressRateLimitOptions, type OnLimited, rateLimit } from './rate-limit.js';
+export {
+  EXPRESS_OPTION_NAMES,
+  type ExpressRateLimitOptions,
+  type OnLimited,
+  rateLimit,
+} from './rate-limit.js';
 export { routePattern } from './route-pattern.js';
 export { checkTrustProxy } from './trust-proxy.js';

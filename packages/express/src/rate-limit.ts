@@ -1,9 +1,11 @@
 /** `rateLimit()`: Express middleware that asks Sluice core for a decision and applies it. */
 import {
+  ADAPTER_OPTION_NAMES,
   type Decision,
   type HttpVerdict,
   problemJson,
   type RateLimitOptions,
+  RateLimitOptionsError,
   resolveRateLimitOptions,
 } from '@sluice/core';
 import type { NextFunction, Request, RequestHandler, Response } from 'express';
@@ -37,6 +39,9 @@ export interface ExpressRateLimitOptions extends RateLimitOptions<Request> {
   onLimited?: OnLimited;
 }
 
+/** Every option name `rateLimit()` takes: core's and `onLimited`. */
+export const EXPRESS_OPTION_NAMES: readonly string[] = Object.freeze([...ADAPTER_OPTION_NAMES, 'onLimited']);
+
 /**
  * Rate-limiting middleware for Express 4 and 5.
  *
@@ -52,10 +57,13 @@ export interface ExpressRateLimitOptions extends RateLimitOptions<Request> {
 export function rateLimit(options: ExpressRateLimitOptions = {}): RequestHandler {
   const { onLimited, ...shared } = options;
   if (onLimited !== undefined && typeof onLimited !== 'function') {
-    throw new TypeError(`rateLimit: "onLimited" must be a function, got ${typeof onLimited}`);
+    throw new RateLimitOptionsError('onLimited', onLimited, 'must be a function');
   }
   // Express's req gets a new hidden class per request: a field added to it costs ~20k instructions.
-  const resolved = resolveRateLimitOptions<Request>(shared, 'express', { requestMarks: 'weak-map' });
+  const resolved = resolveRateLimitOptions<Request>(shared, 'express', {
+    requestMarks: 'weak-map',
+    optionNames: EXPRESS_OPTION_NAMES,
+  });
 
   return function sluiceRateLimit(req: Request, res: Response, next: NextFunction): void {
     checkTrustProxy(req.app);

@@ -6,7 +6,9 @@
 
 export type { Decision, HttpVerdict, PolicyInput, RateLimitOptions } from '@sluice/core';
 export {
+  HONO_OPTION_NAMES,
   type HonoRateLimitOptions,
+  type HonoRateLimitOptionsFactory,
   type OnLimited,
   type RateLimitEnv,
   type RateLimitVariables,

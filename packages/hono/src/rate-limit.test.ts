@@ -540,7 +540,16 @@ describe('rateLimit() construction', () => {
     [{ limit: 10, window: '1m' }, /"identity".*"identityHeader".*"clientIp"/],
     [
       { limit: 10, window: '1m', identityHeader: 'bad header' },
-      /"identityHeader" must be a header name, got bad header/,
+      /"identityHeader" must be a header name, got "bad header"/,
+    ],
+    [{ limit: 10, window: '1m', identityHeader: '' }, /"identityHeader" must be a header name, got ""$/],
+    [
+      { max: 10, windowMs: 60_000, identityHeader: 'x' },
+      /"max" is not an option of hono rateLimit\(\): did you mean "limit"\?/,
+    ],
+    [
+      { limit: 10, window: '1m', identityHeadr: 'x', clientIp: () => '1.2.3.4' },
+      /"identityHeadr" is not an option of hono rateLimit\(\): did you mean "identityHeader"\?/,
     ],
     [{ limit: 10, window: '1m', clientIp: 'x' }, /"clientIp" must be a function/],
     [
@@ -560,11 +569,15 @@ describe('rateLimit() construction', () => {
     [{ limit: 10, window: '1m', headers: 'draft-99', identityHeader: 'x' }, /"headers".*draft-99/],
   ] as const)('rejects %o', (options, message) => {
     expect(() => rateLimit(options as unknown as HonoRateLimitOptions)).toThrow(message);
+    // Core's error classes, each with a code: options (RateLimitOptionsError) or a policy (PolicyError).
+    expect(() => rateLimit(options as unknown as HonoRateLimitOptions)).toThrow(
+      expect.objectContaining({ code: expect.stringMatching(/^INVALID_(OPTIONS|POLICY)$/) }),
+    );
   });
 
   it('rejects a missing options object', () => {
     expect(() => rateLimit(undefined as unknown as HonoRateLimitOptions)).toThrow(
-      /options must be an object/,
+      'rateLimit: "options" must be an object, or a function of the context returning one, got undefined',
     );
   });
 });

@@ -6,4 +6,10 @@
 export type { Decision, HttpVerdict, PolicyInput, RateLimitOptions } from '@sluice/core';
 export { matchedRoute } from './matched-route.js';
 export { checkProxy } from './proxy-warning.js';
-export { type KoaRateLimitOptions, type OnLimited, type RateLimitState, rateLimit } from './rate-limit.js';
+export {
+  KOA_OPTION_NAMES,
+  type KoaRateLimitOptions,
+  type OnLimited,
+  type RateLimitState,
+  rateLimit,
+} from './rate-limit.js';

@@ -1,9 +1,11 @@
 /** `rateLimit()`: Koa middleware that asks Sluice core for a decision and applies it. */
 import {
+  ADAPTER_OPTION_NAMES,
   type Decision,
   type HttpVerdict,
   problemJson,
   type RateLimitOptions,
+  RateLimitOptionsError,
   resolveRateLimitOptions,
 } from '@sluice/core';
 import type { Context, Middleware, Next } from 'koa';
@@ -29,6 +31,9 @@ export interface KoaRateLimitOptions extends RateLimitOptions<Context> {
   onLimited?: OnLimited;
 }
 
+/** Every option name `rateLimit()` takes: core's and `onLimited`. */
+export const KOA_OPTION_NAMES: readonly string[] = Object.freeze([...ADAPTER_OPTION_NAMES, 'onLimited']);
+
 /**
  * Rate-limiting middleware for Koa 2 and 3.
  *
@@ -44,9 +49,9 @@ export interface KoaRateLimitOptions extends RateLimitOptions<Context> {
 export function rateLimit(options: KoaRateLimitOptions = {}): Middleware {
   const { onLimited, ...shared } = options;
   if (onLimited !== undefined && typeof onLimited !== 'function') {
-    throw new TypeError(`rateLimit: "onLimited" must be a function, got ${typeof onLimited}`);
+    throw new RateLimitOptionsError('onLimited', onLimited, 'must be a function');
   }
-  const resolved = resolveRateLimitOptions<Context>(shared, 'koa');
+  const resolved = resolveRateLimitOptions<Context>(shared, 'koa', { optionNames: KOA_OPTION_NAMES });
 
   let checkedApp: unknown;
   return function sluiceRateLimit(ctx: Context, next: Next): Promise<unknown> {

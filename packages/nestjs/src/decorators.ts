@@ -1,6 +1,6 @@
 /** `@RateLimit()` and `@SkipRateLimit()`: per-controller and per-handler rate-limit metadata. */
 import { SetMetadata } from '@nestjs/common';
-import { definePolicy, type PolicyInput } from '@sluice/core';
+import { checkOptionNames, definePolicy, type PolicyInput, RateLimitOptionsError } from '@sluice/core';
 import type { RateLimitModuleOptions } from './module-options.js';
 import { RATE_LIMIT_METADATA, SKIP_RATE_LIMIT_METADATA } from './tokens.js';
 
@@ -14,7 +14,7 @@ export interface RateLimitRouteOptions {
   shadow?: boolean;
   /**
    * A policy of this route's own: give `limit` + `window` (or `rate`), optionally
-   * `algorithm` (default `'fixed-window'`, like core's shorthand), `burst`, `failMode`, `scope` (default `'route'`: one budget per route) and
+   * `algorithm` (default `'token-bucket'`, as for every policy), `burst`, `failMode`, `scope` (default `'route'`: one budget per route) and
    * `name` (default `<Controller>.<handler>`, or `<Controller>` on a controller).
    */
   limit?: number;
@@ -55,12 +55,13 @@ const OWN_POLICY_FIELDS = [
   'scope',
   'name',
 ] as const;
+const SOURCE = '@RateLimit()';
 const ROUTE_FIELDS: readonly string[] = ['policies', 'cost', 'shadow', ...OWN_POLICY_FIELDS];
 
 function policyNames(names: readonly unknown[], where: string): readonly string[] {
   for (const name of names) {
     if (typeof name !== 'string' || name.length === 0) {
-      throw new TypeError(`${where}: policy names must be non-empty strings, got ${JSON.stringify(name)}`);
+      throw new RateLimitOptionsError('policies', name, 'must be non-empty strings (policy names)', where);
     }
   }
   return Object.freeze([...(names as string[])]);
@@ -77,29 +78,40 @@ function toMetadata(
   propertyKey: string | symbol | undefined,
 ): RateLimitMetadata {
   const [first] = args;
-  if (args.length === 0) throw new TypeError('@RateLimit(): give policy names or an options object');
+  if (args.length === 0) {
+    throw new RateLimitOptionsError(
+      'policies',
+      undefined,
+      'are required: give policy names or an options object',
+      SOURCE,
+    );
+  }
   if (typeof first === 'string')
     return { kind: 'named', policies: policyNames(args, '@RateLimit()'), cost: undefined, shadow: undefined };
   if (args.length > 1 || typeof first !== 'object' || first === null || Array.isArray(first)) {
-    throw new TypeError('@RateLimit(): give policy names or one options object');
+    throw new RateLimitOptionsError('options', first, 'must be policy names or one options object', SOURCE);
   }
   const options = first as RateLimitRouteOptions;
-  for (const key of Object.keys(options)) {
-    if (!ROUTE_FIELDS.includes(key)) throw new TypeError(`@RateLimit(): unknown option "${key}"`);
-  }
+  checkOptionNames(options as Record<string, unknown>, ROUTE_FIELDS, '@RateLimit()', SOURCE);
   if (options.shadow !== undefined && typeof options.shadow !== 'boolean') {
-    throw new TypeError(`@RateLimit(): "shadow" must be a boolean, got ${String(options.shadow)}`);
+    throw new RateLimitOptionsError('shadow', options.shadow, 'must be true or false', SOURCE);
   }
   const own = OWN_POLICY_FIELDS.some((field) => options[field] !== undefined);
   if (own && options.policies !== undefined) {
-    throw new TypeError(
-      '@RateLimit(): give either "policies" or a policy of the route\'s own (limit, window...), not both',
+    throw new RateLimitOptionsError(
+      'policies',
+      options.policies,
+      "cannot be combined with a policy of the route's own (limit, window...): give one of them",
+      SOURCE,
     );
   }
   if (!own) {
     if (!Array.isArray(options.policies)) {
-      throw new TypeError(
-        '@RateLimit(): "policies" must be an array of policy names, or give "limit" and "window"',
+      throw new RateLimitOptionsError(
+        'policies',
+        options.policies,
+        'must be an array of policy names, or give "limit" and "window"',
+        SOURCE,
       );
     }
     return {
@@ -112,7 +124,7 @@ function toMetadata(
   const policy: PolicyInput = {
     name: options.name ?? defaultName(target, propertyKey),
     scope: options.scope ?? 'route',
-    algorithm: options.algorithm ?? 'fixed-window',
+    ...(options.algorithm !== undefined && { algorithm: options.algorithm }),
     ...(options.limit !== undefined && { limit: options.limit }),
     ...(options.window !== undefined && { window: options.window }),
     ...(options.rate !== undefined && { rate: options.rate }),
@@ -139,8 +151,8 @@ function setMetadata(
  *
  * - `@RateLimit('payments', 'transfers')`: these module policies, decided together.
  * - `@RateLimit({ policies: ['payments'], cost: 5 })`: with a cost for this route.
- * - `@RateLimit({ limit: 10, window: '1m' })`: a policy of this route's own (fixed window
- *   by default), on the module's store, one budget per route.
+ * - `@RateLimit({ limit: 10, window: '1m' })`: a policy of this route's own (token bucket
+ *   by default, as every policy), on the module's store, one budget per route.
  *
  * Bad arguments throw when the class is defined.
  */

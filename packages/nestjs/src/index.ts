@@ -13,6 +13,7 @@ export {
   type SkipRateLimitMetadata,
 } from './decorators.js';
 export {
+  NEST_MODULE_OPTION_NAMES,
   RATE_LIMIT_MODULE_OPTIONS,
   type RateLimitModuleAsyncOptions,
   type RateLimitModuleExtras,

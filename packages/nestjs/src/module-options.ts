@@ -1,13 +1,15 @@
 /** The options of `RateLimitModule.forRoot()` / `forRootAsync()`, and the module builder. */
 import { ConfigurableModuleBuilder } from '@nestjs/common';
-import type {
-  Algorithm,
-  FailMode,
-  Limiter,
-  LimiterOptions,
-  PolicyInput,
-  RateLimitOptions,
-  Store,
+import {
+  ADAPTER_OPTION_NAMES,
+  type Algorithm,
+  type FailMode,
+  LIMITER_OPTION_NAMES,
+  type Limiter,
+  type LimiterOptions,
+  type PolicyInput,
+  type RateLimitOptions,
+  type Store,
 } from '@sluice/core';
 
 /**
@@ -33,7 +35,7 @@ export interface RateLimitModuleOptions extends Omit<LimiterOptions, 'policies' 
   limit?: number;
   /** Shorthand with `limit`: `'1m'`, `'10s'` or milliseconds. */
   window?: string | number;
-  /** Algorithm of the shorthand policy. Default `'fixed-window'`. */
+  /** Algorithm of the shorthand policy. Default `'token-bucket'`, as for every policy. */
   algorithm?: Algorithm;
   /** Fail mode of the shorthand policy, and of policies that set none. Default `'closed'`. */
   failMode?: FailMode;
@@ -63,31 +65,44 @@ export interface RateLimitModuleOptions extends Omit<LimiterOptions, 'policies' 
    * built in shadow mode, so metrics report `shadow_over_limit`). Default false.
    */
   shadow?: boolean;
+  /**
+   * Client IPs never limited: CIDR ranges, addresses, the names `loopback`, `linklocal`,
+   * `uniquelocal`, or an `IpList`. Matched against `req.ip`.
+   */
+  allowList?: RateLimitOptions<RateLimitRequest>['allowList'];
 }
+
+/**
+ * Every option name `forRoot()` takes, from core's two lists (adapter and limiter) plus
+ * `defaultPolicies`: the start-up check and the type above are checked against each other.
+ */
+export const NEST_MODULE_OPTION_NAMES: readonly string[] = Object.freeze([
+  ...new Set<string>([...ADAPTER_OPTION_NAMES, ...LIMITER_OPTION_NAMES, 'defaultPolicies']),
+]);
+
+type ModuleOptionName =
+  | (typeof ADAPTER_OPTION_NAMES)[number]
+  | (typeof LIMITER_OPTION_NAMES)[number]
+  | 'defaultPolicies';
+type Mismatch =
+  | Exclude<keyof RateLimitModuleOptions, ModuleOptionName>
+  | Exclude<ModuleOptionName, keyof RateLimitModuleOptions>;
+const moduleNamesMatch: [Mismatch] extends [never] ? true : { mismatch: Mismatch } = true;
+void moduleNamesMatch;
+
+/** Limiter options that go to `createLimiter()` as they are (`prefix`, `timeoutMs`, `clock`...). */
+const PASSED_TO_LIMITER = LIMITER_OPTION_NAMES.filter((name) => name !== 'policies' && name !== 'store');
 
 /** The module options that go to `createLimiter()` as they are (`prefix`, `timeoutMs`, `clock`...). */
 export function limiterOptionsOf(
   options: RateLimitModuleOptions,
 ): Omit<LimiterOptions, 'policies' | 'store'> {
-  const {
-    policies: _policies,
-    limit: _limit,
-    window: _window,
-    algorithm: _algorithm,
-    failMode: _failMode,
-    store: _store,
-    limiter: _limiter,
-    defaultPolicies: _defaultPolicies,
-    identity: _identity,
-    cost: _cost,
-    skip: _skip,
-    headers: _headers,
-    shadowHeaders: _shadowHeaders,
-    ipv6Subnet: _ipv6Subnet,
-    shadow: _shadow,
-    ...limiterOptions
-  } = options;
-  return limiterOptions;
+  const picked: Record<string, unknown> = {};
+  for (const name of PASSED_TO_LIMITER) {
+    const value = (options as Record<string, unknown>)[name];
+    if (value !== undefined) picked[name] = value;
+  }
+  return picked as Omit<LimiterOptions, 'policies' | 'store'>;
 }
 
 /** Extra options of `forRoot()` / `forRootAsync()` that shape the module itself. */

@@ -1,10 +1,20 @@
 /** `RateLimitModule`: the limiter, its store and the guard, provided through DI. */
 import { Module } from '@nestjs/common';
 import { DiscoveryModule } from '@nestjs/core';
-import { createLimiter, type Limiter, MemoryStore, resolveRateLimitOptions, type Store } from '@sluice/core';
+import {
+  checkOptionNames,
+  createLimiter,
+  type Limiter,
+  MemoryStore,
+  RateLimitOptionsError,
+  resolveRateLimitOptions,
+  type Store,
+  storeProblem,
+} from '@sluice/core';
 import {
   ConfigurableRateLimitModule,
   limiterOptionsOf,
+  NEST_MODULE_OPTION_NAMES,
   RATE_LIMIT_MODULE_OPTIONS,
   type RateLimitModuleOptions,
 } from './module-options.js';
@@ -12,58 +22,53 @@ import { RateLimitGuard } from './rate-limit.guard.js';
 import { RateLimitService } from './rate-limit.service.js';
 import { RATE_LIMIT_STORE, RATE_LIMITER } from './tokens.js';
 
-const KNOWN_OPTIONS: readonly string[] = [
-  'policies',
-  'limit',
-  'window',
-  'algorithm',
-  'failMode',
-  'store',
-  'limiter',
-  'prefix',
-  'timeoutMs',
-  'breaker',
-  'denyCache',
-  'localFallback',
-  'clock',
-  'onDecision',
-  'defaultPolicies',
-  'identity',
-  'cost',
-  'skip',
-  'headers',
-  'shadowHeaders',
-  'ipv6Subnet',
-  'shadow',
-];
+const SOURCE = 'RateLimitModule';
 
 function checkOptions(options: RateLimitModuleOptions): void {
-  if (typeof options !== 'object' || options === null) {
-    throw new TypeError(`RateLimitModule: options must be an object, got ${String(options)}`);
+  if (typeof options !== 'object' || options === null || Array.isArray(options)) {
+    throw new RateLimitOptionsError('options', options, 'must be an object', SOURCE);
   }
-  for (const key of Object.keys(options)) {
-    if (!KNOWN_OPTIONS.includes(key)) throw new TypeError(`RateLimitModule: unknown option "${key}"`);
-  }
+  checkOptionNames(
+    options as unknown as Record<string, unknown>,
+    NEST_MODULE_OPTION_NAMES,
+    'RateLimitModule.forRoot()',
+    SOURCE,
+  );
   if (
     options.defaultPolicies !== undefined &&
     (!Array.isArray(options.defaultPolicies) ||
       options.defaultPolicies.some((name) => typeof name !== 'string'))
   ) {
-    throw new TypeError(
-      `RateLimitModule: "defaultPolicies" must be an array of policy names, got ${String(options.defaultPolicies)}`,
+    throw new RateLimitOptionsError(
+      'defaultPolicies',
+      options.defaultPolicies,
+      'must be an array of policy names',
+      SOURCE,
     );
+  }
+  if (options.store !== undefined) {
+    const problem = storeProblem(options.store);
+    if (problem !== undefined) throw new RateLimitOptionsError('store', options.store, problem, SOURCE);
   }
   const shorthand = options.limit !== undefined || options.window !== undefined;
   if (options.limiter !== undefined && (options.policies !== undefined || shorthand)) {
-    throw new TypeError('RateLimitModule: give "policies" (or "limit" and "window") or "limiter", not both');
+    throw new RateLimitOptionsError(
+      'limiter',
+      options.limiter,
+      'cannot be combined with "policies" (or "limit" and "window"): give one of them',
+      SOURCE,
+    );
   }
   if (
     options.limiter === undefined &&
     !shorthand &&
     (!Array.isArray(options.policies) || options.policies.length === 0)
   ) {
-    throw new TypeError(
-      `RateLimitModule: "policies" must be a non-empty array of policies (or give "limit" and "window", or "limiter"), got ${String(options.policies)}`,
+    throw new RateLimitOptionsError(
+      'policies',
+      options.policies,
+      'must be a non-empty array of policies (or give "limit" and "window", or "limiter")',
+      SOURCE,
     );
   }
 }

@@ -7,6 +7,7 @@ import {
   type DecisionEvent,
   type Limiter,
   type RateLimitOptions,
+  RateLimitOptionsError,
   type ResolvedRateLimit,
   resolveRateLimitOptions,
   type Store,
@@ -126,6 +127,7 @@ export class RateLimitService implements OnModuleInit {
       ...(this.options.headers !== undefined && { headers: this.options.headers }),
       ...(this.options.shadowHeaders !== undefined && { shadowHeaders: this.options.shadowHeaders }),
       ...(this.options.ipv6Subnet !== undefined && { ipv6Subnet: this.options.ipv6Subnet }),
+      ...(this.options.allowList !== undefined && { allowList: this.options.allowList }),
     };
     const cost = meta?.cost ?? this.options.cost;
     if (cost !== undefined) shared.cost = cost;
@@ -136,7 +138,22 @@ export class RateLimitService implements OnModuleInit {
     if (meta?.kind !== 'own' && shadow !== undefined) shared.shadow = shadow;
     // On the Express platform req gets a new hidden class per request: a field added to it
     // costs ~20k instructions, a WeakMap entry ~6k (Fastify's request would take a field cheaply).
-    return resolveRateLimitOptions<RateLimitRequest>(shared, ADAPTER, { requestMarks: 'weak-map' });
+    try {
+      return resolveRateLimitOptions<RateLimitRequest>(shared, ADAPTER, { requestMarks: 'weak-map' });
+    } catch (error) {
+      // Name the route: `@RateLimit() on PaymentsController.create: "policies" must name ...`.
+      if (error instanceof RateLimitOptionsError && error.option === 'policies') {
+        const owner = (controller as { name?: string }).name ?? 'a controller';
+        const method = (handler as { name?: string }).name ?? 'a handler';
+        throw new RateLimitOptionsError(
+          error.option,
+          error.value,
+          error.requirement,
+          `@RateLimit() on ${owner}.${method}`,
+        );
+      }
+      throw error;
+    }
   }
 
   /** One limiter per `@RateLimit({ limit, window })`, on the module's store and options. */
@@ -144,9 +161,12 @@ export class RateLimitService implements OnModuleInit {
     let limiter = this.ownLimiters.get(meta);
     if (limiter === undefined) {
       if (this.store === undefined) {
-        throw new TypeError(
-          `@RateLimit() on "${meta.policy.name}" defines its own policy, which needs the module's "store"; ` +
+        throw new RateLimitOptionsError(
+          'store',
+          undefined,
+          `is required: @RateLimit() on "${meta.policy.name}" defines its own policy, which needs the module's "store"; ` +
             'with "limiter" alone the store is unknown: pass "store" as well',
+          'RateLimitModule',
         );
       }
       const shadow = meta.shadow ?? this.options.shadow;

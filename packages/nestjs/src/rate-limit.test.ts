@@ -798,10 +798,10 @@ describe('construction errors', () => {
     await expect(compile({})).rejects.toThrow(/"policies" must be a non-empty array/);
     await expect(
       compile({ policies: POLICIES, limiter: createLimiter({ policies: POLICIES }) }),
-    ).rejects.toThrow(/or "limiter", not both/);
+    ).rejects.toThrow(/"limiter" cannot be combined with "policies" \(or "limit" and "window"\)/);
     await expect(
       compile({ limit: 5, window: '1m', limiter: createLimiter({ policies: POLICIES }) }),
-    ).rejects.toThrow(/or "limiter", not both/);
+    ).rejects.toThrow(/"limiter" cannot be combined with "policies"/);
   });
 
   it('validates the limit + window shorthand through core', async () => {
@@ -813,10 +813,21 @@ describe('construction errors', () => {
 
   it('rejects unknown options and bad defaultPolicies', async () => {
     await expect(compile({ policies: POLICIES, polices: [] } as RateLimitModuleOptions)).rejects.toThrow(
-      'RateLimitModule: unknown option "polices"',
+      'RateLimitModule: "polices" is not an option of RateLimitModule.forRoot(): did you mean "policies"?',
+    );
+    await expect(compile({ max: 5, ttl: 60_000 } as RateLimitModuleOptions)).rejects.toThrow(
+      'RateLimitModule: "max" is not an option of RateLimitModule.forRoot(): did you mean "limit"?',
+    );
+    await expect(
+      compile({ throttlers: [{ ttl: 60_000, limit: 10 }] } as RateLimitModuleOptions),
+    ).rejects.toThrow('"throttlers" is not an option of RateLimitModule.forRoot(): did you mean "policies"?');
+    await expect(
+      compile({ policies: POLICIES, store: { evalsha: () => 0, eval: () => 0 } as never }),
+    ).rejects.toThrow(
+      'RateLimitModule: "store" must be a Store, not a Redis client: wrap it in new RedisStore({ client })',
     );
     await expect(compile({ policies: POLICIES, defaultPolicies: 'a' as never })).rejects.toThrow(
-      /"defaultPolicies" must be an array of policy names, got a/,
+      /"defaultPolicies" must be an array of policy names, got "a"/,
     );
     await expect(
       compile({ policies: POLICIES, defaultPolicies: ['nope'] }, [PlainController]),
@@ -838,7 +849,10 @@ describe('construction errors', () => {
         return {};
       }
     }
-    await expect(compile({ policies: POLICIES }, [TypoController])).rejects.toThrow(/paymnets/);
+    const payments = { name: 'payments', limit: 5, window: '1m' };
+    await expect(compile({ policies: [...POLICIES, payments] }, [TypoController])).rejects.toThrow(
+      /^@RateLimit\(\) on TypoController\.get: "policies" must name a policy of the limiter \(.*\): did you mean "payments"\?, got "paymnets"$/,
+    );
   });
 
   it('rejects bad options to the decorators when the class is defined', () => {
@@ -855,10 +869,12 @@ describe('construction errors', () => {
     };
     expect(() => decorate()).toThrow(/give policy names or an options object/);
     expect(() => decorate({ policies: ['a'], limit: 3, window: '1s' })).toThrow(
-      /either "policies" or a policy/,
+      /"policies" cannot be combined with a policy of the route's own/,
     );
     expect(() => decorate({ limit: -1, window: '1s' })).toThrow(/limit/);
-    expect(() => decorate({ limit: 1, window: '1s', colour: 'red' })).toThrow(/unknown option "colour"/);
+    expect(() => decorate({ limit: 1, window: '1s', colour: 'red' })).toThrow(
+      '@RateLimit(): "colour" is not an option of @RateLimit()',
+    );
     expect(() => decorate({ policies: [''] })).toThrow(/non-empty strings/);
     expect(() => SkipRateLimit('')).toThrow(/non-empty strings/);
   });

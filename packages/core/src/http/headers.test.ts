@@ -1,5 +1,6 @@
 import fc from 'fast-check';
 import { describe, expect, it } from 'vitest';
+import { createLimiter } from '../limiter/index.js';
 import { decision, result } from './fixtures.test-util.js';
 import { rateLimitHeaders } from './headers.js';
 import { serializeSfInteger, serializeSfList, serializeSfString } from './structured-fields.js';
@@ -213,6 +214,68 @@ describe('structured fields', () => {
       fc.property(fc.array(item, { minLength: 1, maxLength: 5 }), (items) => {
         expect(parseList(serializeSfList(items))).toEqual(items);
       }),
+    );
+  });
+});
+
+describe('legacy X-RateLimit-Reset inside one fixed window', () => {
+  it('stays the window end for every response of the window, however late the headers are built', async () => {
+    // A 60 s window ends on a whole minute; the headers are built 0-250 ms after the decision
+    // (the request path between the check and the response), on a clock up to 250 ms off.
+    await fc.assert(
+      fc.asyncProperty(
+        fc.integer({ min: 0, max: 59_000 }),
+        fc.integer({ min: -250, max: 250 }),
+        async (intoWindowMs, lateMs) => {
+          const windowStartMs = 1_700_000_040_000; // a multiple of 60 000
+          const clock = () => windowStartMs + intoWindowMs;
+          const limiter = createLimiter({
+            policies: [{ name: 'fw', algorithm: 'fixed-window', limit: 100, window: '1m' }],
+            clock,
+          });
+          const decided = await limiter.check({ identity: 'a' });
+          const headers = rateLimitHeaders(decided, 'legacy', { nowMs: clock() + lateMs });
+          expect(headers['X-RateLimit-Reset']).toBe(String((windowStartMs + 60_000) / 1000));
+        },
+      ),
+    );
+  });
+
+  it('keeps rounding other algorithms up to the second of their reset', () => {
+    const bucket = result({
+      policy: 'tb',
+      algorithm: 'token-bucket',
+      limit: 10,
+      remaining: 9,
+      resetMs: 1500,
+    });
+    expect(rateLimitHeaders(decision([bucket]), 'legacy', { nowMs: 1_700_000_000_000 })).toMatchObject({
+      'X-RateLimit-Reset': '1700000002',
+    });
+  });
+});
+
+describe('sliding-window reset', () => {
+  it('says at most two windows (the bound the core README documents)', async () => {
+    await fc.assert(
+      fc.asyncProperty(
+        fc.array(fc.integer({ min: 0, max: 30_000 }), { minLength: 1, maxLength: 30 }),
+        async (gaps) => {
+          let now = 1_700_000_000_000;
+          const limiter = createLimiter({
+            policies: [{ name: 'sw', algorithm: 'sliding-window', limit: 5, window: '1m' }],
+            clock: () => now,
+          });
+          for (const gap of gaps) {
+            now += gap;
+            const headers = rateLimitHeaders(await limiter.check({ identity: 'a' }), 'draft-10', {
+              nowMs: now,
+            });
+            const t = Number(/t=(\d+)/.exec(headers.RateLimit ?? '')?.[1]);
+            expect(t).toBeLessThanOrEqual(120);
+          }
+        },
+      ),
     );
   });
 });

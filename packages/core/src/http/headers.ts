@@ -4,7 +4,7 @@
  * policy, named by the policy); the older draft-7 and draft-6 forms and the de facto
  * `X-RateLimit-*` headers are there for clients that expect them.
  */
-import type { Decision, PolicyResult } from '../types.js';
+import type { Algorithm, Decision, PolicyResult } from '../types.js';
 import { SF_INTEGER_MAX, serializeSfList, serializeSfString } from './structured-fields.js';
 
 /** Which header set to send: `'draft-10'` (default), `'draft-7'`, `'draft-6'`, `'legacy'`, or none. */
@@ -41,6 +41,8 @@ export function windowSeconds(windowMs: number): number {
 /** What a header describes about one policy. `windowMs` is undefined when unknown. */
 interface HeaderPolicy {
   readonly policy: string;
+  /** Undefined when unknown (a decision without per-policy results). */
+  readonly algorithm?: Algorithm;
   readonly allowed: boolean;
   readonly limit: number;
   readonly windowMs: number | undefined;
@@ -160,6 +162,21 @@ function decidingPolicy(policies: readonly HeaderPolicy[]): HeaderPolicy | undef
 }
 
 /**
+ * `X-RateLimit-Reset`: epoch seconds of the reset, rounded up. A fixed window resets on a
+ * window boundary (windows are multiples of `windowMs` since the epoch), so the boundary
+ * nearest to `nowMs + resetMs` is taken: every response of one window then says the same
+ * second, although `nowMs` is read a little after the decision, or on a clock a little off
+ * the store's (Redis `TIME`). Other algorithms reset continuously: rounded up as they are.
+ */
+function legacyResetSeconds(p: HeaderPolicy, nowMs: number): number {
+  const atMs = nowMs + Math.max(0, p.resetMs);
+  if (p.algorithm === 'fixed-window' && p.resetMs > 0 && p.windowMs !== undefined && p.windowMs > 0) {
+    return Math.ceil((Math.round(atMs / p.windowMs) * p.windowMs) / 1000);
+  }
+  return Math.ceil(atMs / 1000);
+}
+
+/**
  * The rate-limit headers for a decision, as a plain record (empty for `false`, or when no
  * visible policy applied). Values, all integers:
  * - `q` / limit: the policy's quota (bucket capacity for token bucket and GCRA);
@@ -241,7 +258,7 @@ export function rateLimitHeaders(
       return {
         'X-RateLimit-Limit': String(limit),
         'X-RateLimit-Remaining': String(remaining),
-        'X-RateLimit-Reset': String(Math.ceil((nowMs + Math.max(0, p.resetMs)) / 1000)),
+        'X-RateLimit-Reset': String(legacyResetSeconds(p, nowMs)),
       };
     }
     default:

@@ -46,10 +46,19 @@ export {
   escapeHelp,
   escapeLabelValue,
   METRIC_OUTCOMES,
+  METRICS_OPTION_NAMES,
   type MetricsOptions,
   PROMETHEUS_CONTENT_TYPE,
   type SluiceMetrics,
 } from './metrics.js';
+export {
+  ADAPTER_OPTION_NAMES,
+  checkOptionNames,
+  closestName,
+  FOREIGN_OPTIONS,
+  LIMITER_OPTION_NAMES,
+  unknownOptionHint,
+} from './option-names.js';
 export {
   type CostValue,
   type RateLimitOptions,
@@ -70,6 +79,7 @@ export {
 export { requestIdentity, UNKNOWN_CLIENT_IDENTITY } from './request-identity.js';
 export { denyingResults, longestWaitPolicy, retryAfterSeconds } from './retry-after.js';
 export { isIdSegment, MAX_ROUTE_SEGMENTS, normalizePath, routeKey } from './route.js';
+export { storeProblem } from './store-check.js';
 export {
   SF_INTEGER_MAX,
   type SfStringItem,

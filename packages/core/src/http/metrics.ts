@@ -49,6 +49,20 @@ export interface MetricsOptions {
   readonly policies?: readonly string[];
 }
 
+/** Every option of `createMetrics` (checked against `MetricsOptions` at compile time). */
+export const METRICS_OPTION_NAMES = Object.freeze([
+  'meter',
+  'bucketsSeconds',
+  'limiter',
+  'policies',
+] as const);
+type MetricsNameMismatch =
+  | Exclude<keyof MetricsOptions, (typeof METRICS_OPTION_NAMES)[number]>
+  | Exclude<(typeof METRICS_OPTION_NAMES)[number], keyof MetricsOptions>;
+const metricsNamesMatch: [MetricsNameMismatch] extends [never] ? true : { mismatch: MetricsNameMismatch } =
+  true;
+void metricsNamesMatch;
+
 /** Decision metrics, in process and through OpenTelemetry. */
 export interface SluiceMetrics {
   /** Counts one decision. Bound: pass it as is, `limiter.onDecision(metrics.record)`. */

@@ -1,6 +1,6 @@
 import { afterEach, describe, expect, it, vi } from 'vitest';
 import { createLimiter } from '../limiter/index.js';
-import { definePolicy, PolicyError } from '../policy/index.js';
+import { definePolicy, POLICY_DEFAULTS, PolicyError } from '../policy/index.js';
 import { decision, fakeLimiter, result } from './fixtures.test-util.js';
 import { type RateLimitOptions, resolveRateLimitOptions } from './options.js';
 import { RateLimitOptionsError } from './options-error.js';
@@ -58,7 +58,30 @@ describe('resolveRateLimitOptions validation', () => {
       { algorithm: 'gcra', policies: [{ name: 'x', limit: 1, window: 1000 }] },
       'rateLimit: "algorithm" applies to the "limit" + "window" shorthand only',
     ],
-    [{ limt: 5 } as never, 'rateLimit: "limt" is not an option of test rateLimit(), got 5'],
+    [
+      { limt: 5 } as never,
+      'rateLimit: "limt" is not an option of test rateLimit(): did you mean "limit"?, got 5',
+    ],
+    [
+      { max: 5, windowMs: 60_000 } as never,
+      'rateLimit: "max" is not an option of test rateLimit(): did you mean "limit"? (requests per "window"), got 5',
+    ],
+    [
+      { limit: 5, window: '1m', keyGenerator: () => 'x' } as never,
+      'rateLimit: "keyGenerator" is not an option of test rateLimit(): did you mean "identity"?',
+    ],
+    [
+      { limit: 5, window: '1m', standardHeaders: true } as never,
+      'rateLimit: "standardHeaders" is not an option of test rateLimit(): did you mean "headers"?',
+    ],
+    [
+      { points: 5, duration: 60 } as never,
+      'rateLimit: "points" is not an option of test rateLimit(): did you mean "limit"?',
+    ],
+    [
+      { limit: 5, window: '1m', store: { evalsha: () => 0, eval: () => 0 } } as never,
+      'rateLimit: "store" must be a Store, not a Redis client: wrap it in new RedisStore({ client }), got an object',
+    ],
     [{ limiter: {} as never }, 'rateLimit: "limiter" must be a limiter from createLimiter()'],
     [
       { limit: 1, window: 1000, allowList: ['10.0.0.0/8', '10.0.0.0/99'] },
@@ -86,10 +109,11 @@ describe('resolveRateLimitOptions validation', () => {
     expect(() => resolve({ policies: [{ name: 'x', limit: 0, window: '1m' }] })).toThrow(PolicyError);
   });
 
-  it('builds the shorthand as one fixed-window policy named default', () => {
+  it('builds the shorthand as one policy named default, with the algorithm a policy object defaults to', () => {
     const r = resolve({ limit: 3, window: '10s' });
+    expect(POLICY_DEFAULTS.algorithm).toBe('token-bucket');
     expect(r.limiter.policies.map((p) => [p.name, p.algorithm, p.limit, p.windowMs])).toEqual([
-      ['default', 'fixed-window', 3, 10_000],
+      ['default', POLICY_DEFAULTS.algorithm, 3, 10_000],
     ]);
     expect(r.headerFormat).toBe('draft-10');
     expect(r.policyNames).toBeUndefined();
@@ -121,7 +145,7 @@ describe('resolveRateLimitOptions validation', () => {
 
 describe('decide', () => {
   it('admits, then denies with 429 and the problem body (real limiter)', async () => {
-    const r = resolve({ limit: 2, window: '1m' });
+    const r = resolve({ limit: 2, window: '1m', algorithm: 'fixed-window' });
     const first = await r.decide({ headers: {} }, facts());
     expect(first?.verdict.action).toBe('pass');
     expect(first?.verdict.headers).toEqual({

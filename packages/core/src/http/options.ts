@@ -8,7 +8,9 @@ import type { Algorithm, FailMode, IdentityInput, PolicyInput, Store } from '../
 import { CidrError, createIpList, type IpList } from './cidr.js';
 import { createDecide, type DecideResult, type RequestFacts, type RequestMarks } from './decide.js';
 import { HEADER_FORMATS, type HeaderFormat } from './headers.js';
+import { ADAPTER_OPTION_NAMES, checkOptionNames, closestName } from './option-names.js';
 import { RateLimitOptionsError } from './options-error.js';
+import { storeProblem } from './store-check.js';
 
 /** Per-request cost: a number for every policy, or per policy name. */
 export type CostValue = number | Readonly<Record<string, number>>;
@@ -19,11 +21,11 @@ export interface RateLimitOptions<Req> {
   limiter?: Limiter;
   /** Names select from `limiter`; policy inputs build a limiter for this middleware. */
   policies?: readonly (PolicyInput | string)[];
-  /** Shorthand with `window`: one fixed-window policy named `default`. */
+  /** Shorthand with `window`: one policy named `default` (token bucket unless `algorithm` says otherwise). */
   limit?: number;
   /** Shorthand with `limit`: `'1m'`, `'10s'` or milliseconds. */
   window?: string | number;
-  /** Algorithm of the shorthand policy; default `'fixed-window'`. */
+  /** Algorithm of the shorthand policy; default `'token-bucket'`, as for every policy (`POLICY_DEFAULTS`). */
   algorithm?: Algorithm;
   /** Store of the limiter built here; default a `MemoryStore`. */
   store?: Store;
@@ -71,6 +73,11 @@ export interface ResolvedRateLimitSettings {
    * use different settings still find each other's checks.
    */
   readonly requestMarks?: RequestMarks;
+  /**
+   * Every option name the adapter takes, its own included, for the "did you mean" of an
+   * unknown name. Default `ADAPTER_OPTION_NAMES`.
+   */
+  readonly optionNames?: readonly string[];
 }
 
 const REQUEST_MARKS: readonly RequestMarks[] = ['private-field', 'weak-map'];
@@ -106,25 +113,6 @@ export interface ResolvedRateLimit<Req> {
    */
   decide(req: Req, facts: RequestFacts): Promise<DecideResult | undefined>;
 }
-
-const KNOWN_OPTIONS = [
-  'limiter',
-  'policies',
-  'limit',
-  'window',
-  'algorithm',
-  'store',
-  'prefix',
-  'failMode',
-  'identity',
-  'cost',
-  'skip',
-  'headers',
-  'shadowHeaders',
-  'shadow',
-  'ipv6Subnet',
-  'allowList',
-];
 
 const FAIL_MODES: readonly FailMode[] = ['closed', 'open', 'local'];
 
@@ -178,7 +166,8 @@ function describeFormats(): string {
  * Three ways to say which policies apply:
  * - `limiter` (shared), optionally with `policies` naming some of its policies;
  * - `policies` as policy inputs: a limiter is built here (with `store`, `prefix`);
- * - `limit` + `window`: one policy named `default` (`algorithm`, default fixed-window).
+ * - `limit` + `window`: one policy named `default` (`algorithm`, default token-bucket as
+ *   for every policy: `POLICY_DEFAULTS.algorithm`).
  *
  * @param options the adapter's options, without its own extras (`onLimited` etc.)
  * @param adapter the adapter's name, for messages
@@ -198,11 +187,7 @@ export function resolveRateLimitOptions<Req>(
     throw new RateLimitOptionsError('options', options, 'must be an object');
   }
   const o = options as Record<string, unknown>;
-  for (const key of Object.keys(o)) {
-    if (!KNOWN_OPTIONS.includes(key) && o[key] !== undefined) {
-      throw new RateLimitOptionsError(key, o[key], `is not an option of ${adapter} rateLimit()`);
-    }
-  }
+  checkOptionNames(o, settings.optionNames ?? ADAPTER_OPTION_NAMES, `${adapter} rateLimit()`);
 
   optionalFunction(o, 'identity');
   optionalFunction(o, 'skip');
@@ -302,10 +287,11 @@ export function resolveRateLimitOptions<Req>(
           );
         }
         if (!known.includes(entry)) {
+          const closest = closestName(entry, known);
           throw new RateLimitOptionsError(
             'policies',
             entry,
-            `must name a policy of the limiter (${known.join(', ')})`,
+            `must name a policy of the limiter (${known.join(', ')})${closest === undefined ? '' : `: did you mean "${closest}"?`}`,
           );
         }
         if (!names.includes(entry)) names.push(entry);
@@ -340,13 +326,24 @@ export function resolveRateLimitOptions<Req>(
           "is required with \"limit\" (e.g. '1m', '10s' or milliseconds)",
         );
       }
-      inputs = [{ name: 'default', algorithm: options.algorithm ?? 'fixed-window', limit, window }];
+      inputs = [
+        {
+          name: 'default',
+          ...(options.algorithm !== undefined && { algorithm: options.algorithm }),
+          limit,
+          window,
+        },
+      ];
     } else {
       throw new RateLimitOptionsError(
         'policies',
         undefined,
         'is required: give "policies", "limit" and "window", or a shared "limiter"',
       );
+    }
+    if (options.store !== undefined) {
+      const problem = storeProblem(options.store);
+      if (problem !== undefined) throw new RateLimitOptionsError('store', options.store, problem);
     }
     inputs = inputs.map((input) => {
       let p = input;

@@ -120,7 +120,11 @@ describe('idempotent checks (descriptor.requestId)', () => {
       new TypeError('limiter.check: "requestId" must be a non-empty string, got 5'),
     );
     expect(() => createLimiter({ policies: [bucket], idempotency: { ttlMs: 0 } })).toThrow(
-      new TypeError('createLimiter: "idempotency.ttlMs" must be a positive integer, got 0'),
+      expect.objectContaining({
+        name: 'RateLimitOptionsError',
+        code: 'INVALID_OPTIONS',
+        message: 'createLimiter: "idempotency.ttlMs" must be a positive integer, got 0',
+      }),
     );
   });
 });

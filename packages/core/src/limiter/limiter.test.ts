@@ -681,7 +681,31 @@ describe('createLimiter: options', () => {
     ],
     [{ clock: 5 }, 'createLimiter: "clock" must be a function returning milliseconds, got 5'],
   ] as const)('rejects %j', (patch, message) => {
-    expect(() => createLimiter({ policies: [burst], ...patch } as never)).toThrow(new TypeError(message));
+    // One options error class everywhere: a TypeError with the code INVALID_OPTIONS.
+    expect(() => createLimiter({ policies: [burst], ...patch } as never)).toThrow(
+      expect.objectContaining({ name: 'RateLimitOptionsError', code: 'INVALID_OPTIONS', message }),
+    );
+    expect(() => createLimiter({ policies: [burst], ...patch } as never)).toThrow(TypeError);
+  });
+
+  it("names the Sluice option for another library's option or a typo", () => {
+    expect(() => createLimiter({ policies: [burst], points: 5 } as never)).toThrow(
+      'createLimiter: "points" is not an option of createLimiter(): did you mean "limit"?',
+    );
+    expect(() => createLimiter({ policies: [burst], timeout: 5 } as never)).toThrow(
+      'createLimiter: "timeout" is not an option of createLimiter(): did you mean "timeoutMs"?',
+    );
+  });
+
+  it('tells a Redis client passed as the store how to wrap it', () => {
+    const ioredisLike = { evalsha: async () => 0, eval: async () => 0, sendCommand: () => 0 };
+    expect(() => createLimiter({ policies: [burst], store: ioredisLike as never })).toThrow(
+      'createLimiter: "store" must be a Store, not a Redis client: wrap it in new RedisStore({ client })',
+    );
+    const nodeRedisLike = { evalSha: async () => 0, sendCommand: async () => 0 };
+    expect(() => createLimiter({ policies: [burst], store: nodeRedisLike as never })).toThrow(
+      'wrap it in new RedisStore({ client: fromNodeRedis(client) })',
+    );
   });
 
   it('rejects bad policies with PolicyError', () => {

@@ -1,6 +1,9 @@
 /** `createLimiter` options: the shape, the defaults and their validation. */
+
+import { checkOptionNames, LIMITER_OPTION_NAMES } from '../http/option-names.js';
+import { RateLimitOptionsError } from '../http/options-error.js';
+import { storeProblem } from '../http/store-check.js';
 import { isValidPrefix } from '../keys/build-keys.js';
-import { describeValue } from '../policy/errors.js';
 import type { Clock, DecisionEvent, PolicyInput, Store } from '../types.js';
 
 /** Options of `createLimiter`. */
@@ -59,7 +62,7 @@ export interface ResolvedLimiterOptions {
 }
 
 function fail(field: string, value: unknown, requirement: string): never {
-  throw new TypeError(`createLimiter: "${field}" ${requirement}, got ${describeValue(value)}`);
+  throw new RateLimitOptionsError(field, value, requirement, 'createLimiter');
 }
 
 function positiveNumber(field: string, value: unknown, fallback: number): number {
@@ -87,21 +90,22 @@ function optionalObject(field: string, value: unknown): Record<string, unknown> 
 
 /**
  * Validates everything except the policies (which throw `PolicyError`).
- * @throws TypeError naming the option and the value
+ * @throws RateLimitOptionsError (a TypeError) naming the option and the value
  */
 export function resolveLimiterOptions(options: LimiterOptions): ResolvedLimiterOptions {
   if (typeof options !== 'object' || options === null) fail('options', options, 'must be an object');
+  checkOptionNames(
+    options as unknown as Record<string, unknown>,
+    LIMITER_OPTION_NAMES,
+    'createLimiter()',
+    'createLimiter',
+  );
   const prefix = options.prefix ?? LIMITER_DEFAULTS.prefix;
   if (!isValidPrefix(prefix)) {
     fail('prefix', options.prefix, 'must be 1-128 characters without whitespace, "{" or "}"');
   }
-  const store = options.store;
-  if (
-    store !== undefined &&
-    (typeof store !== 'object' || store === null || typeof store.check !== 'function')
-  ) {
-    fail('store', store, 'must be a Store (an object with check() and reset())');
-  }
+  const storeIssue = options.store === undefined ? undefined : storeProblem(options.store);
+  if (storeIssue !== undefined) fail('store', options.store, storeIssue);
   if (options.clock !== undefined && typeof options.clock !== 'function') {
     fail('clock', options.clock, 'must be a function returning milliseconds');
   }

@@ -4,10 +4,15 @@
  */
 import { Cluster, type ClusterOptions, Redis, type RedisOptions } from 'ioredis';
 import { RedisStore, type RedisStoreOptions } from '../stores/redis-store.js';
+import { fromNodeRedis, type NodeRedisLike } from '../redis/node-redis.js';
 import type { Clock, EvalClient } from '../types.js';
 
 /** Where the store connects: a `redis://` URL, Cluster seed nodes, or a client you built. */
-export type RedisTarget = string | { readonly clusterNodes: readonly string[] } | EvalClient;
+export type RedisTarget =
+  | string
+  | { readonly clusterNodes: readonly string[] }
+  | EvalClient
+  | NodeRedisLike;
 
 /** Options of `createRedisStore`. */
 export interface CreateRedisStoreOptions
@@ -62,10 +67,19 @@ function isEvalClient(value: unknown): value is EvalClient {
   );
 }
 
+function isNodeRedis(value: unknown): value is NodeRedisLike {
+  return (
+    typeof value === 'object' &&
+    value !== null &&
+    typeof (value as NodeRedisLike).evalSha === 'function' &&
+    typeof (value as NodeRedisLike).eval === 'function'
+  );
+}
+
 /**
  * A `RedisStore` for a URL (`redis://` or `rediss://`), Redis Cluster seed nodes
  * (`{ clusterNodes: ['127.0.0.1:7000', ...] }`), or an existing client (ioredis `Redis` or
- * `Cluster`, or any `EvalClient`). Clients built here belong to the store: `store.close()` quits them.
+ * `Cluster`, a connected node-redis client or cluster client, or any `EvalClient`). Clients built here belong to the store: `store.close()` quits them.
  */
 export function createRedisStore(target: RedisTarget, options: CreateRedisStoreOptions = {}): RedisStore {
   const clock = options.clock;
@@ -85,6 +99,7 @@ export function createRedisStore(target: RedisTarget, options: CreateRedisStoreO
     return new RedisStore({ client, clock, ownsClient: true, ...batching });
   }
   if (isEvalClient(target)) return new RedisStore({ client: target, clock, ...batching });
+  if (isNodeRedis(target)) return new RedisStore({ client: fromNodeRedis(target), clock, ...batching });
   if (
     typeof target === 'object' &&
     target !== null &&
@@ -101,6 +116,6 @@ export function createRedisStore(target: RedisTarget, options: CreateRedisStoreO
     return new RedisStore({ client, clock, ownsClient: true, ...batching });
   }
   throw new TypeError(
-    'createRedisStore: expected a redis:// URL, { clusterNodes: [...] } or a client with evalsha() and eval()',
+    'createRedisStore: expected a redis:// URL, { clusterNodes: [...] }, an ioredis client or a node-redis client',
   );
 }
