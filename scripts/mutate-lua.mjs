@@ -36,7 +36,9 @@ const flag = (name) => args.includes(name);
 const onlyArg = args.indexOf('--only');
 const only = onlyArg >= 0 ? args[onlyArg + 1].split(',') : undefined;
 /** Ms one test run may take before the mutant counts as killed by a timeout. */
-const RUN_TIMEOUT_MS = 300_000;
+const RUN_TIMEOUT_MS = 600_000;
+/** Ms one test or hook may take (vitest's own default, 5 s, is too short on a loaded machine). */
+const TEST_TIMEOUT_MS = 120_000;
 
 const mutants = LUA_MUTANTS.filter((m) => only === undefined || only.some((p) => m.id.startsWith(p)));
 if (flag('--list')) {
@@ -69,6 +71,13 @@ try {
   // no package-local modules: all hoisted
 }
 const coreDir = join(work, 'packages/core');
+const cleanUp = () => rmSync(work, { recursive: true, force: true });
+for (const signal of ['SIGINT', 'SIGTERM']) {
+  process.on(signal, () => {
+    cleanUp();
+    process.exit(130);
+  });
+}
 const luaDir = join(work, 'lua');
 
 // The tests that run the scripts: core test files that start a redis-server.
@@ -114,7 +123,14 @@ function runTests() {
   try {
     const json = JSON.parse(readFileSync(report, 'utf8'));
     failed = json.testResults.flatMap((file) =>
-      file.assertionResults.filter((t) => t.status === 'failed').map((t) => t.fullName),
+      file.assertionResults
+        .filter((t) => t.status === 'failed')
+        .map(
+          (t) =>
+            `${t.fullName}: ${String(t.failureMessages?.[0] ?? '')
+              .split('\n')[0]
+              .slice(0, 200)}`,
+        ),
     );
     if (failed.length === 0 && json.numFailedTestSuites > 0) failed = ['a test file failed to load'];
   } catch {
@@ -131,7 +147,7 @@ console.log(
 const baseline = runTests();
 if (baseline.failed.length > 0) {
   console.error(`mutate-lua: the tests fail without any mutant: ${baseline.failed.join('; ')}`);
-  rmSync(work, { recursive: true, force: true });
+  cleanUp();
   process.exit(2);
 }
 
@@ -161,7 +177,7 @@ for (const m of mutants) {
   results.push({ id: m.id, file: `lua/${m.file}`, find: m.find, replace: m.replace, status, detail });
   console.log(`${status.padEnd(9)} ${m.id}${detail ? `  (${detail})` : ''}`);
 }
-rmSync(work, { recursive: true, force: true });
+cleanUp();
 
 const count = (s) => results.filter((r) => r.status === s).length;
 const killed = count('killed');
