@@ -9,6 +9,7 @@
  *   node scripts/mutate-lua.mjs                 every mutant
  *   node scripts/mutate-lua.mjs --only a,b      the mutants with these ids (or id prefixes)
  *   node scripts/mutate-lua.mjs --all-core      run the whole core project per mutant
+ *   node scripts/mutate-lua.mjs --tests x,y     only the test files whose path contains x or y
  *   node scripts/mutate-lua.mjs --list          print the list, run nothing
  *
  * Writes reports/lua-mutation.json. Exits 1 when a mutant survives that the list does not
@@ -35,6 +36,8 @@ const args = process.argv.slice(2);
 const flag = (name) => args.includes(name);
 const onlyArg = args.indexOf('--only');
 const only = onlyArg >= 0 ? args[onlyArg + 1].split(',') : undefined;
+const testsArg = args.indexOf('--tests');
+const testsOnly = testsArg >= 0 ? args[testsArg + 1].split(',') : undefined;
 /** Ms one test run may take before the mutant counts as killed by a timeout. */
 const RUN_TIMEOUT_MS = 600_000;
 /** Ms one test or hook may take (vitest's own default, 5 s, is too short on a loaded machine). */
@@ -83,7 +86,9 @@ const luaDir = join(work, 'lua');
 // The tests that run the scripts: core test files that start a redis-server.
 const testFiles = flag('--all-core')
   ? []
-  : findTests(join(coreDir, 'src')).filter((f) => /redis-server/.test(readFileSync(f, 'utf8')));
+  : findTests(join(coreDir, 'src'))
+      .filter((f) => /redis-server/.test(readFileSync(f, 'utf8')))
+      .filter((f) => testsOnly === undefined || testsOnly.some((t) => f.includes(t)));
 
 function findTests(dir) {
   return readdirSync(dir, { withFileTypes: true }).flatMap((e) => {

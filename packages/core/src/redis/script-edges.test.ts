@@ -1,0 +1,102 @@
+/**
+ * Edges of the decide script pinned to exact answers, each on the Redis script (explicit
+ * time) and on MemoryStore, its TypeScript twin: floating-point slack of fractional costs,
+ * the clamps of `remaining`, and the microsecond slack of the token bucket and GCRA.
+ */
+import { Redis } from 'ioredis';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { type RedisProcess, startRedis } from '../../../../test/support/redis-server.js';
+import { type Decide, makePolicy, memoryDecide } from '../algorithms/testing.test-support.js';
+import type { Algorithm, CompiledPolicy, StoreEntry } from '../types.js';
+import { redisDecide } from './script.test-support.js';
+
+let server: RedisProcess;
+let redis: Redis;
+let run = 0;
+const stores: Record<string, () => Decide> = {
+  redis: () => redisDecide(redis),
+  memory: () => memoryDecide().decide,
+};
+
+beforeAll(async () => {
+  server = await startRedis();
+  redis = new Redis(server.port, '127.0.0.1', { maxRetriesPerRequest: 1 });
+});
+
+afterAll(async () => {
+  redis?.disconnect();
+  await server?.stop();
+});
+
+const T0 = 1_764_400_000_000;
+
+/** One entry of a key no other test used. */
+function entry(policy: CompiledPolicy, cost: number, key = `edges${++run}:{id}:${policy.name}`): StoreEntry {
+  return { key, policy, cost };
+}
+
+describe.each(Object.keys(stores))('decide edges on %s', (storeName) => {
+  let decide: Decide;
+  beforeAll(() => {
+    decide = stores[storeName]!();
+  });
+
+  it.each<Algorithm>(['fixed-window', 'sliding-window'])(
+    '%s admits thirty costs of 0.1 into a limit of 3 and counts whole units through the rounding noise',
+    async (algorithm) => {
+      // 0.1 summed 20 times is 2.0000000000000004 and 30 times 3.0000000000000013.
+      const policy = makePolicy(algorithm, 3, 60_000);
+      const e = entry(policy, 0.1);
+      const remaining: number[] = [];
+      for (let i = 0; i < 30; i++) {
+        const [v] = await decide([e], 'consume', T0 + 1);
+        expect(v!.allowed).toBe(true);
+        remaining.push(v!.remaining);
+      }
+      expect(remaining[9]).toBe(2); // after 1.0 (0.9999999999999999)
+      expect(remaining[19]).toBe(1); // after 2.0 (2.0000000000000004)
+      expect(remaining[29]).toBe(0);
+      const [denied] = await decide([e], 'consume', T0 + 1);
+      expect(denied!.allowed).toBe(false);
+      expect(denied!.remaining).toBe(0);
+    },
+  );
+
+  it('sliding-log: after time goes back over kept expired records, remaining stays at 0, never below', async () => {
+    const policy = makePolicy('sliding-log', 3, 1000);
+    const e = entry(policy, 1);
+    for (const t of [0, 300, 600]) expect((await decide([e], 'consume', T0 + t))[0]!.allowed).toBe(true);
+    // The first record has left the window; the charge appends (the expired record is kept).
+    expect((await decide([e], 'consume', T0 + 1100))[0]!.allowed).toBe(true);
+    // Back before the first record expired: four records in the window, limit 3.
+    const [back] = await decide([e], 'peek', T0 + 950);
+    expect(back).toMatchObject({ allowed: false, remaining: 0 });
+    const [charged] = await decide([e], 'consume', T0 + 950);
+    expect(charged).toMatchObject({ allowed: false, remaining: 0 });
+  });
+
+  it.each<Algorithm>(['token-bucket', 'gcra'])(
+    '%s admits a unit at the microsecond it is due (1000/3 ms per unit)',
+    async (algorithm) => {
+      const policy = makePolicy(algorithm, 3, 1000);
+      const e = entry(policy, 1);
+      const [spent] = await decide([entry(policy, 3, e.key)], 'consume', T0);
+      expect(spent).toMatchObject({ allowed: true, remaining: 0 });
+      expect((await decide([e], 'peek', T0 + 333))[0]!.allowed).toBe(false);
+      // 333.333 ms earn 0.999999 of a unit: the microsecond of slack makes it whole.
+      const [due] = await decide([e], 'consume', T0 + 333.333);
+      expect(due).toMatchObject({ allowed: true, remaining: 0 });
+    },
+  );
+
+  it.each<Algorithm>(['token-bucket', 'gcra'])(
+    '%s caps the slack at half a unit: 1000 units per ms, once spent, deny the next unit at the same instant',
+    async (algorithm) => {
+      const policy = makePolicy(algorithm, 1000, 1);
+      const e = entry(policy, 1);
+      expect((await decide([entry(policy, 1000, e.key)], 'consume', T0))[0]!.allowed).toBe(true);
+      const [next] = await decide([e], 'consume', T0);
+      expect(next).toMatchObject({ allowed: false, remaining: 0 });
+    },
+  );
+});
