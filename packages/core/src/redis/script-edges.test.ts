@@ -99,4 +99,14 @@ describe.each(Object.keys(stores))('decide edges on %s', (storeName) => {
       expect(next).toMatchObject({ allowed: false, remaining: 0 });
     },
   );
+
+  it.each<Algorithm>(['token-bucket', 'gcra'])(
+    '%s never reports more than the limit, even when the half-unit slack would round a fractional capacity up',
+    async (algorithm) => {
+      // 2.5 units per 2.5 us: a unit every microsecond, slack capped at 0.5, floor(2.5 + 0.5) = 3.
+      const policy = makePolicy(algorithm, 2.5, 0.0025);
+      const [fresh] = await decide([entry(policy, 1)], 'peek', T0);
+      expect(fresh).toMatchObject({ allowed: true, remaining: 2 });
+    },
+  );
 });
