@@ -109,4 +109,30 @@ describe.each(Object.keys(stores))('decide edges on %s', (storeName) => {
       expect(fresh).toMatchObject({ allowed: true, remaining: 2 });
     },
   );
+
+  it('token-bucket: time going backwards freezes the bucket at the later time (remaining exactly as before)', async () => {
+    const policy = makePolicy('token-bucket', 20, 2000); // a unit per 100 ms
+    const e = entry(policy, 1);
+    expect((await decide([entry(policy, 5, e.key)], 'consume', T0 + 1000))[0]!.remaining).toBe(15);
+    const [back] = await decide([e], 'peek', T0);
+    expect(back).toMatchObject({ allowed: true, remaining: 15, resetMs: 1500 }); // full at T0 + 1500
+    const [charged] = await decide([e], 'consume', T0);
+    expect(charged).toMatchObject({ allowed: true, remaining: 14 });
+    // Back at the later time: nothing was earned by the step back and forth.
+    const [again] = await decide([e], 'peek', T0 + 1000);
+    expect(again).toMatchObject({ allowed: true, remaining: 14, resetMs: 600 });
+  });
+
+  it('sliding-window: a step back before the window start weighs the previous window fully, no more', async () => {
+    const policy = makePolicy('sliding-window', 10, 1000);
+    const e = entry(policy, 1);
+    expect((await decide([entry(policy, 4, e.key)], 'consume', T0 + 500))[0]!.allowed).toBe(true);
+    expect((await decide([entry(policy, 3, e.key)], 'consume', T0 + 1100))[0]!.allowed).toBe(true);
+    // Back to the middle of the first window: 4 (previous, weight 1) + 3 (current) = 7.
+    const [back] = await decide([e], 'peek', T0 + 500);
+    expect(back).toMatchObject({ allowed: true, remaining: 3 });
+    // Forward past the end of the current window: the previous window weighs 0.
+    const [late] = await decide([e], 'peek', T0 + 2000);
+    expect(late).toMatchObject({ allowed: true, remaining: 7 });
+  });
 });
