@@ -135,4 +135,18 @@ describe.each(Object.keys(stores))('decide edges on %s', (storeName) => {
     const [late] = await decide([e], 'peek', T0 + 2000);
     expect(late).toMatchObject({ allowed: true, remaining: 7 });
   });
+
+  it('token-bucket: a key written under a larger capacity admits no more than the new capacity', async () => {
+    const key = `edges${++run}:{id}:resized`;
+    const large = makePolicy('token-bucket', 10, 10_000, 'resized');
+    const small = makePolicy('token-bucket', 5, 5000, 'resized');
+    expect((await decide([entry(large, 1, key)], 'consume', T0))[0]).toMatchObject({
+      allowed: true,
+      remaining: 9,
+    });
+    let admitted = 0;
+    for (let i = 0; i < 10; i++)
+      if ((await decide([entry(small, 1, key)], 'consume', T0))[0]!.allowed) admitted++;
+    expect(admitted).toBe(5);
+  });
 });
