@@ -97,6 +97,9 @@ describe.each(Object.keys(stores))('decide edges on %s', (storeName) => {
       expect((await decide([entry(policy, 1000, e.key)], 'consume', T0))[0]!.allowed).toBe(true);
       const [next] = await decide([e], 'consume', T0);
       expect(next).toMatchObject({ allowed: false, remaining: 0 });
+      // Exactly the slack still fits (the comparison includes its bound); a little more does not.
+      expect((await decide([entry(policy, 0.6, e.key)], 'peek', T0))[0]!.allowed).toBe(false);
+      expect((await decide([entry(policy, 0.5, e.key)], 'peek', T0))[0]!.allowed).toBe(true);
     },
   );
 
