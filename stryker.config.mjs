@@ -46,6 +46,7 @@ export default {
   incrementalFile: `reports/stryker-incremental-${name}.json`,
   concurrency: 2,
   timeoutMS: 5000,
+  dryRunTimeoutMinutes: 30,
   timeoutFactor: 3,
   reporters: ['clear-text', 'progress', 'json', 'html'],
   jsonReporter: { fileName: `reports/mutation/${name}.json` },
