@@ -137,6 +137,9 @@ function runTests() {
               .slice(0, 200)}`,
         ),
     );
+    // With --bail, the tests still running in other files when one fails are cancelled and
+    // reported failed without an assertion (STACK_TRACE_ERROR): name a real failure first.
+    failed.sort((a, b) => Number(a.includes('STACK_TRACE_ERROR')) - Number(b.includes('STACK_TRACE_ERROR')));
     if (failed.length === 0 && json.numFailedTestSuites > 0) failed = ['a test file failed to load'];
   } catch {
     failed = run.status === 0 ? [] : [`vitest exited ${run.status}`];
