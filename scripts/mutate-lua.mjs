@@ -10,6 +10,7 @@
  *   node scripts/mutate-lua.mjs --only a,b      the mutants with these ids (or id prefixes)
  *   node scripts/mutate-lua.mjs --all-core      run the whole core project per mutant
  *   node scripts/mutate-lua.mjs --tests x,y     only the test files whose path contains x or y
+ *   node scripts/mutate-lua.mjs --out f.json    write the report there (default reports/lua-mutation.json)
  *   node scripts/mutate-lua.mjs --list          print the list, run nothing
  *
  * Writes reports/lua-mutation.json. Exits 1 when a mutant survives that the list does not
@@ -38,6 +39,8 @@ const onlyArg = args.indexOf('--only');
 const only = onlyArg >= 0 ? args[onlyArg + 1].split(',') : undefined;
 const testsArg = args.indexOf('--tests');
 const testsOnly = testsArg >= 0 ? args[testsArg + 1].split(',') : undefined;
+const outArg = args.indexOf('--out');
+const out = outArg >= 0 ? args[outArg + 1] : 'reports/lua-mutation.json';
 /** Ms one test run may take before the mutant counts as killed by a timeout. */
 const RUN_TIMEOUT_MS = 600_000;
 /** Ms one test or hook may take (vitest's own default, 5 s, is too short on a loaded machine). */
@@ -114,6 +117,11 @@ function runTests() {
       'vitest.config.ts',
       '--bail',
       '1',
+      // A loaded machine must not pass for a killed mutant: only a wrong answer kills.
+      '--testTimeout',
+      String(TEST_TIMEOUT_MS),
+      '--hookTimeout',
+      String(TEST_TIMEOUT_MS),
       '--reporter',
       'json',
       '--outputFile',
@@ -201,7 +209,7 @@ const summary = {
   score: scored ? Math.round((1000 * killed) / scored) / 10 : 0,
 };
 mkdirSync(join(root, 'reports'), { recursive: true });
-writeFileSync(join(root, 'reports/lua-mutation.json'), `${JSON.stringify({ summary, results }, null, 2)}\n`);
+writeFileSync(join(root, out), `${JSON.stringify({ summary, results }, null, 2)}\n`);
 console.log(
   `\nmutate-lua: ${summary.killed} killed, ${summary.explained} explained, ${summary.survived} survived, ${summary.stale} stale of ${summary.mutants} (score ${summary.score}%, ${summary.seconds} s)`,
 );
