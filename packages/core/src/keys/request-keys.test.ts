@@ -1,0 +1,18 @@
+import { describe, expect, it } from 'vitest';
+import { identityTag, requestKeys } from './build-keys.js';
+import { encodeKeyComponent } from './encode.js';
+
+describe('requestKeys', () => {
+  it('gives the two documented record keys in the identity slot, distinct from each other', () => {
+    const tag = identityTag('sluice', '203.0.113.7');
+    const encoded = encodeKeyComponent('req 42');
+    expect(requestKeys(tag, 'req 42')).toEqual([`${tag}:~rid:${encoded}`, `${tag}:~rid2:${encoded}`]);
+  });
+
+  it('keeps the records of different request ids apart', () => {
+    const tag = identityTag('sluice', 'tenant');
+    const [a1, a2] = requestKeys(tag, 'a');
+    const [b1, b2] = requestKeys(tag, 'b');
+    expect(new Set([a1, a2, b1, b2]).size).toBe(4);
+  });
+});

@@ -1,0 +1,155 @@
+/**
+ * Edges of the decide script pinned to exact answers, each on the Redis script (explicit
+ * time) and on MemoryStore, its TypeScript twin: floating-point slack of fractional costs,
+ * the clamps of `remaining`, and the microsecond slack of the token bucket and GCRA.
+ */
+import { Redis } from 'ioredis';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { type RedisProcess, startRedis } from '../../../../test/support/redis-server.js';
+import { type Decide, makePolicy, memoryDecide } from '../algorithms/testing.test-support.js';
+import type { Algorithm, CompiledPolicy, StoreEntry } from '../types.js';
+import { redisDecide } from './script.test-support.js';
+
+let server: RedisProcess;
+let redis: Redis;
+let run = 0;
+const stores: Record<string, () => Decide> = {
+  redis: () => redisDecide(redis),
+  memory: () => memoryDecide().decide,
+};
+
+beforeAll(async () => {
+  server = await startRedis();
+  redis = new Redis(server.port, '127.0.0.1', { maxRetriesPerRequest: 1 });
+});
+
+afterAll(async () => {
+  redis?.disconnect();
+  await server?.stop();
+});
+
+const T0 = 1_764_400_000_000;
+
+/** One entry of a key no other test used. */
+function entry(policy: CompiledPolicy, cost: number, key = `edges${++run}:{id}:${policy.name}`): StoreEntry {
+  return { key, policy, cost };
+}
+
+describe.each(Object.keys(stores))('decide edges on %s', (storeName) => {
+  let decide: Decide;
+  beforeAll(() => {
+    decide = stores[storeName]!();
+  });
+
+  it.each<Algorithm>(['fixed-window', 'sliding-window'])(
+    '%s admits thirty costs of 0.1 into a limit of 3 and counts whole units through the rounding noise',
+    async (algorithm) => {
+      // 0.1 summed 20 times is 2.0000000000000004 and 30 times 3.0000000000000013.
+      const policy = makePolicy(algorithm, 3, 60_000);
+      const e = entry(policy, 0.1);
+      const remaining: number[] = [];
+      for (let i = 0; i < 30; i++) {
+        const [v] = await decide([e], 'consume', T0 + 1);
+        expect(v!.allowed).toBe(true);
+        remaining.push(v!.remaining);
+      }
+      expect(remaining[9]).toBe(2); // after 1.0 (0.9999999999999999)
+      expect(remaining[19]).toBe(1); // after 2.0 (2.0000000000000004)
+      expect(remaining[29]).toBe(0);
+      const [denied] = await decide([e], 'consume', T0 + 1);
+      expect(denied!.allowed).toBe(false);
+      expect(denied!.remaining).toBe(0);
+    },
+  );
+
+  it('sliding-log: after time goes back over kept expired records, remaining stays at 0, never below', async () => {
+    const policy = makePolicy('sliding-log', 3, 1000);
+    const e = entry(policy, 1);
+    for (const t of [0, 300, 600]) expect((await decide([e], 'consume', T0 + t))[0]!.allowed).toBe(true);
+    // The first record has left the window; the charge appends (the expired record is kept).
+    expect((await decide([e], 'consume', T0 + 1100))[0]!.allowed).toBe(true);
+    // Back before the first record expired: four records in the window, limit 3.
+    const [back] = await decide([e], 'peek', T0 + 950);
+    expect(back).toMatchObject({ allowed: false, remaining: 0 });
+    const [charged] = await decide([e], 'consume', T0 + 950);
+    expect(charged).toMatchObject({ allowed: false, remaining: 0 });
+  });
+
+  it.each<Algorithm>(['token-bucket', 'gcra'])(
+    '%s admits a unit at the microsecond it is due (1000/3 ms per unit)',
+    async (algorithm) => {
+      const policy = makePolicy(algorithm, 3, 1000);
+      const e = entry(policy, 1);
+      const [spent] = await decide([entry(policy, 3, e.key)], 'consume', T0);
+      expect(spent).toMatchObject({ allowed: true, remaining: 0 });
+      expect((await decide([e], 'peek', T0 + 333))[0]!.allowed).toBe(false);
+      // 333.333 ms earn 0.999999 of a unit: the microsecond of slack makes it whole.
+      const [due] = await decide([e], 'consume', T0 + 333.333);
+      expect(due).toMatchObject({ allowed: true, remaining: 0 });
+    },
+  );
+
+  it.each<Algorithm>(['token-bucket', 'gcra'])(
+    '%s caps the slack at half a unit: 1000 units per ms, once spent, deny the next unit at the same instant',
+    async (algorithm) => {
+      const policy = makePolicy(algorithm, 1000, 1);
+      const e = entry(policy, 1);
+      expect((await decide([entry(policy, 1000, e.key)], 'consume', T0))[0]!.allowed).toBe(true);
+      const [next] = await decide([e], 'consume', T0);
+      expect(next).toMatchObject({ allowed: false, remaining: 0 });
+      // Exactly the slack still fits (the comparison includes its bound); a little more does not.
+      expect((await decide([entry(policy, 0.6, e.key)], 'peek', T0))[0]!.allowed).toBe(false);
+      expect((await decide([entry(policy, 0.5, e.key)], 'peek', T0))[0]!.allowed).toBe(true);
+    },
+  );
+
+  it.each<Algorithm>(['token-bucket', 'gcra'])(
+    '%s never reports more than the limit, even when the half-unit slack would round a fractional capacity up',
+    async (algorithm) => {
+      // 2.5 units per 2.5 us: a unit every microsecond, slack capped at 0.5, floor(2.5 + 0.5) = 3.
+      const policy = makePolicy(algorithm, 2.5, 0.0025);
+      const [fresh] = await decide([entry(policy, 1)], 'peek', T0);
+      expect(fresh).toMatchObject({ allowed: true, remaining: 2 });
+    },
+  );
+
+  it('token-bucket: time going backwards freezes the bucket at the later time (remaining exactly as before)', async () => {
+    const policy = makePolicy('token-bucket', 20, 2000); // a unit per 100 ms
+    const e = entry(policy, 1);
+    expect((await decide([entry(policy, 5, e.key)], 'consume', T0 + 1000))[0]!.remaining).toBe(15);
+    const [back] = await decide([e], 'peek', T0);
+    expect(back).toMatchObject({ allowed: true, remaining: 15, resetMs: 1500 }); // full at T0 + 1500
+    const [charged] = await decide([e], 'consume', T0);
+    expect(charged).toMatchObject({ allowed: true, remaining: 14 });
+    // Back at the later time: nothing was earned by the step back and forth.
+    const [again] = await decide([e], 'peek', T0 + 1000);
+    expect(again).toMatchObject({ allowed: true, remaining: 14, resetMs: 600 });
+  });
+
+  it('sliding-window: a step back before the window start weighs the previous window fully, no more', async () => {
+    const policy = makePolicy('sliding-window', 10, 1000);
+    const e = entry(policy, 1);
+    expect((await decide([entry(policy, 4, e.key)], 'consume', T0 + 500))[0]!.allowed).toBe(true);
+    expect((await decide([entry(policy, 3, e.key)], 'consume', T0 + 1100))[0]!.allowed).toBe(true);
+    // Back to the middle of the first window: 4 (previous, weight 1) + 3 (current) = 7.
+    const [back] = await decide([e], 'peek', T0 + 500);
+    expect(back).toMatchObject({ allowed: true, remaining: 3 });
+    // Forward past the end of the current window: the previous window weighs 0.
+    const [late] = await decide([e], 'peek', T0 + 2000);
+    expect(late).toMatchObject({ allowed: true, remaining: 7 });
+  });
+
+  it('token-bucket: a key written under a larger capacity admits no more than the new capacity', async () => {
+    const key = `edges${++run}:{id}:resized`;
+    const large = makePolicy('token-bucket', 10, 10_000, 'resized');
+    const small = makePolicy('token-bucket', 5, 5000, 'resized');
+    expect((await decide([entry(large, 1, key)], 'consume', T0))[0]).toMatchObject({
+      allowed: true,
+      remaining: 9,
+    });
+    let admitted = 0;
+    for (let i = 0; i < 10; i++)
+      if ((await decide([entry(small, 1, key)], 'consume', T0))[0]!.allowed) admitted++;
+    expect(admitted).toBe(5);
+  });
+});

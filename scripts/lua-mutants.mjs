@@ -1,0 +1,437 @@
+/**
+ * The Lua mutants of scripts/mutate-lua.mjs: operator and constant mutations of lua/*.lua,
+ * each applied alone. `find` must occur exactly once in `file` (the entry is reported
+ * stale otherwise, so the list follows the scripts as they change); `replace` takes its
+ * place. `explained` marks a mutant known to survive and says why it cannot (or need not)
+ * be killed; every other survivor is a gap in the tests.
+ */
+
+/** @typedef {{ id: string, file: string, find: string, replace: string, explained?: string }} LuaMutant */
+
+/** @type {LuaMutant[]} */
+export const LUA_MUTANTS = [
+  // common.lua: shared helpers
+  { id: 'common/eps-zero', file: 'common.lua', find: 'local EPS = 1e-9', replace: 'local EPS = 0' },
+  {
+    id: 'common/whole-no-eps',
+    file: 'common.lua',
+    find: 'local r = floor(x + EPS)',
+    replace: 'local r = floor(x)',
+  },
+  {
+    id: 'common/whole-no-floor-clamp',
+    file: 'common.lua',
+    find: 'if r < 0 then\n    return 0',
+    replace: 'if false then\n    return 0',
+  },
+  {
+    id: 'common/whole-no-limit-clamp',
+    file: 'common.lua',
+    find: 'if r > most then',
+    replace: 'if false then',
+  },
+  {
+    id: 'common/fmt-no-zero-case',
+    file: 'common.lua',
+    find: 'if x == 0 then',
+    replace: 'if false then',
+  },
+  {
+    id: 'common/get-string-no-type-check',
+    file: 'common.lua',
+    find: "if type(value) ~= 'string' then",
+    replace: 'if false then',
+  },
+  {
+    id: 'common/parse2-accepts-three-parts',
+    file: 'common.lua',
+    find: "if find(rest, '|', 1, true) ~= nil then",
+    replace: 'if false then',
+  },
+  {
+    id: 'common/parse3-no-first-check',
+    file: 'common.lua',
+    find: 'if a == nil or first == nil then',
+    replace: 'if a == nil then',
+  },
+
+  // token-bucket.lua
+  {
+    id: 'token-bucket/backward-refill',
+    file: 'token-bucket.lua',
+    find: 'if elapsed > 0 then',
+    replace: 'if elapsed ~= 0 then',
+  },
+  {
+    id: 'token-bucket/elapsed-ge-0',
+    file: 'token-bucket.lua',
+    find: 'if elapsed > 0 then',
+    replace: 'if elapsed >= 0 then',
+  },
+  {
+    id: 'token-bucket/full-refill-gt',
+    file: 'token-bucket.lua',
+    find: 'if elapsed >= (limit - tokens) * intervalMs then',
+    replace: 'if elapsed > (limit - tokens) * intervalMs then',
+  },
+  {
+    id: 'token-bucket/refill-minus',
+    file: 'token-bucket.lua',
+    find: 'tokens = tokens + elapsed / intervalMs',
+    replace: 'tokens = tokens - elapsed / intervalMs',
+  },
+  {
+    id: 'token-bucket/no-capacity-clamp',
+    file: 'token-bucket.lua',
+    find: 'if tokens > limit then\n    tokens = limit',
+    replace: 'if false then\n    tokens = limit',
+  },
+  {
+    id: 'token-bucket/slack-zero',
+    file: 'token-bucket.lua',
+    find: 'local slack = 0.001 / intervalMs',
+    replace: 'local slack = 0',
+  },
+  {
+    id: 'token-bucket/slack-no-cap',
+    file: 'token-bucket.lua',
+    find: 'if slack > 0.5 then',
+    replace: 'if false then',
+  },
+  {
+    id: 'token-bucket/allowed-gt',
+    file: 'token-bucket.lua',
+    find: 'r.allowed = tokens + slack >= cost',
+    replace: 'r.allowed = tokens + slack > cost',
+  },
+  {
+    id: 'token-bucket/reset-sign',
+    file: 'token-bucket.lua',
+    find: 'r.resetMs = (ts - now) + (limit - tokens) * intervalMs',
+    replace: 'r.resetMs = (now - ts) + (limit - tokens) * intervalMs',
+  },
+  {
+    id: 'token-bucket/never-ge',
+    file: 'token-bucket.lua',
+    find: 'elseif cost > limit then',
+    replace: 'elseif cost >= limit then',
+  },
+  {
+    id: 'token-bucket/retry-plus',
+    file: 'token-bucket.lua',
+    find: '(cost - tokens) * intervalMs',
+    replace: '(cost + tokens) * intervalMs',
+  },
+  {
+    id: 'token-bucket/charge-plus',
+    file: 'token-bucket.lua',
+    find: 'local left = tokens - cost',
+    replace: 'local left = tokens + cost',
+  },
+
+  // gcra.lua
+  {
+    id: 'gcra/scale-cap',
+    file: 'gcra.lua',
+    find: 'while t >= 2 and s < 40 do',
+    replace: 'while t >= 2 and s < 20 do',
+  },
+  {
+    id: 'gcra/slack-no-floor',
+    file: 'gcra.lua',
+    find: 'if slack < 4 / scale then',
+    replace: 'if false then',
+  },
+  {
+    id: 'gcra/no-idle-clamp',
+    file: 'gcra.lua',
+    find: 'if used < 0 then\n      used = 0',
+    replace: 'if false then\n      used = 0',
+  },
+  {
+    id: 'gcra/no-backlog-clamp',
+    file: 'gcra.lua',
+    find: 'elseif used > limit + slack then',
+    replace: 'elseif false then',
+  },
+  {
+    id: 'gcra/allowed-lt',
+    file: 'gcra.lua',
+    find: 'r.allowed = used + cost <= limit + slack',
+    replace: 'r.allowed = used + cost < limit + slack',
+  },
+  {
+    id: 'gcra/ms-until-negative',
+    file: 'gcra.lua',
+    find: 'if ms > 0 then',
+    replace: 'if true then',
+  },
+  {
+    id: 'gcra/base-ceil',
+    file: 'gcra.lua',
+    find: 'local base = floor(nowF)',
+    replace: 'local base = ceil(nowF)',
+  },
+  {
+    id: 'gcra/base-ignores-tat',
+    file: 'gcra.lua',
+    find: 'if tat ~= nil and tat > nowF then',
+    replace: 'if false then',
+  },
+  {
+    id: 'gcra/cost-floor',
+    file: 'gcra.lua',
+    find: 'local tat2 = base + ceil(cost * scale)',
+    replace: 'local tat2 = base + floor(cost * scale)',
+  },
+  {
+    id: 'gcra/retry-minus-used',
+    file: 'gcra.lua',
+    find: 'r.retryAfterMs = (used + cost - limit) * intervalMs',
+    replace: 'r.retryAfterMs = (cost - limit) * intervalMs',
+  },
+
+  // sliding-window.lua
+  {
+    id: 'sliding-window/no-backward-clamp',
+    file: 'sliding-window.lua',
+    find: 'if f < 0 then\n    f = 0',
+    replace: 'if false then\n    f = 0',
+  },
+  {
+    id: 'sliding-window/no-forward-clamp',
+    file: 'sliding-window.lua',
+    find: 'elseif f > 1 then',
+    replace: 'elseif false then',
+  },
+  {
+    id: 'sliding-window/same-window-gt',
+    file: 'sliding-window.lua',
+    find: 'if savedWin >= n then',
+    replace: 'if savedWin > n then',
+  },
+  {
+    id: 'sliding-window/previous-window-off',
+    file: 'sliding-window.lua',
+    find: 'elseif savedWin == n - 1 then',
+    replace: 'elseif savedWin == n - 2 then',
+  },
+  {
+    id: 'sliding-window/weight-flipped',
+    file: 'sliding-window.lua',
+    find: 'local est = prev * (1 - f) + cur',
+    replace: 'local est = prev * f + cur',
+  },
+  {
+    id: 'sliding-window/allowed-lt',
+    file: 'sliding-window.lua',
+    find: 'r.allowed = est + cost <= limit + EPS',
+    replace: 'r.allowed = est + cost < limit + EPS',
+  },
+  {
+    id: 'sliding-window/reset-one-window',
+    file: 'sliding-window.lua',
+    find: 'r.resetMs = (win + 2) * windowMs - now',
+    replace: 'r.resetMs = (win + 1) * windowMs - now',
+  },
+  {
+    id: 'sliding-window/retry-weight-sign',
+    file: 'sliding-window.lua',
+    find: 'windowMs * (1 - room / prev)',
+    replace: 'windowMs * (1 + room / prev)',
+  },
+  {
+    id: 'sliding-window/retry-no-clamp',
+    file: 'sliding-window.lua',
+    find: 'if r.retryAfterMs < 0 then',
+    replace: 'if false then',
+  },
+  {
+    id: 'sliding-window/retry-cur-lt',
+    file: 'sliding-window.lua',
+    find: 'if cur <= room2 then',
+    replace: 'if cur < room2 then',
+  },
+
+  // fixed-window.lua
+  {
+    id: 'fixed-window/backward-new-window',
+    file: 'fixed-window.lua',
+    find: 'if savedWin ~= nil and savedWin >= n then',
+    replace: 'if savedWin ~= nil and savedWin == n then',
+  },
+  {
+    id: 'fixed-window/allowed-lt',
+    file: 'fixed-window.lua',
+    find: 'r.allowed = count + cost <= limit + EPS',
+    replace: 'r.allowed = count + cost < limit + EPS',
+  },
+  {
+    id: 'fixed-window/ends-next-window',
+    file: 'fixed-window.lua',
+    find: 'local ends = (win + 1) * windowMs - now',
+    replace: 'local ends = (win + 2) * windowMs - now',
+  },
+  {
+    id: 'fixed-window/reset-when-empty',
+    file: 'fixed-window.lua',
+    find: 'if count > 0 then',
+    replace: 'if count >= 0 then',
+  },
+
+  // sliding-log.lua
+  {
+    id: 'sliding-log/shape-no-modulo',
+    file: 'sliding-log.lua',
+    find: 'if len >= LOG_HEAD + LOG_REC and (len - LOG_HEAD) % LOG_REC == 0 then',
+    replace: 'if len >= LOG_HEAD + LOG_REC then',
+  },
+  {
+    id: 'sliding-log/live-ge',
+    file: 'sliding-log.lua',
+    find: 'if n > 0 and last > sinceUs then',
+    replace: 'if n > 0 and last >= sinceUs then',
+  },
+  {
+    id: 'sliding-log/search-ge',
+    file: 'sliding-log.lua',
+    find: 'if log_time(v, mid) > sinceUs then',
+    replace: 'if log_time(v, mid) >= sinceUs then',
+  },
+  {
+    id: 'sliding-log/allowed-lt',
+    file: 'sliding-log.lua',
+    find: 'r.allowed = live + cost <= limit',
+    replace: 'r.allowed = live + cost < limit',
+  },
+  {
+    id: 'sliding-log/stamp-not-monotonic',
+    file: 'sliding-log.lua',
+    find: 'if newest ~= nil and newest > nowUs then',
+    replace: 'if false then',
+  },
+  {
+    id: 'sliding-log/retry-search-gt',
+    file: 'sliding-log.lua',
+    find: 'if log_cum(v, mid) - before >= k then',
+    replace: 'if log_cum(v, mid) - before > k then',
+  },
+  {
+    id: 'sliding-log/rewrite-later',
+    file: 'sliding-log.lua',
+    find: 'if cum < LOG_CUM_MAX and dead < kept then',
+    replace: 'if cum < LOG_CUM_MAX and dead <= kept then',
+  },
+  {
+    id: 'sliding-log/no-append-pexpire',
+    file: 'sliding-log.lua',
+    find: 'if floor(stamp / sliceUs) ~= floor(r.newest / sliceUs) then',
+    replace: 'if false then',
+  },
+  {
+    id: 'sliding-log/ttl-slices',
+    file: 'sliding-log.lua',
+    find: 'local LOG_TTL_SLICES = 8',
+    replace: 'local LOG_TTL_SLICES = 4',
+  },
+  {
+    id: 'sliding-log/now-truncated',
+    file: 'sliding-log.lua',
+    find: 'local nowUs = floor(now * 1000 + 0.5)',
+    replace: 'local nowUs = floor(now * 1000)',
+  },
+
+  // decide.lua
+  {
+    id: 'decide/not-all-or-nothing',
+    file: 'decide.lua',
+    find: 'local charge = all and consume',
+    replace: 'local charge = consume',
+  },
+  {
+    id: 'decide/ttl-no-margin',
+    file: 'decide.lua',
+    find: 'local ttl = ceil(r.chargedResetMs) + 1',
+    replace: 'local ttl = ceil(r.chargedResetMs)',
+  },
+  {
+    id: 'decide/ttl-floor',
+    file: 'decide.lua',
+    find: 'local ttl = ceil(r.chargedResetMs) + 1',
+    replace: 'local ttl = floor(r.chargedResetMs)',
+  },
+  {
+    id: 'decide/no-explicit-ttl-floor',
+    file: 'decide.lua',
+    find: 'if explicit and ttl < EXPLICIT_TTL_FLOOR_MS then',
+    replace: 'if false then',
+  },
+  {
+    id: 'decide/no-max-ttl',
+    file: 'decide.lua',
+    find: 'if ttl > MAX_TTL_MS then',
+    replace: 'if false then',
+  },
+  {
+    id: 'decide/positive-accepts-zero',
+    file: 'decide.lua',
+    find: 'n <= 0 or',
+    replace: 'n < 0 or',
+  },
+  {
+    id: 'decide/now-range',
+    file: 'decide.lua',
+    find: 'not (now >= 0 and now < 1e13)',
+    replace: 'not (now >= 0 and now < 1e14)',
+  },
+  {
+    id: 'decide/log-limit-unchecked',
+    file: 'decide.lua',
+    find: "if name == 'sliding-log' and limit > LOG_CUM_MAX then",
+    replace: 'if false then',
+  },
+  {
+    id: 'decide/log-cost-fraction',
+    file: 'decide.lua',
+    find: 'if policy.whole and cost ~= floor(cost) then',
+    replace: 'if false then',
+  },
+  {
+    id: 'decide/key-count-unchecked',
+    file: 'decide.lua',
+    find: 'if keyi - 1 ~= #KEYS then',
+    replace: 'if false then',
+  },
+  {
+    id: 'decide/replay-expiry-lt',
+    file: 'decide.lua',
+    find: 'if expiresAt ~= nil and now <= expiresAt then',
+    replace: 'if expiresAt ~= nil and now < expiresAt then',
+  },
+  {
+    id: 'decide/replay-any-shape',
+    file: 'decide.lua',
+    find: 'if #items == 1 + 4 * count then',
+    replace: 'if true then',
+  },
+  {
+    id: 'decide/reset-floor',
+    file: 'decide.lua',
+    find: 'reply[nReply + 3] = ceil(resetMs)',
+    replace: 'reply[nReply + 3] = floor(resetMs)',
+  },
+  {
+    id: 'decide/retry-floor',
+    file: 'decide.lua',
+    find: 'reply[nReply + 4] = ceil(r.retryAfterMs)',
+    replace: 'reply[nReply + 4] = floor(r.retryAfterMs)',
+  },
+
+  // reset.lua
+  {
+    id: 'reset/chunk-short',
+    file: 'reset.lua',
+    find: 'math.min(i + 999, #KEYS)',
+    replace: 'math.min(i + 998, #KEYS)',
+  },
+];
