@@ -86,7 +86,8 @@ async function main(): Promise<void> {
             decisions.push(d);
             costs.push(cost);
             if (requestId !== undefined) {
-              const tally = (byRequest[requestId] ??= [0, 0]);
+              const tally = byRequest[requestId] ?? [0, 0];
+              byRequest[requestId] = tally;
               tally[d.allowed ? 0 : 1]++;
             }
           }

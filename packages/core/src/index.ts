@@ -45,6 +45,12 @@ export {
   SLIDING_LOG_MAX_LIMIT,
 } from './policy/index.js';
 export {
+  fromNodeRedis,
+  type NodeRedisEvalClient,
+  type NodeRedisEvalOptions,
+  type NodeRedisLike,
+} from './redis/node-redis.js';
+export {
   createRestEvalClient,
   type FetchLike,
   fromUpstashRedis,
@@ -53,12 +59,6 @@ export {
   type RestResponseEncoding,
   type UpstashRedisLike,
 } from './redis/rest-client.js';
-export {
-  fromNodeRedis,
-  type NodeRedisEvalClient,
-  type NodeRedisEvalOptions,
-  type NodeRedisLike,
-} from './redis/node-redis.js';
 export {
   DECIDE_SCRIPT,
   DecideCall,

@@ -5,14 +5,18 @@ import { encodeKeyComponent } from './encode.js';
 describe('requestKeys', () => {
   it('gives the two documented record keys in the identity slot, distinct from each other', () => {
     const tag = identityTag('sluice', '203.0.113.7');
-    const encoded = encodeKeyComponent('req 42');
-    expect(requestKeys(tag, 'req 42')).toEqual([`${tag}:~rid:${encoded}`, `${tag}:~rid2:${encoded}`]);
+    const policyKeys = [`${tag}:api`];
+    const encoded = encodeKeyComponent(JSON.stringify(['req 42', ':api']));
+    expect(requestKeys(tag, 'req 42', policyKeys)).toEqual([
+      `${tag}:~rid:${encoded}`,
+      `${tag}:~rid2:${encoded}`,
+    ]);
   });
 
   it('keeps the records of different request ids apart', () => {
     const tag = identityTag('sluice', 'tenant');
-    const [a1, a2] = requestKeys(tag, 'a');
-    const [b1, b2] = requestKeys(tag, 'b');
+    const [a1, a2] = requestKeys(tag, 'a', [`${tag}:api`]);
+    const [b1, b2] = requestKeys(tag, 'b', [`${tag}:api`]);
     expect(new Set([a1, a2, b1, b2]).size).toBe(4);
   });
 });

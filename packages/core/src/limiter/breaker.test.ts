@@ -197,7 +197,7 @@ describe('CircuitBreaker: model', () => {
             }
             if (inFlight.length === 0) continue;
             const [{ permit }] = inFlight.splice(step.pick % inFlight.length, 1) as [
-              { permit: BreakerPermit },
+              { permit: BreakerPermit; current: boolean },
             ];
             if (step.kind === 'succeed') {
               breaker.success();
