@@ -76,7 +76,7 @@ export {
   quotaExceededProblem,
   unavailableProblem,
 } from './problem.js';
-export { requestIdentity, UNKNOWN_CLIENT_IDENTITY } from './request-identity.js';
+export { UNKNOWN_CLIENT_IDENTITY } from './request-identity.js';
 export { denyingResults, longestWaitPolicy, retryAfterSeconds } from './retry-after.js';
 export { isIdSegment, MAX_ROUTE_SEGMENTS, normalizePath, routeKey } from './route.js';
 export { storeProblem } from './store-check.js';
