@@ -11,6 +11,7 @@ describe('public API', () => {
       'parseRate',
       'PolicyError',
       'POLICY_DEFAULTS',
+      'SLIDING_LOG_MAX_LIMIT',
       'createLimiter',
       'LIMITER_DEFAULTS',
       'StoreTimeoutError',
