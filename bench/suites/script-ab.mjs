@@ -115,11 +115,19 @@ for (const algorithm of algorithms) {
       memory[which].push(await client.memory('USAGE', key));
     }
   }
-  rows.push({ algorithm, baseUs: median(times.base), builtUs: median(times.built), memory });
+  rows.push({
+    algorithm,
+    baseUs: median(times.base),
+    builtUs: median(times.built),
+    baseMinUs: Math.min(...times.base),
+    builtMinUs: Math.min(...times.built),
+    memory,
+  });
 }
 for (const r of rows) {
   process.stdout.write(
-    `${r.algorithm}: ${r.baseUs.toFixed(2)} -> ${r.builtUs.toFixed(2)} µs per decision (${((r.builtUs / r.baseUs - 1) * 100).toFixed(1)}%); ` +
+    `${r.algorithm}: ${r.baseUs.toFixed(2)} -> ${r.builtUs.toFixed(2)} µs per decision (${((r.builtUs / r.baseUs - 1) * 100).toFixed(1)}%; ` +
+      `fastest round ${r.baseMinUs.toFixed(2)} -> ${r.builtMinUs.toFixed(2)}, ${((r.builtMinUs / r.baseMinUs - 1) * 100).toFixed(1)}%); ` +
       `MEMORY USAGE k4 ${r.memory.base[0]} -> ${r.memory.built[0]} B, sluice:{user-00042}:p1 ${r.memory.base[1]} -> ${r.memory.built[1]} B\n`,
   );
 }

@@ -16,6 +16,7 @@ describe('public API', () => {
       'isStoreTimeoutError',
       'isRestRedisError',
       'POLICY_DEFAULTS',
+      'SLIDING_LOG_MAX_LIMIT',
       'createLimiter',
       'LIMITER_DEFAULTS',
       'StoreTimeoutError',
