@@ -59,7 +59,8 @@ export class MemoryStore implements Store {
   readonly #table: StateTable;
   readonly #maxKeys: number;
   /** Request records, least recently written first; bounded by maxKeys. */
-  readonly #recordIndex: LruIndex;
+  /** Built at the first recorded request: most stores never record one. */
+  #recordIndex: LruIndex | undefined;
   /** The record in each slot of `#recordIndex`. */
   readonly #recordValues: (RequestRecord | undefined)[] = [];
 
@@ -74,7 +75,6 @@ export class MemoryStore implements Store {
     this.#clock = options.clock ?? Date.now;
     this.#table = new StateTable(maxKeys);
     this.#maxKeys = maxKeys;
-    this.#recordIndex = new LruIndex(maxKeys);
   }
 
   /** Number of keys held now (expired keys not yet swept included). */
@@ -181,7 +181,7 @@ export class MemoryStore implements Store {
   reset(keys: readonly string[]): Promise<void> {
     for (const key of keys) {
       this.#table.delete(key);
-      const slot = this.#recordIndex.delete(key);
+      const slot = this.#recordIndex?.delete(key);
       if (slot !== undefined) this.#recordValues[slot] = undefined;
     }
     return Promise.resolve();
@@ -190,11 +190,12 @@ export class MemoryStore implements Store {
   /** Forget every key and request record. */
   clear(): void {
     this.#table.clear();
-    this.#recordIndex.clear();
+    this.#recordIndex?.clear();
     this.#recordValues.length = 0;
   }
 
   #record(key: string, verdicts: readonly StoreVerdict[], expiresAtMs: number, now: number): void {
+    this.#recordIndex ??= new LruIndex(this.#maxKeys);
     const index = this.#recordIndex;
     const values = this.#recordValues;
     const held = index.delete(key);
@@ -215,7 +216,7 @@ export class MemoryStore implements Store {
   }
 
   #recordOf(key: string): RequestRecord | undefined {
-    const slot = this.#recordIndex.slotOf(key);
+    const slot = this.#recordIndex?.slotOf(key);
     return slot === undefined ? undefined : this.#recordValues[slot];
   }
 }
