@@ -86,8 +86,9 @@ async function main(): Promise<void> {
             decisions.push(d);
             costs.push(cost);
             if (requestId !== undefined) {
-              const tally = (byRequest[requestId] ??= [0, 0]);
+              const tally = byRequest[requestId] ?? [0, 0];
               tally[d.allowed ? 0 : 1]++;
+              byRequest[requestId] = tally;
             }
           }
         }
