@@ -87,8 +87,8 @@ async function main(): Promise<void> {
             costs.push(cost);
             if (requestId !== undefined) {
               const tally = byRequest[requestId] ?? [0, 0];
-              byRequest[requestId] = tally;
               tally[d.allowed ? 0 : 1]++;
+              byRequest[requestId] = tally;
             }
           }
         }

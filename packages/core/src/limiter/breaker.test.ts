@@ -196,9 +196,7 @@ describe('CircuitBreaker: model', () => {
               continue;
             }
             if (inFlight.length === 0) continue;
-            const [{ permit }] = inFlight.splice(step.pick % inFlight.length, 1) as [
-              { permit: BreakerPermit; current: boolean },
-            ];
+            const { permit } = inFlight.splice(step.pick % inFlight.length, 1)[0]!;
             if (step.kind === 'succeed') {
               breaker.success();
               expect(breaker.state).toBe('closed');
