@@ -153,3 +153,17 @@ describe.each(Object.keys(stores))('decide edges on %s', (storeName) => {
     expect(admitted).toBe(5);
   });
 });
+
+describe('decide edges on redis: stored values of another shape', () => {
+  it('reads a sliding log whose length is not a header plus whole records as an empty log', async () => {
+    const policy = makePolicy('sliding-log', 10, 60_000);
+    const e = entry(policy, 1);
+    const field = (x: number) => String(x).padStart(16, ' ');
+    // A header and one record (3 units at t, a 15-digit time in us), then one stray character:
+    // read as records of 32 characters it would hold 35 live units.
+    const t = 900_000_000_000;
+    await redis.set(e.key, `${field(0)}${field(t * 1000)}${field(3)}5`);
+    const [v] = await redisDecide(redis)([e], 'consume', t + 1);
+    expect(v).toMatchObject({ allowed: true, remaining: 9 });
+  });
+});
