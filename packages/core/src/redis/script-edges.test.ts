@@ -139,6 +139,20 @@ describe.each(Object.keys(stores))('decide edges on %s', (storeName) => {
     expect(late).toMatchObject({ allowed: true, remaining: 7 });
   });
 
+  it('sliding-log: units charged after a step back leave no earlier than the newest ones', async () => {
+    const policy = makePolicy('sliding-log', 2, 1000);
+    const e = entry(policy, 1);
+    expect((await decide([e], 'consume', T0 + 500))[0]!.allowed).toBe(true);
+    expect((await decide([e], 'consume', T0))[0]).toMatchObject({
+      allowed: true,
+      remaining: 0,
+      resetMs: 1500,
+    });
+    // Both units stay until T0 + 1500, the end of the newer one's window.
+    expect((await decide([e], 'peek', T0 + 1100))[0]).toMatchObject({ allowed: false, remaining: 0 });
+    expect((await decide([e], 'peek', T0 + 1500))[0]).toMatchObject({ allowed: true, remaining: 2 });
+  });
+
   it('token-bucket: a key written under a larger capacity admits no more than the new capacity', async () => {
     const key = `edges${++run}:{id}:resized`;
     const large = makePolicy('token-bucket', 10, 10_000, 'resized');
