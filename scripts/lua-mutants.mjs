@@ -35,6 +35,7 @@ export const LUA_MUTANTS = [
     file: 'common.lua',
     find: 'if x == 0 then',
     replace: 'if false then',
+    explained: `equivalent: '-0' and '0' read back as equal numbers, and no stored quantity is ever -0 (times are >= 0; a difference of equal values is +0)`,
   },
   {
     id: 'common/get-string-no-type-check',
@@ -47,12 +48,14 @@ export const LUA_MUTANTS = [
     file: 'common.lua',
     find: "if find(rest, '|', 1, true) ~= nil then",
     replace: 'if false then',
+    explained: `equivalent: with a third part the second one is not a number ('b|c'), so the value is refused all the same`,
   },
   {
     id: 'common/parse3-no-first-check',
     file: 'common.lua',
     find: 'if a == nil or first == nil then',
     replace: 'if a == nil then',
+    explained: `equivalent: every caller tests the first value for nil and then treats the state as fresh, as the check does`,
   },
 
   // token-bucket.lua
@@ -67,12 +70,14 @@ export const LUA_MUTANTS = [
     file: 'token-bucket.lua',
     find: 'if elapsed > 0 then',
     replace: 'if elapsed >= 0 then',
+    explained: `equivalent: with elapsed 0 the refill adds 0 tokens and sets ts to the same time`,
   },
   {
     id: 'token-bucket/full-refill-gt',
     file: 'token-bucket.lua',
     find: 'if elapsed >= (limit - tokens) * intervalMs then',
     replace: 'if elapsed > (limit - tokens) * intervalMs then',
+    explained: `equivalent: at elapsed = (limit - tokens) * intervalMs both branches give limit tokens (up to one ulp, which the clamp and EPS absorb)`,
   },
   {
     id: 'token-bucket/refill-minus',
@@ -227,6 +232,8 @@ export const LUA_MUTANTS = [
     file: 'sliding-window.lua',
     find: 'r.allowed = est + cost <= limit + EPS',
     replace: 'r.allowed = est + cost < limit + EPS',
+    explained:
+      'equivalent in practice: < and <= differ only when estimate + cost equals limit + 1e-9 exactly',
   },
   {
     id: 'sliding-window/reset-one-window',
@@ -265,6 +272,8 @@ export const LUA_MUTANTS = [
     file: 'fixed-window.lua',
     find: 'r.allowed = count + cost <= limit + EPS',
     replace: 'r.allowed = count + cost < limit + EPS',
+    explained:
+      'equivalent in practice: < and <= differ only when count + cost equals limit + 1e-9 exactly, a cost no caller means (the slack is there for rounding noise)',
   },
   {
     id: 'fixed-window/ends-next-window',

@@ -139,6 +139,20 @@ describe.each(Object.keys(stores))('decide edges on %s', (storeName) => {
     expect(late).toMatchObject({ allowed: true, remaining: 7 });
   });
 
+  it('sliding-log: units charged after a step back leave no earlier than the newest ones', async () => {
+    const policy = makePolicy('sliding-log', 2, 1000);
+    const e = entry(policy, 1);
+    expect((await decide([e], 'consume', T0 + 500))[0]!.allowed).toBe(true);
+    expect((await decide([e], 'consume', T0))[0]).toMatchObject({
+      allowed: true,
+      remaining: 0,
+      resetMs: 1500,
+    });
+    // Both units stay until T0 + 1500, the end of the newer one's window.
+    expect((await decide([e], 'peek', T0 + 1100))[0]).toMatchObject({ allowed: false, remaining: 0 });
+    expect((await decide([e], 'peek', T0 + 1500))[0]).toMatchObject({ allowed: true, remaining: 2 });
+  });
+
   it('token-bucket: a key written under a larger capacity admits no more than the new capacity', async () => {
     const key = `edges${++run}:{id}:resized`;
     const large = makePolicy('token-bucket', 10, 10_000, 'resized');
@@ -151,5 +165,19 @@ describe.each(Object.keys(stores))('decide edges on %s', (storeName) => {
     for (let i = 0; i < 10; i++)
       if ((await decide([entry(small, 1, key)], 'consume', T0))[0]!.allowed) admitted++;
     expect(admitted).toBe(5);
+  });
+});
+
+describe('decide edges on redis: stored values of another shape', () => {
+  it('reads a sliding log whose length is not a header plus whole records as an empty log', async () => {
+    const policy = makePolicy('sliding-log', 10, 60_000);
+    const e = entry(policy, 1);
+    const field = (x: number) => String(x).padStart(16, ' ');
+    // A header and one record (3 units at t, a 15-digit time in us), then one stray character:
+    // read as records of 32 characters it would hold 35 live units.
+    const t = 900_000_000_000;
+    await redis.set(e.key, `${field(0)}${field(t * 1000)}${field(3)}5`);
+    const [v] = await redisDecide(redis)([e], 'consume', t + 1);
+    expect(v).toMatchObject({ allowed: true, remaining: 9 });
   });
 });
