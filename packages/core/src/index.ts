@@ -29,6 +29,12 @@ export {
   parseRate,
 } from './policy/index.js';
 export {
+  fromNodeRedis,
+  type NodeRedisEvalClient,
+  type NodeRedisEvalOptions,
+  type NodeRedisLike,
+} from './redis/node-redis.js';
+export {
   createRestEvalClient,
   type FetchLike,
   fromUpstashRedis,
@@ -37,12 +43,6 @@ export {
   type RestResponseEncoding,
   type UpstashRedisLike,
 } from './redis/rest-client.js';
-export {
-  fromNodeRedis,
-  type NodeRedisEvalClient,
-  type NodeRedisEvalOptions,
-  type NodeRedisLike,
-} from './redis/node-redis.js';
 export {
   DECIDE_SCRIPT,
   DecideCall,

@@ -3,16 +3,12 @@
  * from `@sluice/core/node`.
  */
 import { Cluster, type ClusterOptions, Redis, type RedisOptions } from 'ioredis';
-import { RedisStore, type RedisStoreOptions } from '../stores/redis-store.js';
 import { fromNodeRedis, type NodeRedisLike } from '../redis/node-redis.js';
+import { RedisStore, type RedisStoreOptions } from '../stores/redis-store.js';
 import type { Clock, EvalClient } from '../types.js';
 
 /** Where the store connects: a `redis://` URL, Cluster seed nodes, or a client you built. */
-export type RedisTarget =
-  | string
-  | { readonly clusterNodes: readonly string[] }
-  | EvalClient
-  | NodeRedisLike;
+export type RedisTarget = string | { readonly clusterNodes: readonly string[] } | EvalClient | NodeRedisLike;
 
 /** Options of `createRedisStore`. */
 export interface CreateRedisStoreOptions
