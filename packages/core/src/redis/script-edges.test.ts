@@ -89,19 +89,27 @@ describe.each(Object.keys(stores))('decide edges on %s', (storeName) => {
     },
   );
 
-  it.each<Algorithm>(['token-bucket', 'gcra'])(
-    '%s caps the slack at half a unit: 1000 units per ms, once spent, deny the next unit at the same instant',
-    async (algorithm) => {
-      const policy = makePolicy(algorithm, 1000, 1);
-      const e = entry(policy, 1);
-      expect((await decide([entry(policy, 1000, e.key)], 'consume', T0))[0]!.allowed).toBe(true);
-      const [next] = await decide([e], 'consume', T0);
-      expect(next).toMatchObject({ allowed: false, remaining: 0 });
-      // Exactly the slack still fits (the comparison includes its bound); a little more does not.
-      expect((await decide([entry(policy, 0.6, e.key)], 'peek', T0))[0]!.allowed).toBe(false);
-      expect((await decide([entry(policy, 0.5, e.key)], 'peek', T0))[0]!.allowed).toBe(true);
-    },
-  );
+  it('token-bucket caps the slack at half a unit: 1000 units per ms, once spent, deny the next unit at the same instant', async () => {
+    const policy = makePolicy('token-bucket', 1000, 1);
+    const e = entry(policy, 1);
+    expect((await decide([entry(policy, 1000, e.key)], 'consume', T0))[0]!.allowed).toBe(true);
+    const [next] = await decide([e], 'consume', T0);
+    expect(next).toMatchObject({ allowed: false, remaining: 0 });
+    // Exactly the slack still fits (the comparison includes its bound); a little more does not.
+    expect((await decide([entry(policy, 0.6, e.key)], 'peek', T0))[0]!.allowed).toBe(false);
+    expect((await decide([entry(policy, 0.5, e.key)], 'peek', T0))[0]!.allowed).toBe(true);
+  });
+
+  it('gcra is exact at one instant: 1000 units per ms, once spent, nothing more fits at the same instant', async () => {
+    const policy = makePolicy('gcra', 1000, 1);
+    const e = entry(policy, 1);
+    expect((await decide([entry(policy, 1000, e.key)], 'consume', T0))[0]!.allowed).toBe(true);
+    const [next] = await decide([e], 'consume', T0);
+    expect(next).toMatchObject({ allowed: false, remaining: 0 });
+    // At the state's own instant GCRA counts in exact ticks: no slack, not even half a unit.
+    expect((await decide([entry(policy, 0.5, e.key)], 'peek', T0))[0]!.allowed).toBe(false);
+    expect((await decide([entry(policy, 0.001, e.key)], 'peek', T0))[0]!.allowed).toBe(false);
+  });
 
   it.each<Algorithm>(['token-bucket', 'gcra'])(
     '%s never reports more than the limit, even when the half-unit slack would round a fractional capacity up',
