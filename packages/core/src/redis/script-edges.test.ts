@@ -153,6 +153,15 @@ describe.each(Object.keys(stores))('decide edges on %s', (storeName) => {
     expect((await decide([e], 'peek', T0 + 1500))[0]).toMatchObject({ allowed: true, remaining: 2 });
   });
 
+  it('sliding-log: times round to the nearest microsecond, so a unit leaves exactly a window after it came', async () => {
+    const policy = makePolicy('sliding-log', 1, 1000);
+    const e = entry(policy, 1);
+    const t = 1_000_000;
+    expect((await decide([e], 'consume', t + 0.0006))[0]!.allowed).toBe(true); // stamped t + 1 us
+    expect((await decide([e], 'peek', t + 1000.0004))[0]!.allowed).toBe(false); // t + 1000000 us: still in
+    expect((await decide([e], 'peek', t + 1000.0006))[0]!.allowed).toBe(true); // t + 1000001 us: gone
+  });
+
   it('token-bucket: a key written under a larger capacity admits no more than the new capacity', async () => {
     const key = `edges${++run}:{id}:resized`;
     const large = makePolicy('token-bucket', 10, 10_000, 'resized');
