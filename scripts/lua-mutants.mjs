@@ -208,6 +208,7 @@ export const LUA_MUTANTS = [
     file: 'sliding-window.lua',
     find: 'elseif f > 1 then',
     replace: 'elseif false then',
+    explained: 'equivalent: win is at least floor(now / windowMs), so the elapsed fraction is always below 1',
   },
   {
     id: 'sliding-window/same-window-gt',
