@@ -259,6 +259,8 @@ export const LUA_MUTANTS = [
     file: 'sliding-window.lua',
     find: 'if cur <= room2 then',
     replace: 'if cur < room2 then',
+    explained:
+      'equivalent: at cur = room2 the other branch gives (win + 1) * windowMs + windowMs * (1 - 1), the same time',
   },
 
   // fixed-window.lua
