@@ -208,6 +208,7 @@ export const LUA_MUTANTS = [
     file: 'sliding-window.lua',
     find: 'elseif f > 1 then',
     replace: 'elseif false then',
+    explained: 'equivalent: win is at least floor(now / windowMs), so the elapsed fraction is always below 1',
   },
   {
     id: 'sliding-window/same-window-gt',
@@ -258,6 +259,8 @@ export const LUA_MUTANTS = [
     file: 'sliding-window.lua',
     find: 'if cur <= room2 then',
     replace: 'if cur < room2 then',
+    explained:
+      'equivalent: at cur = room2 the other branch gives (win + 1) * windowMs + windowMs * (1 - 1), the same time',
   },
 
   // fixed-window.lua

@@ -161,6 +161,25 @@ describe.each(Object.keys(stores))('decide edges on %s', (storeName) => {
     expect((await decide([e], 'peek', T0 + 1500))[0]).toMatchObject({ allowed: true, remaining: 2 });
   });
 
+  it('sliding-log: times round to the nearest microsecond, so a unit leaves exactly a window after it came', async () => {
+    const policy = makePolicy('sliding-log', 1, 1000);
+    const e = entry(policy, 1);
+    const t = 1_000_000;
+    expect((await decide([e], 'consume', t + 0.0006))[0]!.allowed).toBe(true); // stamped t + 1 us
+    expect((await decide([e], 'peek', t + 1000.0004))[0]!.allowed).toBe(false); // t + 1000000 us: still in
+    expect((await decide([e], 'peek', t + 1000.0006))[0]!.allowed).toBe(true); // t + 1000001 us: gone
+  });
+
+  it('gcra: the slack is at least 4 / scale units, above the rounding of the scaled clock', async () => {
+    const policy = makePolicy('gcra', 1, 1024); // scale 2^21: 4 / scale = 1.9e-6 units, 0.001 / 1024 = 9.8e-7
+    const e = entry(policy, 1);
+    const t = 1_000_000;
+    expect((await decide([e], 'consume', t))[0]!.allowed).toBe(true);
+    // 1.5 us early: 1.46e-6 units short, inside 4 / scale.
+    expect((await decide([e], 'peek', t + 1023.9985))[0]!.allowed).toBe(true);
+    expect((await decide([e], 'peek', t + 1023.99))[0]!.allowed).toBe(false);
+  });
+
   it('token-bucket: a key written under a larger capacity admits no more than the new capacity', async () => {
     const key = `edges${++run}:{id}:resized`;
     const large = makePolicy('token-bucket', 10, 10_000, 'resized');
