@@ -69,7 +69,7 @@ describe('createRedisStore', () => {
     ],
     [
       42,
-      'createRedisStore: expected a redis:// URL, { clusterNodes: [...] } or a client with evalsha() and eval()',
+      'createRedisStore: expected a redis:// URL, { clusterNodes: [...] }, an ioredis client or a node-redis client',
     ],
   ])('rejects %j', (target, message) => {
     expect(() => createRedisStore(target as never)).toThrow(new TypeError(message));
