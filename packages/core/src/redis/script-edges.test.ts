@@ -170,13 +170,14 @@ describe.each(Object.keys(stores))('decide edges on %s', (storeName) => {
     expect((await decide([e], 'peek', t + 1000.0006))[0]!.allowed).toBe(true); // t + 1000001 us: gone
   });
 
-  it('gcra: the slack is at least 4 / scale units, above the rounding of the scaled clock', async () => {
-    const policy = makePolicy('gcra', 1, 1024); // scale 2^21: 4 / scale = 1.9e-6 units, 0.001 / 1024 = 9.8e-7
+  it('gcra: once the clock moved, the slack is 2^-10 ms of refill, no more', async () => {
+    const policy = makePolicy('gcra', 1, 1024); // one unit per 1024 ms: 2^-10 ms earns 9.5e-7 units
     const e = entry(policy, 1);
     const t = 1_000_000;
     expect((await decide([e], 'consume', t))[0]!.allowed).toBe(true);
-    // 1.5 us early: 1.46e-6 units short, inside 4 / scale.
-    expect((await decide([e], 'peek', t + 1023.9985))[0]!.allowed).toBe(true);
+    // 0.9 us early: 8.8e-7 units short, inside the slack; 1.5 us early: 1.46e-6 short, outside.
+    expect((await decide([e], 'peek', t + 1023.9991))[0]!.allowed).toBe(true);
+    expect((await decide([e], 'peek', t + 1023.9985))[0]!.allowed).toBe(false);
     expect((await decide([e], 'peek', t + 1023.99))[0]!.allowed).toBe(false);
   });
 
