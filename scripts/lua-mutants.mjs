@@ -53,8 +53,8 @@ export const LUA_MUTANTS = [
   {
     id: 'common/parse3-no-first-check',
     file: 'common.lua',
-    find: 'if a == nil or first == nil then',
-    replace: 'if a == nil then',
+    find: 'if b == nil or a == nil then',
+    replace: 'if b == nil then',
     explained: `equivalent: every caller tests the first value for nil and then treats the state as fresh, as the check does`,
   },
 
@@ -136,64 +136,100 @@ export const LUA_MUTANTS = [
 
   // gcra.lua
   {
-    id: 'gcra/scale-cap',
+    id: 'gcra/ticks-cap',
     file: 'gcra.lua',
-    find: 'while t >= 2 and s < 40 do',
-    replace: 'while t >= 2 and s < 20 do',
+    find: 'while q > 1 and limit * q > GCRA_TICKS_MAX do',
+    replace: 'while q > 1 and limit * q > GCRA_TICKS_MAX * 1024 do',
   },
   {
-    id: 'gcra/slack-no-floor',
+    id: 'gcra/cost-ticks-floor',
     file: 'gcra.lua',
-    find: 'if slack < 4 / scale then',
+    find: 'local ct = ceil(cost * q - GCRA_TICK_SLACK)',
+    replace: 'local ct = floor(cost * q + GCRA_TICK_SLACK)',
+  },
+  {
+    id: 'gcra/cost-no-min-tick',
+    file: 'gcra.lua',
+    find: 'if ct < 1 then\n    ct = 1',
+    replace: 'if false then\n    ct = 1',
+  },
+  {
+    id: 'gcra/slack-no-cap',
+    file: 'gcra.lua',
+    find: 'if slack > 0.5 then',
+    replace: 'if false then',
+  },
+  {
+    id: 'gcra/no-backlog-clamp',
+    file: 'gcra.lua',
+    find: 'if used > most then',
     replace: 'if false then',
   },
   {
     id: 'gcra/no-idle-clamp',
     file: 'gcra.lua',
-    find: 'if used < 0 then\n      used = 0',
-    replace: 'if false then\n      used = 0',
-  },
-  {
-    id: 'gcra/no-backlog-clamp',
-    file: 'gcra.lua',
-    find: 'elseif used > limit + slack then',
-    replace: 'elseif false then',
-  },
-  {
-    id: 'gcra/allowed-lt',
-    file: 'gcra.lua',
-    find: 'r.allowed = used + cost <= limit + slack',
-    replace: 'r.allowed = used + cost < limit + slack',
-  },
-  {
-    id: 'gcra/ms-until-negative',
-    file: 'gcra.lua',
-    find: 'if ms > 0 then',
-    replace: 'if true then',
-  },
-  {
-    id: 'gcra/base-ceil',
-    file: 'gcra.lua',
-    find: 'local base = floor(nowF)',
-    replace: 'local base = ceil(nowF)',
-  },
-  {
-    id: 'gcra/base-ignores-tat',
-    file: 'gcra.lua',
-    find: 'if tat ~= nil and tat > nowF then',
+    find: 'if used < 0 then',
     replace: 'if false then',
   },
   {
-    id: 'gcra/cost-floor',
+    id: 'gcra/backward-drain',
     file: 'gcra.lua',
-    find: 'local tat2 = base + ceil(cost * scale)',
-    replace: 'local tat2 = base + floor(cost * scale)',
+    find: 'if now > ts then',
+    replace: 'if now ~= ts then',
+  },
+  {
+    id: 'gcra/moved-at-zero',
+    file: 'gcra.lua',
+    find: 'if used > 0 then\n        moved = true',
+    replace: 'if used >= 0 then\n        moved = true',
+  },
+  {
+    id: 'gcra/ticks-no-slack',
+    file: 'gcra.lua',
+    find: 'ticks = ceil(used * q - GCRA_TICK_SLACK)',
+    replace: 'ticks = ceil(used * q)',
+  },
+  {
+    id: 'gcra/moved-allowed-lt',
+    file: 'gcra.lua',
+    find: 'r.allowed = used + cu <= limit + slack',
+    replace: 'r.allowed = used + cu < limit + slack',
+  },
+  {
+    id: 'gcra/exact-allowed-lt',
+    file: 'gcra.lua',
+    find: 'r.allowed = ticks + ct <= lq',
+    replace: 'r.allowed = ticks + ct < lq',
+  },
+  {
+    id: 'gcra/reset-ignores-tat',
+    file: 'gcra.lua',
+    find: 'if used > 0 and tat > now then',
+    replace: 'if used > 0 then',
   },
   {
     id: 'gcra/retry-minus-used',
     file: 'gcra.lua',
-    find: 'r.retryAfterMs = (used + cost - limit) * intervalMs',
-    replace: 'r.retryAfterMs = (cost - limit) * intervalMs',
+    find: 'r.retryAfterMs = (used + cu - limit) * intervalMs + (ts - now)',
+    replace: 'r.retryAfterMs = (cu - limit) * intervalMs + (ts - now)',
+  },
+  {
+    id: 'gcra/retry-no-ts',
+    file: 'gcra.lua',
+    find: 'r.retryAfterMs = (used + cu - limit) * intervalMs + (ts - now)',
+    replace: 'r.retryAfterMs = (used + cu - limit) * intervalMs',
+  },
+  {
+    id: 'gcra/charge-no-delta',
+    file: 'gcra.lua',
+    find: 'left, ts2 = used + cu + delta, now - GCRA_DELTA_MS',
+    replace: 'left, ts2 = used + cu, now - GCRA_DELTA_MS',
+  },
+  {
+    id: 'gcra/exact-digits',
+    file: 'gcra.lua',
+    find: 'r.exact = not moved and ticks + ct < 1e13',
+    replace: 'r.exact = false',
   },
 
   // sliding-window.lua
@@ -213,14 +249,14 @@ export const LUA_MUTANTS = [
   {
     id: 'sliding-window/same-window-gt',
     file: 'sliding-window.lua',
-    find: 'if savedWin >= n then',
-    replace: 'if savedWin > n then',
+    find: 'if savedStart == win or (savedStart > win and is_window_start(savedStart, windowMs)) then',
+    replace: 'if savedStart == win then',
   },
   {
     id: 'sliding-window/previous-window-off',
     file: 'sliding-window.lua',
-    find: 'elseif savedWin == n - 1 then',
-    replace: 'elseif savedWin == n - 2 then',
+    find: 'elseif savedStart == (n - 1) * windowMs then',
+    replace: 'elseif savedStart == (n - 2) * windowMs then',
   },
   {
     id: 'sliding-window/weight-flipped',
@@ -239,20 +275,22 @@ export const LUA_MUTANTS = [
   {
     id: 'sliding-window/reset-one-window',
     file: 'sliding-window.lua',
-    find: 'r.resetMs = (win + 2) * windowMs - now',
-    replace: 'r.resetMs = (win + 1) * windowMs - now',
+    find: 'r.resetMs = win + 2 * windowMs - now',
+    replace: 'r.resetMs = win + windowMs - now',
   },
   {
     id: 'sliding-window/retry-weight-sign',
     file: 'sliding-window.lua',
-    find: 'windowMs * (1 - room / prev)',
-    replace: 'windowMs * (1 + room / prev)',
+    find: 'local at = start + windowMs * (1 - room / units)',
+    replace: 'local at = start + windowMs * (1 + room / units)',
   },
   {
     id: 'sliding-window/retry-no-clamp',
     file: 'sliding-window.lua',
     find: 'if r.retryAfterMs < 0 then',
     replace: 'if false then',
+    explained:
+      'equivalent: decide.lua replies ceil(retryAfterMs), so the clamp is seen only for a value <= -1 ms, and none reaches it. When room < 0 the instant is at least win + windowMs, after now (now < win + windowMs always). When room >= 0 and the request is denied, prev * (1 - f) > room: the instant win + windowMs * (1 - room / prev) is after now in exact arithmetic (at or after win > now when f was clamped at 0 by a later stored window), and before it only by rounding (a few ulps of a time below 1e13 ms, under 0.01 ms); sliding_window_at then finds no room there and adds 2^-10 ms. A value in (-1, 0) ceils to -0, which Redis replies as the integer 0, as the clamp does',
   },
   {
     id: 'sliding-window/retry-cur-lt',
@@ -267,8 +305,8 @@ export const LUA_MUTANTS = [
   {
     id: 'fixed-window/backward-new-window',
     file: 'fixed-window.lua',
-    find: 'if savedWin ~= nil and savedWin >= n then',
-    replace: 'if savedWin ~= nil and savedWin == n then',
+    find: 'if savedStart ~= nil and (savedStart == win or (savedStart > win and is_window_start(savedStart, windowMs))) then',
+    replace: 'if savedStart ~= nil and savedStart == win then',
   },
   {
     id: 'fixed-window/allowed-lt',
@@ -281,8 +319,8 @@ export const LUA_MUTANTS = [
   {
     id: 'fixed-window/ends-next-window',
     file: 'fixed-window.lua',
-    find: 'local ends = (win + 1) * windowMs - now',
-    replace: 'local ends = (win + 2) * windowMs - now',
+    find: 'local ends = win + windowMs - now',
+    replace: 'local ends = win + 2 * windowMs - now',
   },
   {
     id: 'fixed-window/reset-when-empty',
@@ -295,8 +333,8 @@ export const LUA_MUTANTS = [
   {
     id: 'sliding-log/shape-no-modulo',
     file: 'sliding-log.lua',
-    find: 'if len >= LOG_HEAD + LOG_REC and (len - LOG_HEAD) % LOG_REC == 0 then',
-    replace: 'if len >= LOG_HEAD + LOG_REC then',
+    find: 'if len >= LOG_HEAD + LOG_REC and (len - LOG_HEAD) % LOG_REC == 0 and byte(v, 1) == 32 then',
+    replace: 'if len >= LOG_HEAD + LOG_REC and byte(v, 1) == 32 then',
   },
   {
     id: 'sliding-log/live-ge',
