@@ -55,7 +55,7 @@ class MapOrderReference {
     this.maxKeys = maxKeys;
     this.map = new Map();
   }
-  checkSync(entries) {
+  decideSync(entries) {
     const { key } = entries[0];
     const held = this.map.get(key);
     if (held !== undefined) {
@@ -84,7 +84,7 @@ function run(make, maxKeys, churn) {
   let store = make(maxKeys);
   let next = 0;
   const fillStart = process.hrtime.bigint();
-  for (; next < maxKeys; next++) store.checkSync(entryOf(keyOf(next)), 'consume');
+  for (; next < maxKeys; next++) store.decideSync(entryOf(keyOf(next)), 'consume');
   const fillUs = Number(process.hrtime.bigint() - fillStart) / 1e3 / maxKeys;
   const bytesPerKey = (memoryBytes() - before) / maxKeys;
   const slice = Math.floor(churn / SLICES);
@@ -93,7 +93,7 @@ function run(make, maxKeys, churn) {
   for (let s = 0; s < SLICES; s++) {
     const t0 = process.hrtime.bigint();
     const cpu0 = process.cpuUsage();
-    for (let end = next + slice; next < end; next++) store.checkSync(entryOf(keyOf(next)), 'consume');
+    for (let end = next + slice; next < end; next++) store.decideSync(entryOf(keyOf(next)), 'consume');
     const cpu = process.cpuUsage(cpu0);
     usPerCheck.push((cpu.user + cpu.system) / slice);
     wallUsPerCheck.push(Number(process.hrtime.bigint() - t0) / 1e3 / slice);

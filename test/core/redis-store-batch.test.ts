@@ -50,7 +50,7 @@ describe('RedisStore batching', () => {
   it('sends the checks of one event-loop turn in one script call, each with its own verdicts', async () => {
     const store = new RedisStore({ client: redis.client, clock: () => T0, ...ONE_TURN });
     const verdicts = await Promise.all(
-      Array.from({ length: 40 }, (_, i) => store.check(entry(`id-${i % 10}`), 'consume')),
+      Array.from({ length: 40 }, (_, i) => store.decide(entry(`id-${i % 10}`), 'consume')),
     );
     expect(await scriptCalls()).toBe(1);
     // Ten identities, four checks each in issue order: 2, 1, 0 left, then denied.
@@ -63,11 +63,11 @@ describe('RedisStore batching', () => {
 
   it('caps a call at maxBatch checks; maxBatch 1 sends every check alone', async () => {
     const capped = new RedisStore({ client: redis.client, clock: () => T0, maxBatch: 4, ...ONE_TURN });
-    await Promise.all(Array.from({ length: 10 }, (_, i) => capped.check(entry(`c-${i}`), 'consume')));
+    await Promise.all(Array.from({ length: 10 }, (_, i) => capped.decide(entry(`c-${i}`), 'consume')));
     expect(await scriptCalls()).toBe(3);
     await redis.admin.config('RESETSTAT');
     const single = new RedisStore({ client: redis.client, clock: () => T0, maxBatch: 1 });
-    await Promise.all(Array.from({ length: 5 }, (_, i) => single.check(entry(`s-${i}`), 'consume')));
+    await Promise.all(Array.from({ length: 5 }, (_, i) => single.decide(entry(`s-${i}`), 'consume')));
     expect(await scriptCalls()).toBe(5);
   });
 
@@ -80,13 +80,13 @@ describe('RedisStore batching', () => {
     };
     const unknown = new RedisStore({ client: wrapped, clock: () => T0, ...ONE_TURN });
     await Promise.all([
-      ...Array.from({ length: 6 }, (_, i) => unknown.check(entry(`w-${i}`), 'consume')),
-      ...Array.from({ length: 4 }, () => unknown.check(entry('w-same'), 'consume')),
+      ...Array.from({ length: 6 }, (_, i) => unknown.decide(entry(`w-${i}`), 'consume')),
+      ...Array.from({ length: 4 }, () => unknown.decide(entry('w-same'), 'consume')),
     ]);
     expect(await scriptCalls()).toBe(7);
     await redis.admin.config('RESETSTAT');
     const told = new RedisStore({ client: wrapped, clock: () => T0, batchAcrossSlots: true, ...ONE_TURN });
-    await Promise.all(Array.from({ length: 6 }, (_, i) => told.check(entry(`t-${i}`), 'consume')));
+    await Promise.all(Array.from({ length: 6 }, (_, i) => told.decide(entry(`t-${i}`), 'consume')));
     expect(await scriptCalls()).toBe(1);
   });
 
@@ -97,7 +97,7 @@ describe('RedisStore batching', () => {
       clock: () => T0,
       scheduleFlush: (flush) => flushes.push(flush),
     });
-    const pending = [store.check(entry('m-1'), 'consume'), store.check(entry('m-2'), 'consume')];
+    const pending = [store.decide(entry('m-1'), 'consume'), store.decide(entry('m-2'), 'consume')];
     await new Promise((done) => setTimeout(done, 20));
     expect(await scriptCalls()).toBe(0);
     expect(flushes).toHaveLength(1);
@@ -114,11 +114,11 @@ describe('RedisStore batching', () => {
       scheduleFlush: never,
       maxBatchWaitMs: 5,
     });
-    const first = store.check(entry('w-1'), 'consume');
+    const first = store.decide(entry('w-1'), 'consume');
     await new Promise((done) => setTimeout(done, 20));
     expect(await scriptCalls()).toBe(0);
     // The batch is 20 ms old: this check joins it and sends both.
-    const second = store.check(entry('w-2'), 'consume');
+    const second = store.decide(entry('w-2'), 'consume');
     expect((await Promise.all([first, second])).map((v) => v[0]?.remaining)).toEqual([2, 2]);
     expect(await scriptCalls()).toBe(1);
   });
@@ -127,7 +127,7 @@ describe('RedisStore batching', () => {
     const own = new Redis(redis.server.port, '127.0.0.1');
     const never = () => {};
     const store = new RedisStore({ client: own, clock: () => T0, scheduleFlush: never, ownsClient: true });
-    const pending = store.check(entry('c-1'), 'consume');
+    const pending = store.decide(entry('c-1'), 'consume');
     await store.close();
     expect((await pending)[0]?.remaining).toBe(2);
     if (own.status !== 'end') await new Promise((done) => own.once('end', done));
@@ -137,12 +137,12 @@ describe('RedisStore batching', () => {
   it('sends the checks issued before a reset ahead of it', async () => {
     const never = () => {};
     const store = new RedisStore({ client: redis.client, clock: () => T0, scheduleFlush: never });
-    const charged = store.check(entry('r-1'), 'consume');
+    const charged = store.decide(entry('r-1'), 'consume');
     await store.reset(entry('r-1').map((e) => e.key));
     expect((await charged)[0]?.remaining).toBe(2);
     // The reset came after the charge: the quota is whole again.
     const other = new RedisStore({ client: redis.client, clock: () => T0 });
-    expect((await other.check(entry('r-1'), 'peek'))[0]?.remaining).toBe(3);
+    expect((await other.decide(entry('r-1'), 'peek'))[0]?.remaining).toBe(3);
   });
 
   it('names the option when maxBatch is not a positive integer', () => {
@@ -163,9 +163,9 @@ describe('RedisStore batching', () => {
     const store = new RedisStore({ client: redis.client, clock: () => T0, ...ONE_TURN });
     const bad: StoreEntry[] = [{ key: 'b:{x}:three', policy: three, cost: -1 }];
     const results = await Promise.allSettled([
-      store.check(entry('ok-1'), 'consume'),
-      store.check(bad, 'consume'),
-      store.check(entry('ok-2'), 'consume'),
+      store.decide(entry('ok-1'), 'consume'),
+      store.decide(bad, 'consume'),
+      store.decide(entry('ok-2'), 'consume'),
     ]);
     expect(results.map((r) => r.status)).toEqual(['fulfilled', 'rejected', 'fulfilled']);
     expect(String((results[1] as PromiseRejectedResult).reason)).toMatch(/"cost" must be a positive/);
@@ -175,10 +175,10 @@ describe('RedisStore batching', () => {
   it('gives a check made at another explicit time a call of its own', async () => {
     let now = T0;
     const store = new RedisStore({ client: redis.client, clock: () => now, ...ONE_TURN });
-    const first = store.check(entry('t'), 'consume');
+    const first = store.decide(entry('t'), 'consume');
     now += 10_000; // the next fixed window: a fresh quota
-    const second = store.check(entry('t'), 'consume');
-    const third = store.check(entry('t'), 'consume');
+    const second = store.decide(entry('t'), 'consume');
+    const third = store.decide(entry('t'), 'consume');
     expect((await first)[0]?.remaining).toBe(2);
     expect((await second)[0]?.remaining).toBe(2);
     expect((await third)[0]?.remaining).toBe(1);
@@ -190,8 +190,8 @@ describe('RedisStore batching', () => {
     broken.disconnect();
     const store = new RedisStore({ client: broken, clock: () => T0 });
     const results = await Promise.allSettled([
-      store.check(entry('f1'), 'consume'),
-      store.check(entry('f2'), 'peek'),
+      store.decide(entry('f1'), 'consume'),
+      store.decide(entry('f2'), 'peek'),
     ]);
     expect(results.map((r) => r.status)).toEqual(['rejected', 'rejected']);
   });
@@ -247,9 +247,9 @@ describe('RedisStore batching', () => {
               return { key: buildKey(`p${run}`, c.identity, policy), policy, cost: c.cost };
             }),
           }));
-          const fromRedis = await Promise.all(calls.map((c) => batched.check(c.entries, c.mode)));
+          const fromRedis = await Promise.all(calls.map((c) => batched.decide(c.entries, c.mode)));
           const fromMemory = [];
-          for (const c of calls) fromMemory.push(await memory.check(c.entries, c.mode));
+          for (const c of calls) fromMemory.push(await memory.decide(c.entries, c.mode));
           expect(fromRedis).toEqual(fromMemory);
           calls.forEach((c, i) => {
             const verdicts = fromMemory[i]!;

@@ -35,14 +35,14 @@ describe('RedisStore', () => {
   it('decides every entry in one script call, all or nothing', async () => {
     const store = new RedisStore({ client: redis.client });
     for (let i = 0; i < 3; i++) {
-      const verdicts = await store.check(entries('a'), 'consume');
+      const verdicts = await store.decide(entries('a'), 'consume');
       expect(verdicts.map((v) => v.allowed)).toEqual([true, true]);
     }
-    const denied = await store.check(entries('a'), 'consume');
+    const denied = await store.decide(entries('a'), 'consume');
     expect(denied.map((v) => v.allowed)).toEqual([false, true]);
     expect(denied[0]!.retryAfterMs).toBeGreaterThan(0);
     // The window policy was not charged by the denied call: 5 - 3 = 2 left.
-    const peeked = await store.check(entries('a'), 'peek');
+    const peeked = await store.decide(entries('a'), 'peek');
     expect(peeked[1]!.remaining).toBe(2);
     const calls = await scriptCalls();
     // 3 + 1 + 1 checks; the very first EVALSHA met NOSCRIPT and fell back to EVAL once.
@@ -52,16 +52,16 @@ describe('RedisStore', () => {
 
   it('carries on after SCRIPT FLUSH: the next check succeeds through EVAL', async () => {
     const store = new RedisStore({ client: redis.client });
-    await store.check(entries('b'), 'consume');
+    await store.decide(entries('b'), 'consume');
     expect(await redis.admin.script('EXISTS', DECIDE_SCRIPT.sha1)).toEqual([1]);
     for (let round = 0; round < 2; round++) {
       await redis.admin.script('FLUSH');
       expect(await redis.admin.script('EXISTS', DECIDE_SCRIPT.sha1)).toEqual([0]);
-      const verdicts = await store.check(entries('b'), 'consume');
+      const verdicts = await store.decide(entries('b'), 'consume');
       expect(verdicts.every((v) => v.allowed)).toBe(true);
       expect(await redis.admin.script('EXISTS', DECIDE_SCRIPT.sha1)).toEqual([1]);
     }
-    const peeked = await store.check(entries('b'), 'peek');
+    const peeked = await store.decide(entries('b'), 'peek');
     expect(peeked[1]!.remaining).toBe(2); // three charges, none lost or doubled
   });
 
@@ -69,24 +69,24 @@ describe('RedisStore', () => {
     let now = 1_000_000;
     const store = new RedisStore({ client: redis.client, clock: () => now });
     const one = [{ key: buildKey('t', 'c', bucket), policy: bucket, cost: 3 }];
-    expect((await store.check(one, 'consume'))[0]!.allowed).toBe(true);
-    const denied = (await store.check(one, 'consume'))[0]!;
+    expect((await store.decide(one, 'consume'))[0]!.allowed).toBe(true);
+    const denied = (await store.decide(one, 'consume'))[0]!;
     expect(denied.allowed).toBe(false);
     expect(denied.retryAfterMs).toBe(3000); // three tokens at one per second
     now += 1000;
-    expect((await store.check([{ ...one[0]!, cost: 1 }], 'consume'))[0]!.allowed).toBe(true);
+    expect((await store.decide([{ ...one[0]!, cost: 1 }], 'consume'))[0]!.allowed).toBe(true);
     now -= 60_000; // time going backwards creates no capacity
-    expect((await store.check([{ ...one[0]!, cost: 1 }], 'consume'))[0]!.allowed).toBe(false);
+    expect((await store.decide([{ ...one[0]!, cost: 1 }], 'consume'))[0]!.allowed).toBe(false);
   });
 
   it('reset deletes the keys', async () => {
     const store = new RedisStore({ client: redis.client });
     const e = entries('d', 3);
-    await store.check(e, 'consume');
+    await store.decide(e, 'consume');
     expect(await redis.admin.exists(e[0]!.key)).toBe(1);
     await store.reset(e.map((x) => x.key));
     expect(await redis.admin.exists(e[0]!.key, e[1]!.key)).toBe(0);
-    expect((await store.check(e, 'consume')).every((v) => v.allowed)).toBe(true);
+    expect((await store.decide(e, 'consume')).every((v) => v.allowed)).toBe(true);
   });
 
   it('propagates errors other than NOSCRIPT without retrying', async () => {
@@ -98,7 +98,7 @@ describe('RedisStore', () => {
         return Promise.resolve([]);
       },
     };
-    await expect(new RedisStore({ client: failing }).check(entries('e'), 'consume')).rejects.toThrow(
+    await expect(new RedisStore({ client: failing }).decide(entries('e'), 'consume')).rejects.toThrow(
       'READONLY',
     );
     expect(evals).toBe(0);

@@ -175,7 +175,7 @@ describe('Redis memory', () => {
     const warn = vi.spyOn(console, 'warn').mockImplementation(() => {});
     const lru = await redisWith(['--maxmemory-policy', 'allkeys-lru']);
     const store = new RedisStore({ client: lru });
-    await store.check([], 'consume').catch(() => {});
+    await store.decide([], 'consume').catch(() => {});
     expect(await store.maxmemoryPolicies()).toEqual(['allkeys-lru']);
     expect(await new RedisStore({ client: lru }).maxmemoryPolicies()).toEqual(['allkeys-lru']);
     expect(warn).toHaveBeenCalledTimes(1);

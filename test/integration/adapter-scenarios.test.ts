@@ -44,7 +44,7 @@ function mediaType(reply: Reply): string | undefined {
 /** A store whose every call rejects: the limiter cannot decide. */
 const failingStore: Store = {
   kind: 'failing',
-  check: () => Promise.reject(new Error('store down')),
+  decide: () => Promise.reject(new Error('store down')),
   reset: () => Promise.reject(new Error('store down')),
 };
 

@@ -195,22 +195,22 @@ export interface StoreCheckOptions {
 export type StoreMode = 'consume' | 'peek';
 
 /**
- * Where state lives. `check` decides every entry in ONE atomic step: if any entry
+ * Where state lives. `decide` decides every entry in ONE atomic step: if any entry
  * denies, none is charged. Verdicts come back in entry order.
  */
 export interface Store {
   readonly kind: string;
-  check(
+  decide(
     entries: readonly StoreEntry[],
     mode: StoreMode,
     options?: StoreCheckOptions,
   ): Promise<StoreVerdict[]>;
   /**
    * Optional: the same decision, answered synchronously. A store that decides in-process
-   * (`MemoryStore`) implements it; the limiter then calls it instead of `check`, with no
+   * (`MemoryStore`) implements it; the limiter then calls it instead of `decide`, with no
    * deadline (it cannot be late) and no promise per call. A throw counts as a store failure.
    */
-  checkSync?(entries: readonly StoreEntry[], mode: StoreMode, options?: StoreCheckOptions): StoreVerdict[];
+  decideSync?(entries: readonly StoreEntry[], mode: StoreMode, options?: StoreCheckOptions): StoreVerdict[];
   /** Delete the state behind these keys. */
   reset(keys: readonly string[]): Promise<void>;
 }

@@ -265,9 +265,9 @@ describe('worked examples', () => {
   it('rejects bad entries: duplicate keys, non-positive numbers, fractional sliding-log cost, a sliding-log limit past 1e15', async () => {
     const store = new MemoryStore({ clock: () => T0 });
     const p = makePolicy('token-bucket', 5, 1000);
-    await expect(store.check([{ key: 'a', policy: p, cost: 0 }], 'consume')).rejects.toThrow(/"cost"/);
+    await expect(store.decide([{ key: 'a', policy: p, cost: 0 }], 'consume')).rejects.toThrow(/"cost"/);
     await expect(
-      store.check(
+      store.decide(
         [
           { key: 'a', policy: p, cost: 1 },
           { key: 'a', policy: p, cost: 1 },
@@ -276,14 +276,14 @@ describe('worked examples', () => {
       ),
     ).rejects.toThrow(/duplicate key/);
     const log = makePolicy('sliding-log', 5, 1000);
-    await expect(store.check([{ key: 'b', policy: log, cost: 1.5 }], 'consume')).rejects.toThrow(
+    await expect(store.decide([{ key: 'b', policy: log, cost: 1.5 }], 'consume')).rejects.toThrow(
       /whole number/,
     );
     await expect(
-      store.check([{ key: 'c', policy: { ...p, limit: Number.NaN }, cost: 1 }], 'consume'),
+      store.decide([{ key: 'c', policy: { ...p, limit: Number.NaN }, cost: 1 }], 'consume'),
     ).rejects.toThrow(/"limit"/);
     await expect(
-      store.check([{ key: 'd', policy: { ...log, limit: 2e15 }, cost: 1 }], 'consume'),
+      store.decide([{ key: 'd', policy: { ...log, limit: 2e15 }, cost: 1 }], 'consume'),
     ).rejects.toThrow(/sliding-log "limit" must be at most 1000000000000000, got 2000000000000000/);
   });
 });

@@ -52,7 +52,7 @@ export function memoryDecide(options: { maxKeys?: number } = {}): { decide: Deci
     store,
     decide: (entries, mode, nowMs) => {
       now = nowMs;
-      return store.check(entries, mode);
+      return store.decide(entries, mode);
     },
   };
 }

@@ -350,7 +350,7 @@ describe('decide', () => {
   it('answers 503 under closed when the store fails, 200 under open', async () => {
     const broken = {
       kind: 'broken',
-      check: async () => Promise.reject(new Error('down')),
+      decide: async () => Promise.reject(new Error('down')),
       reset: async () => {},
     };
     const strict = resolve({ policies: [{ name: 'strict', limit: 5, window: '1s' }], store: broken });

@@ -24,18 +24,18 @@ class GatedStore implements Store {
     this.inner = new MemoryStore({ clock });
   }
 
-  check(entries: readonly StoreEntry[], mode: StoreMode): Promise<StoreVerdict[]> {
+  decide(entries: readonly StoreEntry[], mode: StoreMode): Promise<StoreVerdict[]> {
     this.calls++;
     if (this.holding) {
       return new Promise((resolve, reject) => {
         this.held.push({
-          run: () => resolve(this.inner.check(entries, mode)),
+          run: () => resolve(this.inner.decide(entries, mode)),
           fail: () => reject(new Error('connection refused')),
         });
       });
     }
     if (this.failing) return Promise.reject(new Error('connection refused'));
-    return this.inner.check(entries, mode);
+    return this.inner.decide(entries, mode);
   }
 
   /** Answers every held call: decided by the memory store, or failed. */

@@ -67,7 +67,7 @@ type MaybePromise<T> = T | Promise<T>;
 
 /**
  * One store call behind the deadline and the breaker: the verdicts, or undefined when the store
- * could not decide. Synchronous when the store answers synchronously (`Store.checkSync`).
+ * could not decide. Synchronous when the store answers synchronously (`Store.decideSync`).
  */
 type StoreCall = (
   entries: readonly StoreEntry[],
@@ -208,9 +208,9 @@ export function createLimiter(options: LimiterOptions): Limiter {
   };
 
   /** The store behind the deadline and the breaker; undefined means it could not decide. */
-  const storeCheck = store.check.bind(store);
+  const storeCheck = store.decide.bind(store);
   // A store that answers in-process cannot be late: no deadline, no promise per call.
-  const storeCheckSync = typeof store.checkSync === 'function' ? store.checkSync.bind(store) : undefined;
+  const storeCheckSync = typeof store.decideSync === 'function' ? store.decideSync.bind(store) : undefined;
   const deadlines = new DeadlineQueue(timeoutMs);
   const remote: StoreCall = (entries, mode, options) => {
     const permit = breaker?.permit() ?? 'call';
@@ -238,7 +238,7 @@ export function createLimiter(options: LimiterOptions): Limiter {
 
   const fallback: StoreCall = (entries, mode) => {
     try {
-      return local().checkSync(entries, mode);
+      return local().decideSync(entries, mode);
     } catch {
       return undefined;
     }

@@ -101,7 +101,7 @@ describe('deny cache in the limiter', () => {
     };
     const store: Store = {
       kind: 'misreading',
-      check: (entries) => Promise.resolve(entries.map(() => ({ ...verdict }))),
+      decide: (entries) => Promise.resolve(entries.map(() => ({ ...verdict }))),
       reset: () => Promise.resolve(),
     };
     const limiter = createLimiter({ policies: [policy], store, clock });

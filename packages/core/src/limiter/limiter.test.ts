@@ -677,7 +677,7 @@ describe('createLimiter: options', () => {
     ],
     [
       { store: {} },
-      'createLimiter: "store" must be a Store (an object with check() and reset()), got an object',
+      'createLimiter: "store" must be a Store (an object with decide() and reset()), got an object',
     ],
     [{ clock: 5 }, 'createLimiter: "clock" must be a function returning milliseconds, got 5'],
   ] as const)('rejects %j', (patch, message) => {
@@ -705,6 +705,13 @@ describe('createLimiter: options', () => {
     const nodeRedisLike = { evalSha: async () => 0, sendCommand: async () => 0 };
     expect(() => createLimiter({ policies: [burst], store: nodeRedisLike as never })).toThrow(
       'wrap it in new RedisStore({ client: fromNodeRedis(client) })',
+    );
+  });
+
+  it('tells a store written with the old check() method its new name', () => {
+    const old = { kind: 'old', check: async () => [], reset: async () => {} };
+    expect(() => createLimiter({ policies: [burst], store: old as never })).toThrow(
+      'createLimiter: "store" must be a Store: its check() is now called decide(entries, mode, options?) (and checkSync() decideSync())',
     );
   });
 

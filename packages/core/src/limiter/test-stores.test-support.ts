@@ -19,7 +19,7 @@ export class SwitchableStore implements Store {
     this.inner = new MemoryStore({ clock });
   }
 
-  check(
+  decide(
     entries: readonly StoreEntry[],
     mode: StoreMode,
     options?: MemoryStoreCheckOptions,
@@ -27,7 +27,7 @@ export class SwitchableStore implements Store {
     this.calls.push({ entries, mode });
     if (this.behaviour === 'error') return Promise.reject(new Error('connection refused'));
     if (this.behaviour === 'hang') return new Promise(() => {});
-    return this.inner.check(entries, mode, options);
+    return this.inner.decide(entries, mode, options);
   }
 
   reset(keys: readonly string[]): Promise<void> {
@@ -36,8 +36,8 @@ export class SwitchableStore implements Store {
 }
 
 /**
- * A MemoryStore behind a switch that answers synchronously (`checkSync`): `up` decides, `error`
- * throws, `short` answers with too few verdicts (and charges nothing). Its `check` throws, so a test that passes
+ * A MemoryStore behind a switch that answers synchronously (`decideSync`): `up` decides, `error`
+ * throws, `short` answers with too few verdicts (and charges nothing). Its `decide` throws, so a test that passes
  * shows the limiter never went through it.
  */
 export class SyncSwitchableStore implements Store {
@@ -50,19 +50,19 @@ export class SyncSwitchableStore implements Store {
     this.inner = new MemoryStore({ clock });
   }
 
-  check(): Promise<StoreVerdict[]> {
-    throw new Error('check() called on a store that answers synchronously');
+  decide(): Promise<StoreVerdict[]> {
+    throw new Error('decide() called on a store that answers synchronously');
   }
 
-  checkSync(
+  decideSync(
     entries: readonly StoreEntry[],
     mode: StoreMode,
     options?: MemoryStoreCheckOptions,
   ): StoreVerdict[] {
     this.syncCalls++;
     if (this.behaviour === 'error') throw new Error('state corrupted');
-    if (this.behaviour === 'short') return this.inner.checkSync(entries, 'peek').slice(1);
-    return this.inner.checkSync(entries, mode, options);
+    if (this.behaviour === 'short') return this.inner.decideSync(entries, 'peek').slice(1);
+    return this.inner.decideSync(entries, mode, options);
   }
 
   reset(keys: readonly string[]): Promise<void> {

@@ -41,7 +41,7 @@ function memoryRequestDecide(): RequestDecide {
   const store = new MemoryStore({ clock: () => now });
   return (entries, mode, nowMs, request) => {
     now = nowMs;
-    return store.check(
+    return store.decide(
       entries,
       mode,
       request === undefined ? undefined : { requestKey: request.key, requestTtlMs: request.ttlMs },

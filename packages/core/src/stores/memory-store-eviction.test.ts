@@ -11,7 +11,7 @@ const entry = (key: string): StoreEntry[] => [{ key, policy, cost: 1 }];
 function workPerCheck(store: MemoryStore, keys: readonly string[]): { slots: number; mapIterations: number } {
   const before = store.visitedSlots;
   const mapIterations = countMapIterations(() => {
-    for (const key of keys) store.checkSync(entry(key), 'consume');
+    for (const key of keys) store.decideSync(entry(key), 'consume');
   });
   return { slots: (store.visitedSlots - before) / keys.length, mapIterations };
 }
@@ -53,14 +53,14 @@ describe('MemoryStore eviction', () => {
   it('counts the keys it evicts while their state is live, not the expired ones', () => {
     const now = { t: 1_700_000_000_000 };
     const store = new MemoryStore({ clock: () => now.t, maxKeys: 3 });
-    for (const key of ['a', 'b', 'c']) store.checkSync(entry(key), 'consume');
+    for (const key of ['a', 'b', 'c']) store.decideSync(entry(key), 'consume');
     expect(store.liveEvictions).toBe(0);
-    store.checkSync(entry('d'), 'consume');
+    store.decideSync(entry('d'), 'consume');
     expect(store.liveEvictions).toBe(1);
     // 'a' was the least recently used: its usage is forgotten, it starts full again.
-    expect(store.checkSync(entry('a'), 'peek')[0]).toMatchObject({ remaining: 5 });
+    expect(store.decideSync(entry('a'), 'peek')[0]).toMatchObject({ remaining: 5 });
     now.t += 10_000;
-    for (const key of ['e', 'f', 'g']) store.checkSync(entry(key), 'consume');
+    for (const key of ['e', 'f', 'g']) store.decideSync(entry(key), 'consume');
     expect(store.liveEvictions).toBe(1);
   });
 
@@ -69,15 +69,15 @@ describe('MemoryStore eviction', () => {
     const store = new MemoryStore({ clock: () => now.t, maxKeys: 100 });
     const iterations = countMapIterations(() => {
       for (let i = 0; i < 1000; i++) {
-        store.checkSync(entry(`k${i % 10}`), 'consume', { requestKey: `r${i}`, requestTtlMs: 60_000 });
+        store.decideSync(entry(`k${i % 10}`), 'consume', { requestKey: `r${i}`, requestTtlMs: 60_000 });
       }
     });
     expect(iterations).toBe(0);
     // Later, every key has refilled: the newest record still replays its denial, the oldest
     // was evicted (100 records at most) and is decided afresh.
     now.t += 10_000;
-    const replay = store.checkSync(entry('k9'), 'consume', { requestKey: 'r999', requestTtlMs: 60_000 });
-    const again = store.checkSync(entry('k0'), 'consume', { requestKey: 'r0', requestTtlMs: 60_000 });
+    const replay = store.decideSync(entry('k9'), 'consume', { requestKey: 'r999', requestTtlMs: 60_000 });
+    const again = store.decideSync(entry('k0'), 'consume', { requestKey: 'r0', requestTtlMs: 60_000 });
     expect(replay[0]?.allowed).toBe(false);
     expect(again[0]?.allowed).toBe(true);
   });

@@ -13,7 +13,7 @@ class ReferenceStore {
   readonly slots = new Map<string, { algorithm: Algorithm; state: unknown; expiresAtMs: number }>();
   constructor(readonly maxKeys: number) {}
 
-  check(key: string, policy: CompiledPolicy, cost: number, mode: StoreMode, now: number): StoreVerdict {
+  decide(key: string, policy: CompiledPolicy, cost: number, mode: StoreMode, now: number): StoreVerdict {
     let state: unknown;
     const slot = this.slots.get(key);
     if (slot !== undefined) {
@@ -83,8 +83,8 @@ describe('MemoryStore state table', () => {
             now += op.dtMs;
             const policy = policies[op.policy] as CompiledPolicy;
             const key = `k${op.key}`; // the same key under several algorithms on purpose
-            const [v] = await store.check([{ key, policy, cost: op.cost }], op.mode);
-            expect(v).toEqual(reference.check(key, policy, op.cost, op.mode, now));
+            const [v] = await store.decide([{ key, policy, cost: op.cost }], op.mode);
+            expect(v).toEqual(reference.decide(key, policy, op.cost, op.mode, now));
             expect(store.size).toBe(reference.slots.size);
             expect(store.size).toBeLessThanOrEqual(maxKeys);
           }
@@ -98,7 +98,7 @@ describe('MemoryStore state table', () => {
     let now = 1_764_400_000_000;
     const store = new MemoryStore({ clock: () => now, maxKeys: 2 });
     const policy = await fixedPolicy('fixed-window', 10, 6_000);
-    const consume = (key: string) => store.check([{ key, policy, cost: 1 }], 'consume');
+    const consume = (key: string) => store.decide([{ key, policy, cost: 1 }], 'consume');
     await consume('a');
     now += 1;
     await consume('b');
@@ -109,8 +109,8 @@ describe('MemoryStore state table', () => {
     }
     now += 1;
     await consume('c'); // full: 'b' is the least recently used
-    const [a] = await store.check([{ key: 'a', policy, cost: 1 }], 'peek');
-    const [b] = await store.check([{ key: 'b', policy, cost: 1 }], 'peek');
+    const [a] = await store.decide([{ key: 'a', policy, cost: 1 }], 'peek');
+    const [b] = await store.decide([{ key: 'b', policy, cost: 1 }], 'peek');
     expect(a?.remaining).toBe(6);
     expect(b?.remaining).toBe(10);
     expect(store.size).toBe(2);
@@ -121,9 +121,9 @@ describe('MemoryStore state table', () => {
     const store = new MemoryStore({ clock: () => now, maxKeys: 10_000 });
     const policy = await fixedPolicy('token-bucket', 5, 12_000);
     for (let i = 0; i < 5000; i++)
-      await store.check([{ key: `g${i}`, policy, cost: 1 + (i % 5) }], 'consume');
+      await store.decide([{ key: `g${i}`, policy, cost: 1 + (i % 5) }], 'consume');
     for (let i = 0; i < 5000; i++) {
-      const [v] = await store.check([{ key: `g${i}`, policy, cost: 1 }], 'peek');
+      const [v] = await store.decide([{ key: `g${i}`, policy, cost: 1 }], 'peek');
       expect(v?.remaining).toBe(5 - (1 + (i % 5)));
     }
   });

@@ -93,13 +93,13 @@ export class MemoryStore implements Store {
   }
 
   /** Decide every entry at once, all or nothing. Never rejects for valid entries. */
-  check(
+  decide(
     entries: readonly StoreEntry[],
     mode: StoreMode,
     options?: MemoryStoreCheckOptions,
   ): Promise<StoreVerdict[]> {
     try {
-      return Promise.resolve(this.checkSync(entries, mode, options));
+      return Promise.resolve(this.decideSync(entries, mode, options));
     } catch (error) {
       return Promise.reject(error);
     }
@@ -109,7 +109,7 @@ export class MemoryStore implements Store {
    * The synchronous form of `check`: phase 1 evaluates every entry, phase 2 charges all
    * of them only when every entry allows and `mode` is `'consume'`.
    */
-  checkSync(
+  decideSync(
     entries: readonly StoreEntry[],
     mode: StoreMode,
     options?: MemoryStoreCheckOptions,

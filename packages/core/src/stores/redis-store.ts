@@ -26,7 +26,7 @@ import type {
   StoreVerdict,
 } from '../types.js';
 
-/** Options of one `RedisStore.check`: the record of an idempotent request. */
+/** Options of one `RedisStore.decide`: the record of an idempotent request. */
 export type RedisStoreCheckOptions = StoreCheckOptions;
 
 /** Options of `RedisStore`. */
@@ -183,7 +183,7 @@ export class RedisStore implements Store {
    * `requestTtlMs`, a consume is idempotent: a recorded request replays its verdicts and
    * charges nothing; otherwise its verdicts are recorded (in the same script run).
    */
-  check(
+  decide(
     entries: readonly StoreEntry[],
     mode: StoreMode,
     options?: RedisStoreCheckOptions,
