@@ -2,7 +2,8 @@
  * GCRA's tick arithmetic pinned to exact answers, on the Redis script (explicit time) and on
  * MemoryStore: the tick size a limit gets (10^k ticks per unit, limit x ticks <= 2^40), costs
  * rounded up to whole ticks and never to none, the slack's boundary once the clock moved, and
- * the exact decimal the script stores (lua/gcra.lua, algorithms/gcra.ts).
+ * the exact decimal the script stores (lua/gcra.lua, algorithms/gcra.ts); and the cap on every
+ * TTL the decide script sets.
  */
 import { Redis } from 'ioredis';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
@@ -89,5 +90,17 @@ describe('gcra state on Redis', () => {
     expect(await redis.get(e.key)).toBe(`g0.1|${T0}`);
     expect((await redisDecide(redis)([e], 'consume', T0))[0]!.allowed).toBe(true);
     expect(await redis.get(e.key)).toBe(`g0.2|${T0}`);
+  });
+});
+
+describe('decide script TTLs on Redis', () => {
+  it('caps a TTL at 1e15 ms: a bucket that takes 1e20 ms to refill is still written', async () => {
+    // Without the cap the script would send SET ... PX 1e+20, which Redis refuses.
+    const e = entry(makePolicy('token-bucket', 10, 1e20), 10);
+    const [v] = await redisDecide(redis)([e], 'consume', T0);
+    expect(v).toMatchObject({ allowed: true, remaining: 0 });
+    const pttl = await redis.pttl(e.key);
+    expect(pttl).toBeGreaterThan(1e15 - 60_000);
+    expect(pttl).toBeLessThanOrEqual(1e15);
   });
 });
