@@ -441,7 +441,7 @@ export const LUA_MUTANTS = [
   {
     id: 'decide/log-limit-unchecked',
     file: 'decide.lua',
-    find: "if name == 'sliding-log' and limit > LOG_CUM_MAX then",
+    find: 'if maxLimit ~= nil and limit > maxLimit then',
     replace: 'if false then',
   },
   {

@@ -31,7 +31,7 @@ export {
   StoreTimeoutError,
 } from './limiter/index.js';
 export {
-  ALGORITHMS,
+  ALGORITHM_NAMES,
   definePolicies,
   definePolicy,
   FAIL_MODES,
