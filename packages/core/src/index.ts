@@ -33,8 +33,8 @@ export {
 export {
   ADAPTER_OPTION_NAMES,
   type BindRequest,
-  checkOption,
   type CostValue,
+  checkOption,
   FRAMEWORK_OPTIONS,
   HTTP_OPTIONS,
   LIMITER_OPTION_NAMES,
