@@ -38,6 +38,10 @@ describe('public API', () => {
       'routeKey',
       'normalizePath',
       'resolveRateLimitOptions',
+      'createRateLimitHandler',
+      'OPTION_SCHEMA',
+      'OPTION_DEFAULTS',
+      'optionNames',
       'createMetrics',
     ]) {
       expect(core, name).toHaveProperty(name);

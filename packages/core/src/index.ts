@@ -31,6 +31,25 @@ export {
   StoreTimeoutError,
 } from './limiter/index.js';
 export {
+  ADAPTER_OPTION_NAMES,
+  type BindRequest,
+  type CostValue,
+  checkOption,
+  FRAMEWORK_OPTIONS,
+  HTTP_OPTIONS,
+  LIMITER_OPTION_NAMES,
+  LIMITER_OPTIONS,
+  MIDDLEWARE,
+  OPTION_DEFAULTS,
+  OPTION_SCHEMA,
+  type OptionSpec,
+  type OptionSurface,
+  type OptionsOf,
+  optionNames,
+  type RateLimitOptions,
+  type RequestOf,
+} from './options/index.js';
+export {
   ALGORITHM_NAMES,
   definePolicies,
   definePolicy,
