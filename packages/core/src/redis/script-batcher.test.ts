@@ -73,7 +73,10 @@ function batcher(transport: ScriptTransport, maxBatch = 128) {
     maxBatchWaitMs: 60_000,
     scheduleFlush: (flush) => flushes.push(flush),
   });
-  return { b, flush: () => flushes.splice(0).forEach((f) => f()) };
+  const flush = (): void => {
+    for (const f of flushes.splice(0)) f();
+  };
+  return { b, flush };
 }
 
 /** Identities, two by two, whose keys lie in the same slot though their hash tags differ. */
