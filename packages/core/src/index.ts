@@ -87,6 +87,16 @@ export {
   RESET_SCRIPT,
 } from './redis/script.js';
 export {
+  defineTransport,
+  type ScriptSource,
+  type ScriptTransport,
+  type TransportCommands,
+} from './redis/transport.js';
+export { type IoredisLike, ioredisTransport } from './redis/transports/ioredis.js';
+export { ioredisClusterTransport } from './redis/transports/ioredis-cluster.js';
+export { nodeRedisTransport } from './redis/transports/node-redis.js';
+export { type RestTransportOptions, restTransport } from './redis/transports/rest.js';
+export {
   MemoryStore,
   type MemoryStoreCheckOptions,
   type MemoryStoreOptions,
