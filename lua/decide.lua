@@ -14,7 +14,7 @@
 --          (tests). With an explicit time Redis still expires keys by its own clock, so
 --          written keys then get a TTL of at least EXPLICIT_TTL_FLOOR_MS and a test's
 --          clock, not Redis's, decides.
--- ARGV[2]  policyCount: how many policies the call's entries use (at least 1), then four
+-- ARGV[2]  policyCount: how many policies the call's entries use (at least 1), then five
 --          per policy, policy p = 1..policyCount (sent once per call, however many
 --          decisions use it):
 --     algorithm   'token-bucket' | 'gcra' | 'sliding-window' | 'fixed-window' | 'sliding-log'
@@ -22,6 +22,9 @@
 --                 for sliding-log)
 --     windowMs    window length in ms (window algorithms; positive)
 --     intervalMs  ms to earn back one unit (token bucket, GCRA; positive)
+--     shadow      '0' = enforced: its deny charges no entry of the decision; '1' = shadow
+--                 (observed, never blocking): its deny charges no shadow entry, and the
+--                 enforced ones are still charged when they all allow (phase 2)
 -- Then, for each decision, either the short form, one item:
 --   policy        index into the policy table ('1'..policyCount, as written by tostring):
 --                 mode 'consume', no request record, one entry of that policy, cost 1 (the
@@ -43,16 +46,20 @@
 --     cost        units to charge (positive; a whole number for sliding-log)
 --
 -- Phase 1 (per decision) evaluates every entry and writes nothing. Phase 2 (mode
--- 'consume' and every entry allows) charges every entry and sets a TTL on every written
--- key of ceil(ms until full) + 1, so idle keys vanish once they are equivalent to a
--- fresh key (a sliding log adds an eighth of its window, see sliding-log.lua). A deny
--- anywhere in a decision charges nothing for that decision.
+-- 'consume') charges the enforced entries when every enforced entry allows, and the
+-- shadow entries when every entry (enforced and shadow) allows, and sets a TTL on every
+-- written key of ceil(ms until full) + 1, so idle keys vanish once they are equivalent to
+-- a fresh key (a sliding log adds an eighth of its window, see sliding-log.lua). So an
+-- enforced deny charges nothing for that decision; a deny of shadow entries only charges
+-- the enforced entries and no shadow one. A decision of one entry (the short form among
+-- them) is charged exactly when that entry allows.
 --
 -- Reply: a flat array of integers, for each decision in order four per entry, in KEYS
 -- order:
 --   allowed       1 or 0: this entry alone would admit the cost
---   remaining     whole units left after this call (0..limit); when nothing was charged
---                 (peek, or some entry of the decision denied) the units left now
+--   remaining     whole units left after this call (0..limit); when this entry was not
+--                 charged (peek, or a deny that blocks its charge, see phase 2) the units
+--                 left now
 --   resetMs       ms until this entry's quota is fully restored, rounded up
 --   retryAfterMs  ms until this entry could admit its cost, rounded up; 0 when allowed,
 --                 -1 when never (cost > limit)
@@ -77,11 +84,11 @@ local policyCount = tonumber(ARGV[2])
 if policyCount == nil or policyCount < 1 or policyCount ~= floor(policyCount) then
   return redis.error_reply('ERR sluice: policyCount must be a positive integer')
 end
-if #ARGV < 2 + 4 * policyCount then
-  return redis.error_reply('ERR sluice: expected ' .. (2 + 4 * policyCount) .. ' arguments for the policies, got ' .. #ARGV)
+if #ARGV < 2 + 5 * policyCount then
+  return redis.error_reply('ERR sluice: expected ' .. (2 + 5 * policyCount) .. ' arguments for the policies, got ' .. #ARGV)
 end
 for p = 1, policyCount do
-  local base = 2 + 4 * (p - 1)
+  local base = 2 + 5 * (p - 1)
   local name = ARGV[base + 1]
   local algorithm = ALGORITHMS[name]
   if algorithm == nil then
@@ -94,7 +101,14 @@ for p = 1, policyCount do
   if name == 'sliding-log' and limit > LOG_CUM_MAX then
     return redis.error_reply('ERR sluice: sliding-log limit must be at most 1e15 (policy ' .. p .. ')')
   end
-  policies[tostring(p)] = { algorithm = algorithm, whole = name == 'sliding-log', limit = limit, windowMs = windowMs, intervalMs = intervalMs }
+  local shadow = ARGV[base + 5]
+  if shadow ~= '0' and shadow ~= '1' then
+    return redis.error_reply('ERR sluice: shadow must be 0 or 1 (policy ' .. p .. ')')
+  end
+  policies[tostring(p)] = {
+    algorithm = algorithm, whole = name == 'sliding-log', limit = limit, windowMs = windowMs,
+    intervalMs = intervalMs, shadow = shadow == '1',
+  }
 end
 
 -- The decisions, parsed into two flat arrays (no table per decision or entry). Decision d
@@ -104,7 +118,7 @@ end
 local dec, ent = {}, {}
 local nDecisions, nEntries = 0, 0
 local argc = #ARGV
-local argi, keyi = 3 + 4 * policyCount, 1
+local argi, keyi = 3 + 5 * policyCount, 1
 while argi <= argc do
   local d = nDecisions + 1
   local mode = ARGV[argi]
@@ -231,8 +245,8 @@ local function decide(d)
     end
   end
 
-  -- Phase 1: evaluate, no writes.
-  local all = true
+  -- Phase 1: evaluate, no writes. `all`: every entry allows; `enforced`: every enforced one.
+  local all, enforced = true, true
   for i = 1, count do
     local r = results[i]
     if r == nil then
@@ -251,16 +265,21 @@ local function decide(d)
       policy.intervalMs, ent[2 * (e0 + i)])
     if not r.allowed then
       all = false
+      if not policy.shadow then
+        enforced = false
+      end
     end
   end
 
-  -- Phase 2: charge all, only when all allow.
-  local charge = all and consume
+  -- Phase 2: charge every entry when all allow; when only shadow entries denied, the
+  -- enforced ones alone; when an enforced entry denied, none.
+  local chargeAll = all and consume
+  local chargeEnforced = enforced and consume and not all
   local start = nReply
   for i = 1, count do
     local r = results[i]
     local remaining, resetMs = r.remaining, r.resetMs
-    if charge then
+    if chargeAll or (chargeEnforced and not ent[2 * (e0 + i) - 1].shadow) then
       local ttl = ceil(r.chargedResetMs) + 1
       if explicit and ttl < EXPLICIT_TTL_FLOOR_MS then
         ttl = EXPLICIT_TTL_FLOOR_MS

@@ -68,7 +68,7 @@ async function usPerCall(op) {
 
 /** One call of PER_CALL short-form decisions (cost 1) on keys `key(0..)`, Redis TIME. */
 function batchCall(sha, key, policy) {
-  const decision = new core.DecideCall('');
+  const decision = new core.ScriptCall('');
   for (let j = 0; j < PER_CALL; j++) decision.add([{ key: key(j), policy, cost: 1 }], 'consume');
   return client.evalsha(sha, decision.keys.length, ...decision.keys, ...decision.args());
 }

@@ -10,11 +10,11 @@ import { monotonicNow } from '../monotonic.js';
 import { warnOnEvictingPolicy } from '../redis/memory-policy.js';
 import {
   DECIDE_SCRIPT,
-  DecideCall,
   decodeVerdicts,
   encodeScriptNow,
   REPLY_ITEMS_PER_ENTRY,
   RESET_SCRIPT,
+  ScriptCall,
 } from '../redis/script.js';
 import type {
   Clock,
@@ -87,7 +87,7 @@ interface PendingCheck {
 interface Batch {
   readonly group: string;
   /** KEYS and ARGV, built as the checks arrive. */
-  readonly call: DecideCall;
+  readonly call: ScriptCall;
   readonly checks: PendingCheck[];
   /** When the first check joined (`monotonicNow`). */
   readonly openedAtMs: number;
@@ -226,7 +226,7 @@ export class RedisStore implements Store {
     const fresh = batch === undefined;
     const target: Batch = batch ?? {
       group,
-      call: new DecideCall(nowArg),
+      call: new ScriptCall(nowArg),
       checks: [],
       openedAtMs: monotonicNow(),
     };
