@@ -1,5 +1,5 @@
 -- Sluice decide script: one or more decisions in ONE call. Each decision covers every
--- policy that applies to one request, all or nothing. Decisions run one after another in
+-- policy that applies to one request, shadow ones included, atomically. Decisions run in
 -- the order given, exactly as separate calls would, so a batch of N decisions is N
 -- atomic decisions sharing one round trip, one clock reading and one reply (RedisStore
 -- batches the checks issued in the same event-loop turn). Built by
@@ -22,15 +22,14 @@
 --                 for sliding-log)
 --     windowMs    window length in ms (window algorithms; positive)
 --     intervalMs  ms to earn back one unit (token bucket, GCRA; positive)
---     shadow      '0' = enforced: its deny charges no entry of the decision; '1' = shadow
---                 (observed, never blocking): its deny charges no shadow entry, and the
---                 enforced ones are still charged when they all allow (phase 2)
+--     shadow      '0' = enforced: its deny charges no entry; '1' = shadow: its deny charges
+--                 no shadow entry, the enforced ones still are when they all allow (phase 2)
 -- Then, for each decision, either the short form, one item:
 --   policy        index into the policy table ('1'..policyCount, as written by tostring):
 --                 mode 'consume', no request record, one entry of that policy, cost 1 (the
 --                 common decision; its one KEY is the entry's state key)
 -- or the full form:
---   mode          'consume' (charge when every entry allows) or 'peek' (never writes)
+--   mode          'consume' (charge as phase 2 says) or 'peek' (never writes)
 --   requestTtlMs  '' = no request record. A positive number = the decision's last KEY is
 --                 the record of an idempotent request (same hash tag as its entries): in
 --                 mode 'consume', when the record exists its saved reply is returned and
@@ -46,13 +45,11 @@
 --     cost        units to charge (positive; a whole number for sliding-log)
 --
 -- Phase 1 (per decision) evaluates every entry and writes nothing. Phase 2 (mode
--- 'consume') charges the enforced entries when every enforced entry allows, and the
--- shadow entries when every entry (enforced and shadow) allows, and sets a TTL on every
--- written key of ceil(ms until full) + 1, so idle keys vanish once they are equivalent to
--- a fresh key (a sliding log adds an eighth of its window, see sliding-log.lua). So an
--- enforced deny charges nothing for that decision; a deny of shadow entries only charges
--- the enforced entries and no shadow one. A decision of one entry (the short form among
--- them) is charged exactly when that entry allows.
+-- 'consume') charges the enforced entries when every enforced entry allows and the shadow
+-- entries when every entry allows (an enforced deny charges nothing; a deny of shadow
+-- entries only charges the enforced ones; one entry alone is charged when it allows), and
+-- sets a TTL on every written key of ceil(ms until full) + 1, so idle keys vanish once they
+-- are equivalent to a fresh key (a sliding log adds an eighth of its window, sliding-log.lua).
 --
 -- Reply: a flat array of integers, for each decision in order four per entry, in KEYS
 -- order:
@@ -105,10 +102,8 @@ for p = 1, policyCount do
   if shadow ~= '0' and shadow ~= '1' then
     return redis.error_reply('ERR sluice: shadow must be 0 or 1 (policy ' .. p .. ')')
   end
-  policies[tostring(p)] = {
-    algorithm = algorithm, whole = name == 'sliding-log', limit = limit, windowMs = windowMs,
-    intervalMs = intervalMs, shadow = shadow == '1',
-  }
+  policies[tostring(p)] = { algorithm = algorithm, whole = name == 'sliding-log', limit = limit,
+    windowMs = windowMs, intervalMs = intervalMs, shadow = shadow == '1' }
 end
 
 -- The decisions, parsed into two flat arrays (no table per decision or entry). Decision d
@@ -265,14 +260,11 @@ local function decide(d)
       policy.intervalMs, ent[2 * (e0 + i)])
     if not r.allowed then
       all = false
-      if not policy.shadow then
-        enforced = false
-      end
+      enforced = enforced and policy.shadow
     end
   end
 
-  -- Phase 2: charge every entry when all allow; when only shadow entries denied, the
-  -- enforced ones alone; when an enforced entry denied, none.
+  -- Phase 2: all allow: charge all; only shadow entries deny: the enforced ones; else none.
   local chargeAll = all and consume
   local chargeEnforced = enforced and consume and not all
   local start = nReply

@@ -413,14 +413,14 @@ export const LUA_MUTANTS = [
   {
     id: 'decide/shadow-flag-ignored',
     file: 'decide.lua',
-    find: "intervalMs = intervalMs, shadow = shadow == '1',",
-    replace: 'intervalMs = intervalMs, shadow = false,',
+    find: "shadow = shadow == '1' }",
+    replace: 'shadow = false }',
   },
   {
     id: 'decide/shadow-deny-is-enforced',
     file: 'decide.lua',
-    find: 'if not policy.shadow then\n        enforced = false',
-    replace: 'if true then\n        enforced = false',
+    find: 'enforced = enforced and policy.shadow',
+    replace: 'enforced = enforced and not policy.shadow',
   },
   {
     id: 'decide/ttl-no-margin',
