@@ -1,5 +1,5 @@
 /** `createLimiter`: policies + store + deadline + breaker + fail modes + deny cache, one decision per call. */
-import { identityTag, policyKey, requestKeys } from '../keys/build-keys.js';
+import { identityTag, policyKey, requestKey } from '../keys/build-keys.js';
 import { identityProblem, isIdentityInput } from '../keys/identity.js';
 import { definePolicies } from '../policy/define-policy.js';
 import { describeValue } from '../policy/errors.js';
@@ -79,12 +79,6 @@ type StoreCall = (
 const andThen = <T, U>(value: MaybePromise<T>, next: (value: T) => MaybePromise<U>): MaybePromise<U> =>
   value instanceof Promise ? value.then(next) : next(value);
 
-/** The two record keys of an idempotent request: one per store call a check may make. */
-interface RequestRecord {
-  readonly keys: readonly [string, string];
-  readonly ttlMs: number;
-}
-
 interface Planned {
   readonly entries: StoreEntry[];
   readonly tag: string;
@@ -111,11 +105,6 @@ const NO_POLICY: Decision = Object.freeze({
   results: Object.freeze([]) as readonly PolicyResult[],
 }) as Decision;
 const NO_POLICY_PROMISE: Promise<Decision> = Promise.resolve(NO_POLICY);
-
-/** The options of store call `i` (0 or 1) of an idempotent request. */
-function recordOptions(request: RequestRecord | undefined, i: 0 | 1): StoreCheckOptions | undefined {
-  return request === undefined ? undefined : { requestKey: request.keys[i], requestTtlMs: request.ttlMs };
-}
 
 /** The deny cache's key for a set of entries. */
 const setKeyOf = (entries: readonly StoreEntry[]): string => entries.map((e) => e.key).join('\n');
@@ -245,64 +234,33 @@ export function createLimiter(options: LimiterOptions): Limiter {
   };
 
   /**
-   * Decides `entries` through `call` (its first call, then `afterFirstCall`) and hands the results
-   * (undefined: the call could not decide) to `next`, with no promise hop of its own.
+   * Decides `entries` through `call` in one store call and hands the results (undefined: the call
+   * could not decide) to `next`, with no promise hop of its own. The store charges shadow and
+   * enforced entries alike by the rule of `Store.decide`: a shadow policy observes, it never blocks
+   * the others. An idempotent request (`request`) has one record for the whole check.
    */
   function decideWith<T>(
     call: StoreCall,
     entries: readonly StoreEntry[],
     mode: StoreMode,
-    request: RequestRecord | undefined,
+    request: StoreCheckOptions | undefined,
     next: (results: PolicyResult[] | undefined) => MaybePromise<T>,
   ): MaybePromise<T> {
-    return andThen(call(entries, mode, recordOptions(request, 0)), (verdicts) =>
-      andThen(afterFirstCall(call, entries, mode, request, verdicts), next),
-    );
+    return andThen(call(entries, mode, request), (verdicts) => next(resultsOf(entries, verdicts)));
   }
 
-  /**
-   * The results of a first store call's verdicts (undefined: the store could not decide). Shadow
-   * policies ride in the same atomic call; when only a shadow policy denied (so nothing was
-   * charged), the enforcing policies are charged in a second call through `call`: a shadow policy
-   * observes, it never blocks the others.
-   *
-   * An idempotent request records each of the (at most two) calls under its own record key,
-   * so a retry replays both and charges nothing twice.
-   */
-  function afterFirstCall(
-    call: StoreCall,
+  /** The results of a store call's verdicts (undefined: the store could not decide). */
+  function resultsOf(
     entries: readonly StoreEntry[],
-    mode: StoreMode,
-    request: RequestRecord | undefined,
     verdicts: StoreVerdict[] | undefined,
-  ): MaybePromise<PolicyResult[] | undefined> {
+  ): PolicyResult[] | undefined {
     if (verdicts === undefined) return undefined;
     const results: PolicyResult[] = new Array(entries.length);
-    let shadowDenied = false;
     for (let i = 0; i < entries.length; i++) {
       const e = entries[i]!;
-      const r = resultFromVerdict(e.policy, e.cost, verdicts[i]!);
-      results[i] = r;
-      if (r.shadow && !r.allowed) shadowDenied = true;
+      results[i] = resultFromVerdict(e.policy, e.cost, verdicts[i]!);
     }
-    if (mode === 'peek' || !shadowDenied) return results;
-    const enforcedIdx = entries.flatMap((e, i) => (e.policy.shadow ? [] : [i]));
-    const enforcedAllowed = enforcedIdx.every((i) => results[i]!.allowed);
-    if (!enforcedAllowed || enforcedIdx.length === 0) return results;
-    const merge = (again: StoreVerdict[] | undefined): PolicyResult[] | undefined => {
-      if (again === undefined) return undefined;
-      enforcedIdx.forEach((entryIndex, j) => {
-        const e = entries[entryIndex]!;
-        results[entryIndex] = resultFromVerdict(e.policy, e.cost, again[j]!);
-      });
-      return results;
-    };
-    const again = call(
-      enforcedIdx.map((i) => entries[i]!),
-      mode,
-      recordOptions(request, 1),
-    );
-    return andThen(again, merge);
+    return results;
   }
 
   /** The store could not decide: apply each policy's fail mode. */
@@ -341,7 +299,7 @@ export function createLimiter(options: LimiterOptions): Limiter {
   function decide<T>(
     entries: readonly StoreEntry[],
     mode: StoreMode,
-    request: RequestRecord | undefined,
+    request: StoreCheckOptions | undefined,
     done: (outcome: Outcome) => T,
   ): MaybePromise<T> {
     return decideWith(remote, entries, mode, request, (results) =>
@@ -367,16 +325,16 @@ export function createLimiter(options: LimiterOptions): Limiter {
       const { entries, tag } = plan(descriptor, 'check');
       if (entries.length === 0) return NO_POLICY_PROMISE;
       // An idempotent retry must get its recorded answer, so it never stops at the deny cache.
-      const request: RequestRecord | undefined =
+      const request: StoreCheckOptions | undefined =
         descriptor.requestId === undefined
           ? undefined
           : {
-              keys: requestKeys(
+              requestKey: requestKey(
                 tag,
                 descriptor.requestId,
                 entries.map((e) => e.key),
               ),
-              ttlMs: resolved.idempotencyTtlMs,
+              requestTtlMs: resolved.idempotencyTtlMs,
             };
       // Read before the store call: the store decided after this moment, so a wait counted from
       // here never outlasts the store's own.
