@@ -32,6 +32,7 @@ export {
 } from './limiter/index.js';
 export {
   ALGORITHMS,
+  compilePolicies,
   definePolicies,
   definePolicy,
   FAIL_MODES,
@@ -40,6 +41,7 @@ export {
   type ParsedRate,
   POLICY_DEFAULTS,
   PolicyError,
+  type PolicySetOptions,
   parseDuration,
   parseRate,
   SLIDING_LOG_MAX_LIMIT,

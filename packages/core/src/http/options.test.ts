@@ -317,7 +317,13 @@ describe('decide', () => {
     ]);
     const r = resolve({ limiter: fakeLimiter(denied), shadow: true });
     const out = await r.decide({ headers: {} }, facts());
-    expect(out?.verdict).toEqual({ action: 'pass', status: 200, headers: {}, body: undefined });
+    expect(out?.verdict).toEqual({
+      action: 'pass',
+      status: 200,
+      headers: {},
+      onLimitedHeaders: {},
+      body: undefined,
+    });
     expect(out?.decision.allowed).toBe(true);
     expect(out?.decision.shadowed).toBe(true);
     expect(out?.decision.outcome).toBe('over_limit');
