@@ -14,7 +14,9 @@ const TRUSTS_EVERY_PROXY: PermissiveProxyTrust = {
  * client could pick its own rate-limit identity. Each app is inspected once.
  */
 export function checkTrustProxy(app: Application | undefined): void {
-  warnIfPermissiveTrustProxy(app, (inspected) =>
-    inspected.get('trust proxy') === true ? TRUSTS_EVERY_PROXY : undefined,
-  );
+  warnIfPermissiveTrustProxy(app, inspectTrustProxy);
+}
+
+function inspectTrustProxy(app: Application): PermissiveProxyTrust | undefined {
+  return app.get('trust proxy') === true ? TRUSTS_EVERY_PROXY : undefined;
 }

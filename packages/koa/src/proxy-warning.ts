@@ -14,8 +14,10 @@ const TRUSTS_EVERY_PROXY: PermissiveProxyTrust = {
  * could pick its own rate-limit identity. Each app is inspected once.
  */
 export function checkProxy(app: Koa | undefined): void {
-  warnIfPermissiveTrustProxy(app, (inspected) => {
-    const maxIpsCount = (inspected as Koa & { maxIpsCount?: number }).maxIpsCount ?? 0;
-    return inspected.proxy === true && !(maxIpsCount > 0) ? TRUSTS_EVERY_PROXY : undefined;
-  });
+  warnIfPermissiveTrustProxy(app, inspectProxy);
+}
+
+function inspectProxy(app: Koa): PermissiveProxyTrust | undefined {
+  const maxIpsCount = (app as Koa & { maxIpsCount?: number }).maxIpsCount ?? 0;
+  return app.proxy === true && !(maxIpsCount > 0) ? TRUSTS_EVERY_PROXY : undefined;
 }

@@ -113,6 +113,36 @@ describe('toHttpVerdict', () => {
     ]);
   });
 
+  it('sends exactly JSON.stringify of the body, for any decision, however often the same body recurs', () => {
+    const arbResult = fc
+      .record({
+        policy: fc.constantFrom('a', 'b', 'burst', 'q"x'),
+        allowed: fc.boolean(),
+        outcome: fc.constantFrom('allowed' as const, 'over_limit' as const, 'unavailable' as const),
+        retryAfterMs: fc.nat({ max: 100_000 }),
+        shadow: fc.boolean(),
+      })
+      .map((r) => result(r));
+    fc.assert(
+      fc.property(
+        fc.array(arbResult, { maxLength: 4 }),
+        fc.nat({ max: 100_000 }),
+        (results, retryAfterMs) => {
+          for (const d of [
+            decision(results),
+            decision(results, { outcome: 'over_limit', allowed: false, retryAfterMs }),
+          ]) {
+            for (let i = 0; i < 2; i++) {
+              const v = toHttpVerdict(d);
+              expect(v.bodyText).toBe(v.body === undefined ? undefined : JSON.stringify(v.body));
+            }
+          }
+        },
+      ),
+      { numRuns: 300 },
+    );
+  });
+
   it('names every violated policy and the one with the longest wait', () => {
     const body = quotaExceededProblem(decision([over('a', 9000), over('b', 12_000), over('c', 3000)]));
     expect(body['violated-policies']).toEqual(['a', 'b', 'c']);

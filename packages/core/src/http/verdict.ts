@@ -2,9 +2,9 @@
 import type { Decision } from '../types.js';
 import { type HeaderFormat, type RateLimitHeaderOptions, rateLimitHeaders } from './headers.js';
 import {
+  freshProblemJson,
   PROBLEM_CONTENT_TYPE,
   type ProblemBody,
-  problemJson,
   quotaExceededProblem,
   unavailableProblem,
 } from './problem.js';
@@ -88,19 +88,20 @@ export function toHttpVerdict(decision: Decision, options: HttpVerdictOptions = 
 
 /** A deny verdict from the rate-limit headers (and `Retry-After`) and the problem body. */
 function denial(status: 429 | 503, headers: Record<string, string>, body: ProblemBody): HttpVerdict {
-  const all: Record<string, string> = { ...headers };
-  all['Content-Type'] = PROBLEM_CONTENT_TYPE;
+  headers['Content-Type'] = PROBLEM_CONTENT_TYPE;
   // A refusal answers this moment only: no cache may keep it (RFC 6585 for 429).
-  all['Cache-Control'] = NO_STORE;
   headers['Cache-Control'] = NO_STORE;
+  // Copied name by name: an object spread of these records costs several times as much.
+  const onLimitedHeaders: Record<string, string> = {};
+  for (const name in headers) if (name !== 'Content-Type') onLimitedHeaders[name] = headers[name]!;
   return {
     action: 'deny',
     status,
-    headers: all,
-    onLimitedHeaders: headers,
+    headers,
+    onLimitedHeaders,
     contentType: PROBLEM_CONTENT_TYPE,
     body,
-    bodyText: problemJson(body),
+    bodyText: freshProblemJson(body),
   };
 }
 
