@@ -8,7 +8,10 @@
 import 'reflect-metadata';
 import type { AddressInfo } from 'node:net';
 import {
+  type ArgumentsHost,
+  Catch,
   Controller,
+  type ExceptionFilter,
   Get,
   Inject,
   Injectable,
@@ -18,7 +21,7 @@ import {
   Post,
   Req,
 } from '@nestjs/common';
-import { APP_GUARD } from '@nestjs/core';
+import { APP_FILTER, APP_GUARD } from '@nestjs/core';
 import { FastifyAdapter } from '@nestjs/platform-fastify';
 import { Test } from '@nestjs/testing';
 import {
@@ -88,6 +91,30 @@ class OtherController {
   @Get('other')
   other(@Req() req: { rateLimit?: Decision }) {
     return echo(req);
+  }
+}
+
+/** Replaces the limited response, as an app's own filter would. */
+@Catch(RateLimitException)
+class TeapotFilter implements ExceptionFilter {
+  catch(exception: RateLimitException, host: ArgumentsHost) {
+    const response = host.switchToHttp().getResponse<{
+      status?: (code: number) => unknown;
+      code?: (code: number) => unknown;
+      header?: (name: string, value: string) => unknown;
+      setHeader?: (name: string, value: string) => unknown;
+      send: (body: string) => unknown;
+    }>();
+    const body = JSON.stringify({
+      custom: true,
+      status: exception.getStatus(),
+      policy: exception.decision.policy,
+    });
+    if (typeof response.code === 'function') response.code(418);
+    else response.status?.(418);
+    if (response.setHeader) response.setHeader('Content-Type', 'application/json');
+    else response.header?.('Content-Type', 'application/json');
+    response.send(body);
   }
 }
 
@@ -220,6 +247,60 @@ describe.each(['express', 'fastify'] as const)('NestJS on %s', (platform) => {
       request(`${base}${path}`, { method, ...(headers === undefined ? {} : { headers }) });
     return { get: send('GET'), post: send('POST') };
   }
+
+  // Nest answers through its exception layer, whose content-type handling differs between
+  // majors (Nest 11's Express platform rewrote problem+json); the compat projects run this
+  // file on Nest 10 and 11, so what every adapter answers is checked here on each major too.
+  describe('answers through the exception layer', () => {
+    const w = () => world();
+    const app = (limiter: Limiter, teapot: boolean) =>
+      start({
+        imports: [RateLimitModule.forRoot({ limiter })],
+        controllers: [ItemsController],
+        providers: [
+          { provide: APP_GUARD, useClass: RateLimitGuard },
+          ...(teapot ? [{ provide: APP_FILTER, useClass: TeapotFilter }] : []),
+        ],
+      });
+
+    it('429: problem+json with the exact headers and body, and no warning logged', async () => {
+      const client = await app(w().limiter([API_1_PER_10S]), false);
+      expect((await client.get('/items/1')).status).toBe(200);
+      const denied = await client.get('/items/2');
+      expect(denied.status).toBe(429);
+      expect(denied.headers['content-type']).toBe('application/problem+json; charset=utf-8');
+      expect(denied.headers['retry-after']).toBe('10');
+      expect(denied.headers['cache-control']).toBe('no-store');
+      expect(denied.headers.ratelimit).toBe('"api";r=0;t=10');
+      expect(json(denied)).toEqual(EXPECTED.tooManyRequests(['api'], 'api', 10));
+    });
+
+    it('503: problem+json when the store fails under a closed policy', async () => {
+      const failing: Store = {
+        kind: 'failing',
+        decide: () => Promise.reject(new Error('store down')),
+        reset: () => Promise.reject(new Error('store down')),
+      };
+      const client = await app(w().limiter([{ name: 'api', limit: 5, window: '1s' }], failing), false);
+      const reply = await client.get('/items/1');
+      expect(reply.status).toBe(503);
+      expect(reply.headers['content-type']).toBe('application/problem+json; charset=utf-8');
+      expect(reply.headers['retry-after']).toBeUndefined();
+      expect(json(reply)).toEqual(EXPECTED.unavailable());
+      expect(reply.text).not.toContain('store down');
+    });
+
+    it("an app's exception filter replaces the body; the rate-limit headers stay", async () => {
+      const client = await app(w().limiter([API_1_PER_10S]), true);
+      expect((await client.get('/items/1')).status).toBe(200);
+      const limited = await client.get('/items/1');
+      expect(limited.status).toBe(418);
+      expect(limited.headers['content-type']).toMatch(/^application\/json/);
+      expect(json(limited)).toEqual({ custom: true, status: 429, policy: 'api' });
+      expect(limited.headers['retry-after']).toBe('10');
+      expect(limited.headers.ratelimit).toBe('"api";r=0;t=10');
+    });
+  });
 
   it('module policies on the module store, with an injected clock: one quota across routes', async () => {
     const w = world();
