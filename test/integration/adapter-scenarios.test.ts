@@ -6,7 +6,7 @@
 import { createLimiter, type Limiter, MemoryStore, type PolicyInput, type Store } from '@sluice/core';
 import { afterEach, describe, expect, test } from 'vitest';
 import { EXPECTED } from '../support/expected.js';
-import { HARNESSES, type Mount, type NeutralOptions, type Served } from './adapters.js';
+import { HARNESSES, type Harness, type Mount, type NeutralOptions, type Served } from './adapters.js';
 import { json, type Reply, request } from './client.js';
 
 /** A start time on a 10 s boundary, so fixed windows start with it. */
@@ -56,7 +56,8 @@ interface Scenario {
   name: string;
   mount: Mount;
   options(w: World): NeutralOptions;
-  run(client: Client, w: World): Promise<void>;
+  /** `harness` says what differs by design: the exact problem content type, patterns app-wide. */
+  run(client: Client, w: World, harness: Harness): Promise<void>;
 }
 
 const API_3_PER_10S: PolicyInput = { name: 'api', algorithm: 'fixed-window', limit: 3, window: '10s' };
@@ -97,13 +98,14 @@ const SCENARIOS: Scenario[] = [
     name: '200s then 429 with exact headers and a problem+json body; the clock restores the quota',
     mount: 'route',
     options: (w) => ({ limiter: w.limiter([API_3_PER_10S]) }),
-    async run(client, w) {
+    async run(client, w, harness) {
       for (const remaining of [2, 1, 0]) {
         const reply = await client.get('/items/1');
         expect(reply.status).toBe(200);
         expect(reply.headers['ratelimit-policy']).toBe('"api";q=3;w=10');
         expect(reply.headers.ratelimit).toBe(`"api";r=${remaining};t=10`);
         expect(reply.headers['retry-after']).toBeUndefined();
+        expect(mediaType(reply)).toBe('application/json');
         expect(json(reply)).toEqual({
           ok: true,
           rateLimit: { allowed: true, outcome: 'allowed', policy: 'api', remaining, shadowed: false },
@@ -113,6 +115,7 @@ const SCENARIOS: Scenario[] = [
       const denied = await client.get('/items/2');
       expect(denied.status).toBe(429);
       expect(mediaType(denied)).toBe('application/problem+json');
+      expect(denied.headers['content-type']).toBe(harness.problemContentType);
       expect(denied.headers['retry-after']).toBe('6');
       expect(denied.headers['cache-control']).toBe('no-store');
       expect(denied.headers['ratelimit-policy']).toBe('"api";q=3;w=10');
@@ -161,13 +164,45 @@ const SCENARIOS: Scenario[] = [
     },
   },
   {
+    name: 'policies built here, on a store given here: one quota across the routes',
+    mount: 'app',
+    options: (w) => ({
+      policies: [{ name: 'api', algorithm: 'fixed-window', limit: 1, window: '10s' }],
+      store: new MemoryStore({ clock: () => w.now }),
+    }),
+    async run(client) {
+      // (The limiter's own clock is the real one here; Nest's module, which takes a clock, moves
+      // both in its own test.)
+      expect((await client.get('/items/1')).headers.ratelimit).toBe('"api";r=0;t=10');
+      expect((await client.get('/other')).status).toBe(429);
+    },
+  },
+  {
+    name: 'failMode given here is the default of the policies built here that name none',
+    mount: 'route',
+    options: () => ({
+      policies: [{ name: 'api', limit: 5, window: '1s' }],
+      store: failingStore,
+      failMode: 'open',
+    }),
+    async run(client) {
+      const reply = await client.get('/items/1');
+      expect(reply.status).toBe(200);
+      expect((json(reply) as { rateLimit: unknown }).rateLimit).toMatchObject({
+        allowed: true,
+        outcome: 'unavailable',
+      });
+    },
+  },
+  {
     name: '503 problem+json when the store fails and the policy fails closed',
     mount: 'route',
     options: (w) => ({ limiter: w.limiter([{ name: 'api', limit: 5, window: '1s' }], failingStore) }),
-    async run(client) {
+    async run(client, _w, harness) {
       const reply = await client.get('/items/1');
       expect(reply.status).toBe(503);
       expect(mediaType(reply)).toBe('application/problem+json');
+      expect(reply.headers['content-type']).toBe(harness.problemContentType);
       expect(json(reply)).toEqual(EXPECTED.unavailable());
       expect(reply.headers['cache-control']).toBe('no-store');
       expect(reply.text).not.toContain('store down');
@@ -229,6 +264,30 @@ const SCENARIOS: Scenario[] = [
     },
   },
   {
+    name: 'shadow on listed policies built here: decided and visible to the handler, never enforced, no headers',
+    mount: 'route',
+    options: (w) => ({
+      policies: [{ name: 'api', algorithm: 'fixed-window', limit: 1, window: '10s' }],
+      store: new MemoryStore({ clock: () => w.now }),
+      shadow: true,
+    }),
+    async run(client) {
+      const first = await client.get('/items/1');
+      const second = await client.get('/items/1');
+      for (const reply of [first, second]) {
+        expect(reply.status).toBe(200);
+        expect(reply.headers.ratelimit).toBeUndefined();
+        expect(reply.headers['ratelimit-policy']).toBeUndefined();
+        expect(reply.headers['retry-after']).toBeUndefined();
+      }
+      expect((json(first) as { rateLimit: { shadowed: boolean } }).rateLimit.shadowed).toBe(false);
+      expect((json(second) as { rateLimit: unknown }).rateLimit).toMatchObject({
+        shadowed: true,
+        allowed: true,
+      });
+    },
+  },
+  {
     name: 'skip: skipped requests are neither charged nor decorated',
     mount: 'route',
     options: (w) => ({
@@ -260,6 +319,7 @@ const SCENARIOS: Scenario[] = [
       expect(acmeAgain.text).not.toContain('acme');
       expect(JSON.stringify(acmeAgain.headers)).not.toContain('acme');
       expect((await client.get('/items/1', { 'x-tenant': 'globex' })).status).toBe(200);
+      expect((await client.get('/items/1')).status).toBe(200); // no tenant: the client IP
     },
   },
   ...(['key', 'app'] as const).map(identityKindScenario),
@@ -303,7 +363,7 @@ const SCENARIOS: Scenario[] = [
       expect((await client.get('/items/1')).status).toBe(200);
       const limited = await client.get('/items/1');
       expect(limited.status).toBe(418);
-      expect(json(limited)).toEqual({ custom: true, status: 429 });
+      expect(json(limited)).toEqual({ custom: true, status: 429, policy: 'api' });
       // The app's own body is not problem+json and must not be labelled so.
       expect(mediaType(limited)).toBe('application/json');
       expect(limited.headers['retry-after']).toBe('10');
@@ -340,6 +400,21 @@ const SCENARIOS: Scenario[] = [
     },
   },
   {
+    name: 'route scope app-wide: the matched pattern where the adapter knows it, else the path',
+    mount: 'app',
+    options: (w) => ({
+      limiter: w.limiter([
+        { name: 'api', algorithm: 'fixed-window', limit: 1, window: '10s', scope: 'route' },
+      ]),
+    }),
+    async run(client, _w, harness) {
+      expect((await client.get('/items/abc')).status).toBe(200);
+      // Not ids, so not folded: one route only where the pattern is known (`/items/:id`).
+      expect((await client.get('/items/def')).status).toBe(harness.patternAppWide ? 429 : 200);
+      expect((await client.get('/other')).status).toBe(200);
+    },
+  },
+  {
     name: 'header formats: legacy X-RateLimit-*',
     mount: 'route',
     options: (w) => ({ limiter: w.limiter([API_3_PER_10S]), headers: 'legacy' }),
@@ -357,13 +432,14 @@ const SCENARIOS: Scenario[] = [
       limiter: w.limiter([{ name: 'api', algorithm: 'fixed-window', limit: 1, window: '10s' }]),
       headers: false,
     }),
-    async run(client) {
+    async run(client, _w, harness) {
       const first = await client.get('/items/1');
       expect(first.headers.ratelimit).toBeUndefined();
       expect(first.headers['ratelimit-policy']).toBeUndefined();
       const second = await client.get('/items/1');
       expect(second.status).toBe(429);
       expect(second.headers['retry-after']).toBe('10');
+      expect(second.headers['content-type']).toBe(harness.problemContentType);
     },
   },
 ];
@@ -377,7 +453,10 @@ describe.each(HARNESSES)('$name', (harness) => {
   let served: Served | undefined;
   afterEach(async () => {
     await served?.close();
+    const warnings = served?.warnings ?? [];
     served = undefined;
+    // Nest's platforms warn when they rewrite an error reply's content type: none expected.
+    expect(warnings).toEqual([]);
   });
 
   for (const scenario of SCENARIOS) {
@@ -385,7 +464,7 @@ describe.each(HARNESSES)('$name', (harness) => {
       const w = world();
       served = await harness.serve(scenario.options(w), scenario.mount);
       const base = served.url;
-      await scenario.run({ get: (path, headers) => request(`${base}${path}`, { headers }) }, w);
+      await scenario.run({ get: (path, headers) => request(`${base}${path}`, { headers }) }, w, harness);
     });
   }
 

@@ -16,6 +16,7 @@ import {
   type ExceptionFilter,
   Get,
   type INestApplication,
+  type LoggerService,
   Module,
   Req,
   UseGuards,
@@ -23,7 +24,15 @@ import {
 import { APP_FILTER, APP_GUARD, HttpAdapterHost, NestFactory } from '@nestjs/core';
 import { ExpressAdapter } from '@nestjs/platform-express';
 import { FastifyAdapter } from '@nestjs/platform-fastify';
-import type { Decision, HeaderFormat, IdentityInput, Limiter, PolicyInput, Store } from '@sluice/core';
+import type {
+  Decision,
+  FailMode,
+  HeaderFormat,
+  IdentityInput,
+  Limiter,
+  PolicyInput,
+  Store,
+} from '@sluice/core';
 import { rateLimit as expressRateLimit } from '@sluice/express';
 import { type HonoRateLimitOptions, rateLimit as honoRateLimit, type RateLimitEnv } from '@sluice/hono';
 import { rateLimit as koaRateLimit } from '@sluice/koa';
@@ -57,9 +66,14 @@ export interface NeutralOptions {
   skip?: (req: NeutralRequest) => boolean;
   headers?: HeaderFormat;
   shadow?: boolean;
+  /** Fail mode of the policies built here that name none. */
+  failMode?: FailMode;
   /** Client IPs never limited. */
   allowList?: readonly string[];
-  /** Replace the limited response with 418 `{"custom":true,"status":<verdict status>}`. */
+  /**
+   * Replace the limited response with 418 `{"custom":true,"status":<verdict status>,"policy":<the
+   * decision's policy>}`.
+   */
   teapot?: boolean;
 }
 
@@ -73,11 +87,23 @@ export type Mount = 'route' | 'app' | 'both';
 export interface Served {
   readonly url: string;
   close(): Promise<void>;
+  /** Warnings the framework logged while serving (Nest's logger), for the tests to expect none. */
+  readonly warnings?: readonly string[];
 }
 
 /** One adapter under test. */
 export interface Harness {
   readonly name: string;
+  /**
+   * The exact `Content-Type` of core's problem+json answers: Nest's platforms serialize the
+   * body themselves and add the charset parameter.
+   */
+  readonly problemContentType: string;
+  /**
+   * True when the adapter knows the matched route pattern when mounted app-wide (Hono, Nest):
+   * `/items/abc` and `/items/def` are then one route; Express and Koa see only the path there.
+   */
+  readonly patternAppWide: boolean;
   serve(options: NeutralOptions, mount: Mount): Promise<Served>;
   /**
    * Builds the adapter from raw options (for construction errors): calls `rateLimit`, or for
@@ -126,14 +152,16 @@ function neutralFunctions<Req>(
 function expressHarness(name: string, express: typeof express5): Harness {
   return {
     name,
+    problemContentType: 'application/problem+json',
+    patternAppWide: false,
     construct: (options) => expressRateLimit(options as never),
     async serve(options, mount) {
       const limit = expressRateLimit({
         ...neutralFunctions<express5.Request>(options, (req, header) => req.get(header)),
         ...(options.teapot
           ? {
-              onLimited: (_req, res, _next, verdict) => {
-                res.status(418).json({ custom: true, status: verdict.status });
+              onLimited: (req, res, _next, verdict) => {
+                res.status(418).json({ custom: true, status: verdict.status, policy: req.rateLimit?.policy });
               },
             }
           : {}),
@@ -154,6 +182,8 @@ function expressHarness(name: string, express: typeof express5): Harness {
 function koaHarness(name: string, Koa: typeof Koa3): Harness {
   return {
     name,
+    problemContentType: 'application/problem+json',
+    patternAppWide: false,
     construct: (options) => koaRateLimit(options as never),
     async serve(options, mount) {
       const limit = koaRateLimit({
@@ -162,7 +192,8 @@ function koaHarness(name: string, Koa: typeof Koa3): Harness {
           ? {
               onLimited: (ctx, _next, verdict) => {
                 ctx.status = 418;
-                ctx.body = { custom: true, status: verdict.status };
+                const decision = ctx.state.rateLimit as Decision | undefined;
+                ctx.body = { custom: true, status: verdict.status, policy: decision?.policy };
               },
             }
           : {}),
@@ -187,6 +218,8 @@ const honoClientIp = (c: Context) => getConnInfo(c).remote.address;
 function honoHarness(): Harness {
   return {
     name: 'hono',
+    problemContentType: 'application/problem+json',
+    patternAppWide: true,
     construct: (options) => honoRateLimit({ clientIp: honoClientIp, ...options } as never),
     async serve(options, mount) {
       const limit = honoRateLimit<RateLimitEnv>({
@@ -195,7 +228,10 @@ function honoHarness(): Harness {
           c.req.header(header),
         ) as HonoRateLimitOptions<RateLimitEnv>),
         ...(options.teapot
-          ? { onLimited: (c, verdict) => c.json({ custom: true, status: verdict.status }, 418) }
+          ? {
+              onLimited: (c, verdict) =>
+                c.json({ custom: true, status: verdict.status, policy: c.get('rateLimit')?.policy }, 418),
+            }
           : {}),
       });
       const app = new Hono<RateLimitEnv>();
@@ -269,7 +305,11 @@ class TeapotFilter implements ExceptionFilter {
     // The guard set the verdict's headers (problem+json included) before throwing; a filter
     // that answers with another media type says so, as the package README shows.
     this.adapterHost.httpAdapter.setHeader(response, 'Content-Type', 'application/json');
-    this.adapterHost.httpAdapter.reply(response, { custom: true, status: exception.getStatus() }, 418);
+    this.adapterHost.httpAdapter.reply(
+      response,
+      { custom: true, status: exception.getStatus(), policy: exception.decision.policy },
+      418,
+    );
   }
 }
 Catch(RateLimitException)(TeapotFilter);
@@ -288,11 +328,23 @@ function nestModuleOptions(options: NeutralOptions): RateLimitModuleOptions {
   return translated as RateLimitModuleOptions;
 }
 
+/** A Nest logger that keeps the warnings (its platforms warn, for one, when they rewrite an error reply's content type). */
+function recordingLogger(warnings: string[]): LoggerService {
+  return {
+    log() {},
+    error() {},
+    warn(message: unknown, context?: unknown) {
+      warnings.push(`${String(context)}: ${String(message)}`);
+    },
+  };
+}
+
 async function startNest(
   platform: 'express' | 'fastify',
   options: RateLimitModuleOptions,
   mount: Mount,
   teapot: boolean,
+  warnings?: string[],
 ): Promise<INestApplication> {
   class AppModule {}
   Module({
@@ -312,7 +364,8 @@ async function startNest(
     ],
   })(AppModule);
   const adapter = platform === 'fastify' ? new FastifyAdapter() : new ExpressAdapter();
-  const app = await NestFactory.create(AppModule, adapter, { logger: false, abortOnError: false });
+  const logger = warnings === undefined ? false : recordingLogger(warnings);
+  const app = await NestFactory.create(AppModule, adapter, { logger, abortOnError: false });
   await app.init();
   return app;
 }
@@ -320,15 +373,24 @@ async function startNest(
 function nestHarness(platform: 'express' | 'fastify'): Harness {
   return {
     name: `nestjs (${platform})`,
+    problemContentType: 'application/problem+json; charset=utf-8',
+    patternAppWide: true,
     async construct(options) {
       const app = await startNest(platform, nestModuleOptions(options as NeutralOptions), 'route', false);
       await app.close();
     },
     async serve(options, mount) {
-      const app = await startNest(platform, nestModuleOptions(options), mount, options.teapot === true);
+      const warnings: string[] = [];
+      const app = await startNest(
+        platform,
+        nestModuleOptions(options),
+        mount,
+        options.teapot === true,
+        warnings,
+      );
       await app.listen(0, '127.0.0.1');
       const { port } = app.getHttpServer().address() as AddressInfo;
-      return { url: `http://127.0.0.1:${port}`, close: () => app.close() };
+      return { url: `http://127.0.0.1:${port}`, close: () => app.close(), warnings };
     },
   };
 }

@@ -51,6 +51,7 @@ export {
 } from './options/index.js';
 export {
   ALGORITHM_NAMES,
+  compilePolicies,
   definePolicies,
   definePolicy,
   FAIL_MODES,
@@ -59,6 +60,7 @@ export {
   type ParsedRate,
   POLICY_DEFAULTS,
   PolicyError,
+  type PolicySetOptions,
   parseDuration,
   parseRate,
   SLIDING_LOG_MAX_LIMIT,

@@ -4,7 +4,6 @@ import {
   createRateLimitHandler,
   type Decision,
   type HttpVerdict,
-  problemJson,
   type RateLimitOptions,
   RateLimitOptionsError,
 } from '@sluice/core';
@@ -74,24 +73,24 @@ export function rateLimit(options: ExpressRateLimitOptions = {}): RequestHandler
         if (result === undefined) return next();
         const { decision, verdict } = result;
         req.rateLimit = decision;
-        const headers = verdict.headers;
         if (verdict.action === 'pass') {
-          for (const name in headers) res.setHeader(name, headers[name]!);
+          setHeaders(res, verdict.headers);
           return next();
         }
         if (onLimited !== undefined) {
-          // Content-Type belongs to the body: set it only when the default body is sent.
-          for (const name in headers) {
-            if (name.toLowerCase() !== 'content-type') res.setHeader(name, headers[name]!);
-          }
+          setHeaders(res, verdict.onLimitedHeaders);
           // A sync throw or a rejection from the app's handler goes to Express's error handling.
           return new Promise<void>((done) => done(onLimited(req, res, next, verdict))).catch(next);
         }
         res.statusCode = verdict.status;
-        for (const name in headers) res.setHeader(name, headers[name]!);
-        res.end(verdict.body === undefined ? undefined : problemJson(verdict.body));
+        setHeaders(res, verdict.headers);
+        res.end(verdict.bodyText);
       },
       (error: unknown) => next(error),
     );
   };
+}
+
+function setHeaders(res: Response, headers: Readonly<Record<string, string>>): void {
+  for (const name in headers) res.setHeader(name, headers[name]!);
 }

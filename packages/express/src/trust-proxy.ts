@@ -1,8 +1,12 @@
-/** A one-time warning when Express trusts every proxy, which lets clients choose their own IP. */
-import { WARNING_CODES, warnOnce } from '@sluice/core';
+/** What Express tells core's one-time warning about a trust proxy setting that believes every hop. */
+import { type PermissiveProxyTrust, warnIfPermissiveTrustProxy } from '@sluice/core';
 import type { Application } from 'express';
 
-const checked = new WeakSet<object>();
+const TRUSTS_EVERY_PROXY: PermissiveProxyTrust = {
+  setting: "Express 'trust proxy' is true",
+  ipSource: 'req.ip',
+  fix: "Set 'trust proxy' to the number of proxies in front of the app or to their addresses.",
+};
 
 /**
  * Warns once per process (code `SLUICE_PERMISSIVE_TRUST_PROXY`) when `app.get('trust proxy') === true`: Express then takes
@@ -10,14 +14,9 @@ const checked = new WeakSet<object>();
  * client could pick its own rate-limit identity. Each app is inspected once.
  */
 export function checkTrustProxy(app: Application | undefined): void {
-  if (app === undefined || checked.has(app)) return;
-  checked.add(app);
-  if (app.get('trust proxy') === true) {
-    warnOnce(
-      WARNING_CODES.PERMISSIVE_TRUST_PROXY,
-      "Express 'trust proxy' is true, so req.ip comes from the left-most X-Forwarded-For entry that any " +
-        "client can set, and clients can choose their own rate-limit identity. Set 'trust proxy' to the " +
-        'number of proxies in front of the app or to their addresses.',
-    );
-  }
+  warnIfPermissiveTrustProxy(app, inspectTrustProxy);
+}
+
+function inspectTrustProxy(app: Application): PermissiveProxyTrust | undefined {
+  return app.get('trust proxy') === true ? TRUSTS_EVERY_PROXY : undefined;
 }

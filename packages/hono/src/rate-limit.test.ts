@@ -1,7 +1,8 @@
 /**
- * The adapter scenario table on Hono over real HTTP (@hono/node-server on 127.0.0.1), with
- * the memory store and an injected clock, plus what is Hono's own: identityHeader and
- * clientIp, the matched route pattern, `c.get('rateLimit')`, construction errors.
+ * What is Hono's own, over real HTTP (@hono/node-server on 127.0.0.1) with the memory store
+ * and an injected clock: identityHeader and clientIp, the matched route pattern, headers on
+ * raw and error responses, `c.get('rateLimit')`, construction errors. The scenario table every
+ * adapter shares is test/integration/adapter-scenarios.test.ts.
  */
 import type { AddressInfo } from 'node:net';
 import { serve } from '@hono/node-server';
@@ -41,13 +42,6 @@ function world(): World {
   };
   return w;
 }
-
-/** A store whose every call rejects: the limiter cannot decide. */
-const failingStore: Store = {
-  kind: 'failing',
-  decide: () => Promise.reject(new Error('store down')),
-  reset: () => Promise.reject(new Error('store down')),
-};
 
 type Mount = 'route' | 'app' | 'both';
 
@@ -109,130 +103,11 @@ interface Scenario {
 const API_3_PER_10S: PolicyInput = { name: 'api', algorithm: 'fixed-window', limit: 3, window: '10s' };
 const API_1_PER_10S: PolicyInput = { name: 'api', algorithm: 'fixed-window', limit: 1, window: '10s' };
 
+/**
+ * What only Hono takes: `identityHeader`, with `clientIp` as the fallback. Everything every
+ * adapter does is in the one scenario table, test/integration/adapter-scenarios.test.ts.
+ */
 const SCENARIOS: Scenario[] = [
-  {
-    name: '200s then 429 with exact headers and a problem+json body; the clock restores the quota',
-    mount: 'route',
-    options: (w) => ({ limiter: w.limiter([API_3_PER_10S]) }),
-    async run(client, w) {
-      for (const remaining of [2, 1, 0]) {
-        const reply = await client.get('/items/1');
-        expect(reply.status).toBe(200);
-        expect(reply.headers['ratelimit-policy']).toBe('"api";q=3;w=10');
-        expect(reply.headers.ratelimit).toBe(`"api";r=${remaining};t=10`);
-        expect(reply.headers['retry-after']).toBeUndefined();
-        expect(reply.headers['content-type']).toMatch(/^application\/json/);
-        expect(json(reply)).toEqual({
-          ok: true,
-          rateLimit: { allowed: true, outcome: 'allowed', policy: 'api', remaining, shadowed: false },
-        });
-      }
-      w.advance(4000);
-      const denied = await client.get('/items/2');
-      expect(denied.status).toBe(429);
-      expect(denied.headers['content-type']).toBe('application/problem+json');
-      expect(denied.headers['retry-after']).toBe('6');
-      expect(denied.headers['ratelimit-policy']).toBe('"api";q=3;w=10');
-      expect(denied.headers.ratelimit).toBe('"api";r=0;t=6');
-      expect(json(denied)).toEqual(EXPECTED.tooManyRequests(['api'], 'api', 6));
-      expect(denied.text).not.toContain('127.0.0.1');
-      w.advance(6000);
-      const again = await client.get('/items/1');
-      expect(again.status).toBe(200);
-      expect(again.headers.ratelimit).toBe('"api";r=2;t=10');
-    },
-  },
-  {
-    name: 'shorthand limit + window builds one policy named "default"',
-    mount: 'route',
-    options: () => ({ limit: 2, window: '1m' }),
-    async run(client) {
-      expect((await client.get('/items/1')).status).toBe(200);
-      const second = await client.get('/items/1');
-      expect(second.headers['ratelimit-policy']).toBe('"default";q=2;w=60');
-      const third = await client.get('/items/1');
-      expect(third.status).toBe(429);
-      expect((json(third) as { policy: string }).policy).toBe('default');
-    },
-  },
-  {
-    name: '503 problem+json when the store fails and the policy fails closed',
-    mount: 'route',
-    options: (w) => ({ limiter: w.limiter([{ name: 'api', limit: 5, window: '1s' }], failingStore) }),
-    async run(client) {
-      const reply = await client.get('/items/1');
-      expect(reply.status).toBe(503);
-      expect(reply.headers['content-type']).toBe('application/problem+json');
-      expect(reply.headers['retry-after']).toBeUndefined();
-      expect(json(reply)).toEqual(EXPECTED.unavailable());
-      expect(reply.text).not.toContain('store down');
-    },
-  },
-  {
-    name: 'the request goes through when the store fails and the policy fails open',
-    mount: 'route',
-    options: (w) => ({
-      limiter: w.limiter([{ name: 'api', limit: 5, window: '1s', failMode: 'open' }], failingStore),
-    }),
-    async run(client) {
-      const reply = await client.get('/items/1');
-      expect(reply.status).toBe(200);
-      expect((json(reply) as { rateLimit: unknown }).rateLimit).toMatchObject({
-        allowed: true,
-        outcome: 'unavailable',
-      });
-    },
-  },
-  {
-    name: 'shadow: decided and visible to the handler, never enforced, no headers',
-    mount: 'route',
-    options: (w) => ({ limiter: w.limiter([{ ...API_1_PER_10S, shadow: true }]) }),
-    async run(client) {
-      const first = await client.get('/items/1');
-      const second = await client.get('/items/1');
-      for (const reply of [first, second]) {
-        expect(reply.status).toBe(200);
-        expect(reply.headers.ratelimit).toBeUndefined();
-        expect(reply.headers['ratelimit-policy']).toBeUndefined();
-        expect(reply.headers['retry-after']).toBeUndefined();
-      }
-      expect((json(first) as { rateLimit: { shadowed: boolean } }).rateLimit.shadowed).toBe(false);
-      expect((json(second) as { rateLimit: unknown }).rateLimit).toMatchObject({
-        shadowed: true,
-        allowed: true,
-      });
-    },
-  },
-  {
-    name: 'skip: skipped requests are neither charged nor decorated',
-    mount: 'route',
-    options: (w) => ({
-      limiter: w.limiter([API_3_PER_10S]),
-      skip: (c) => c.req.header('x-internal') === 'yes',
-    }),
-    async run(client) {
-      for (let i = 0; i < 5; i++) {
-        const skipped = await client.get('/items/1', { 'x-internal': 'yes' });
-        expect(skipped.status).toBe(200);
-        expect(skipped.headers.ratelimit).toBeUndefined();
-        expect((json(skipped) as { rateLimit: unknown }).rateLimit).toBeNull();
-      }
-      expect((await client.get('/items/1')).headers.ratelimit).toBe('"api";r=2;t=10');
-    },
-  },
-  {
-    name: 'custom identity: each tenant has its own quota, and the tenant never shows',
-    mount: 'route',
-    options: (w) => ({ limiter: w.limiter([API_1_PER_10S]), identity: (c) => c.req.header('x-tenant') }),
-    async run(client) {
-      expect((await client.get('/items/1', { 'x-tenant': 'acme' })).status).toBe(200);
-      const acmeAgain = await client.get('/items/1', { 'x-tenant': 'acme' });
-      expect(acmeAgain.status).toBe(429);
-      expect(acmeAgain.text).not.toContain('acme');
-      expect(JSON.stringify(acmeAgain.headers)).not.toContain('acme');
-      expect((await client.get('/items/1', { 'x-tenant': 'globex' })).status).toBe(200);
-    },
-  },
   {
     name: 'identityHeader: keyed by the header; without it, by clientIp',
     mount: 'route',
@@ -262,96 +137,6 @@ const SCENARIOS: Scenario[] = [
       expect((await client.get('/items/1')).status).toBe(200);
       expect((await client.get('/items/1', spoof)).status).toBe(200); // the client did not drain the key
       expect((await client.get('/items/1')).status).toBe(429);
-    },
-  },
-  {
-    name: 'cost: a request charges its cost; a denied one charges nothing',
-    mount: 'route',
-    options: (w) => ({
-      limiter: w.limiter([{ name: 'api', algorithm: 'fixed-window', limit: 10, window: '10s' }]),
-      cost: (c) => Number(c.req.header('x-cost') ?? '1'),
-    }),
-    async run(client) {
-      expect((await client.get('/items/1', { 'x-cost': '4' })).headers.ratelimit).toBe('"api";r=6;t=10');
-      expect((await client.get('/items/1', { 'x-cost': '7' })).status).toBe(429);
-      const rest = await client.get('/items/1', { 'x-cost': '6' });
-      expect(rest.status).toBe(200);
-      expect(rest.headers.ratelimit).toBe('"api";r=0;t=10');
-    },
-  },
-  {
-    name: 'the same middleware twice on one request (app-wide and on the route) charges once',
-    mount: 'both',
-    options: (w) => ({ limiter: w.limiter([API_3_PER_10S]) }),
-    async run(client) {
-      for (const remaining of [2, 1, 0]) {
-        const reply = await client.get('/items/1');
-        expect(reply.status).toBe(200);
-        expect(reply.headers.ratelimit).toBe(`"api";r=${remaining};t=10`);
-      }
-      expect((await client.get('/items/1')).status).toBe(429);
-    },
-  },
-  {
-    name: 'onLimited replaces the response; the rate-limit headers stay',
-    mount: 'route',
-    options: (w) => ({
-      limiter: w.limiter([API_1_PER_10S]),
-      onLimited: (c, verdict) => c.json({ custom: true, status: verdict.status }, 418),
-    }),
-    async run(client) {
-      expect((await client.get('/items/1')).status).toBe(200);
-      const limited = await client.get('/items/1');
-      expect(limited.status).toBe(418);
-      expect(limited.headers['content-type']).toMatch(/^application\/json/);
-      expect(json(limited)).toEqual({ custom: true, status: 429 });
-      expect(limited.headers['retry-after']).toBe('10');
-      expect(limited.headers.ratelimit).toBe('"api";r=0;t=10');
-    },
-  },
-  {
-    name: 'route scope on a route: keyed by the matched pattern, not the URL',
-    mount: 'route',
-    options: (w) => ({ limiter: w.limiter([{ ...API_1_PER_10S, scope: 'route' }]) }),
-    async run(client) {
-      expect((await client.get('/items/1')).status).toBe(200);
-      expect((await client.get('/items/2?x=1')).status).toBe(429);
-      expect((await client.get('/other')).status).toBe(200);
-    },
-  },
-  {
-    name: 'route scope app-wide: still the matched pattern of the route that answers',
-    mount: 'app',
-    options: (w) => ({ limiter: w.limiter([{ ...API_1_PER_10S, scope: 'route' }]) }),
-    async run(client) {
-      expect((await client.get('/items/abc')).status).toBe(200);
-      expect((await client.get('/items/def')).status).toBe(429); // not folded: same pattern
-      expect((await client.get('/other')).status).toBe(200);
-    },
-  },
-  {
-    name: 'header formats: legacy X-RateLimit-*',
-    mount: 'route',
-    options: (w) => ({ limiter: w.limiter([API_3_PER_10S]), headers: 'legacy' }),
-    async run(client) {
-      const reply = await client.get('/items/1');
-      expect(reply.headers['x-ratelimit-limit']).toBe('3');
-      expect(reply.headers['x-ratelimit-remaining']).toBe('2');
-      expect(reply.headers.ratelimit).toBeUndefined();
-    },
-  },
-  {
-    name: 'headers: false sends no rate-limit headers but still limits',
-    mount: 'route',
-    options: (w) => ({ limiter: w.limiter([API_1_PER_10S]), headers: false }),
-    async run(client) {
-      const first = await client.get('/items/1');
-      expect(first.headers.ratelimit).toBeUndefined();
-      expect(first.headers['ratelimit-policy']).toBeUndefined();
-      const second = await client.get('/items/1');
-      expect(second.status).toBe(429);
-      expect(second.headers['retry-after']).toBe('10');
-      expect(second.headers['content-type']).toBe('application/problem+json');
     },
   },
 ];

@@ -2,36 +2,13 @@
 import {
   ADAPTER_OPTION_NAMES,
   createRateLimitHandler,
-  type Decision,
-  type HttpVerdict,
-  problemJson,
-  type RateLimitHandler,
   type RateLimitOptions,
   RateLimitOptionsError,
 } from '@sluice/core';
 import type { Context, Env, MiddlewareHandler } from 'hono';
-import { matchedPattern } from './route-pattern.js';
+import { limitRequest, type OnLimited, type RateLimitEnv, type Resolved } from './limit-request.js';
 
-/** The context variables `rateLimit()` sets: `c.get('rateLimit')` is this request's decision. */
-export interface RateLimitVariables {
-  /** The Sluice decision for this request; unset when the request was skipped. */
-  rateLimit?: Decision;
-}
-
-/** Hono `Env` fragment to merge into an app's own: `new Hono<RateLimitEnv>()`. */
-export interface RateLimitEnv {
-  Variables: RateLimitVariables;
-}
-
-/**
- * Replaces the default 429/503 response. Called with the verdict (status, headers, problem
- * body) after `c.get('rateLimit')` is set; the rate-limit headers are already on the context
- * (`c.header`), so a response built with `c.json()` / `c.body()` carries them.
- */
-export type OnLimited<E extends Env = Env> = (
-  c: Context<E>,
-  verdict: HttpVerdict,
-) => Response | Promise<Response>;
+export type { OnLimited, RateLimitEnv, RateLimitVariables } from './limit-request.js';
 
 /** Options of the Hono middleware: core's shared options plus the Hono-specific ones. */
 export interface HonoRateLimitOptions<E extends Env = Env> extends RateLimitOptions<Context<E>> {
@@ -65,32 +42,6 @@ export type HonoRateLimitOptionsFactory<E extends Env = Env> = (
 ) => HonoRateLimitOptions<E> | Promise<HonoRateLimitOptions<E>>;
 
 const HEADER_NAME = /^[!#$%&'*+.^_`|~0-9A-Za-z-]+$/;
-
-/** The part of a Node `http.ServerResponse` the Node path uses. */
-interface NodeResponse {
-  readonly headersSent: boolean;
-  setHeader(name: string, value: string): unknown;
-  writeHead(...args: never[]): unknown;
-}
-
-/**
- * The Node response @hono/node-server puts in `c.env.outgoing`, while its headers are
- * still unsent; undefined on every other runtime (and in `app.request()`).
- */
-function nodeResponse(env: unknown): NodeResponse | undefined {
-  if (typeof env !== 'object' || env === null) return undefined;
-  const outgoing = (env as { outgoing?: Partial<NodeResponse> }).outgoing;
-  if (
-    typeof outgoing !== 'object' ||
-    outgoing === null ||
-    typeof outgoing.setHeader !== 'function' ||
-    typeof outgoing.writeHead !== 'function' ||
-    outgoing.headersSent !== false
-  ) {
-    return undefined;
-  }
-  return outgoing as NodeResponse;
-}
 
 /**
  * Rate-limiting middleware for Hono, Web-standard only: it runs on Node
@@ -132,21 +83,14 @@ export function rateLimit<E extends Env = Env>(
     return async function sluiceRateLimitFromContext(c, next) {
       if (resolved === undefined && building === undefined) building = build(c as unknown as Context<E>);
       const ready = resolved ?? (await (building as Promise<Resolved<E>>));
-      return apply(ready, c as unknown as Context<E & RateLimitEnv>, next);
+      return limitRequest(ready, c as unknown as Context<E & RateLimitEnv>, next);
     };
   }
   resolved = resolveHonoOptions(options);
   const ready = resolved;
   return function sluiceRateLimit(c, next) {
-    return apply(ready, c as unknown as Context<E & RateLimitEnv>, next);
+    return limitRequest(ready, c as unknown as Context<E & RateLimitEnv>, next);
   };
-}
-
-/** The options as validated: core's resolved options and the Hono-specific ones. */
-interface Resolved<E extends Env> {
-  readonly core: RateLimitHandler<Context<E>>;
-  readonly clientIp: ((c: Context<E>) => string | undefined) | undefined;
-  readonly onLimited: OnLimited<E> | undefined;
 }
 
 /** Every option name `rateLimit()` takes: core's and Hono's own. */
@@ -194,65 +138,4 @@ function resolveHonoOptions<E extends Env>(options: HonoRateLimitOptions<E>): Re
   }
   const core = createRateLimitHandler<Context<E>>(shared, 'hono', { optionNames: HONO_OPTION_NAMES });
   return { core, clientIp, onLimited };
-}
-
-async function apply<E extends Env>(
-  resolved: Resolved<E>,
-  c: Context<E & RateLimitEnv>,
-  next: () => Promise<void>,
-): Promise<Response | undefined> {
-  const { clientIp, onLimited } = resolved;
-  const facts = {
-    method: c.req.method,
-    pattern: matchedPattern(c),
-    path: c.req.path,
-    ip: clientIp?.(c as unknown as Context<E>),
-  };
-  const result = await resolved.core.limitRequest(c as unknown as Context<E>, facts);
-  if (result === undefined) {
-    await next();
-    return undefined;
-  }
-  const { decision, verdict } = result;
-  c.set('rateLimit', decision);
-  const headers = verdict.headers;
-  if (verdict.action === 'pass') {
-    const node = nodeResponse(c.env);
-    if (node !== undefined) {
-      // On @hono/node-server: straight onto the Node response. Whatever Response the app
-      // answers with (c.json(), a raw `new Response()`, the error and not-found handlers)
-      // is written over it, and a header of the same name the app sets wins. Cheaper than
-      // c.header(), which builds a Headers object that node-server converts back.
-      for (const name in headers) node.setHeader(name, headers[name] as string);
-      await next();
-      return undefined;
-    }
-    // Before next(): c.json()/c.text()/c.body() and the error and not-found handlers build
-    // their response with these headers, and @hono/node-server keeps its light response
-    // (setting a header on a finished response turns it into a full undici Response).
-    let first: string | undefined;
-    for (const name in headers) {
-      first ??= name;
-      c.header(name, headers[name]);
-    }
-    await next();
-    // A raw `new Response()` from the handler does not take the prepared headers: add them.
-    if (first !== undefined && !c.res.headers.has(first)) {
-      for (const name in headers) c.header(name, headers[name]);
-    }
-    return;
-  }
-  if (onLimited !== undefined) {
-    for (const name in headers) {
-      if (name.toLowerCase() !== 'content-type') c.header(name, headers[name]);
-    }
-    return onLimited(c as unknown as Context<E>, verdict);
-  }
-  // The verdict's headers (rate-limit, Retry-After, Content-Type) as they are: a plain record
-  // is the cheapest init for every runtime, and the Response never writes to it. The body is
-  // core's cached serialization.
-  return new Response(verdict.body === undefined ? null : problemJson(verdict.body), {
-    status: verdict.status,
-    headers,
-  });
 }

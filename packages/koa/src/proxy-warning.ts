@@ -1,8 +1,12 @@
-/** A one-time warning when Koa trusts every forwarded address, which lets clients choose their own IP. */
-import { WARNING_CODES, warnOnce } from '@sluice/core';
+/** What Koa tells core's one-time warning about a proxy setting that believes every forwarded address. */
+import { type PermissiveProxyTrust, warnIfPermissiveTrustProxy } from '@sluice/core';
 import type Koa from 'koa';
 
-const checked = new WeakSet<object>();
+const TRUSTS_EVERY_PROXY: PermissiveProxyTrust = {
+  setting: 'Koa app.proxy is true with no app.maxIpsCount',
+  ipSource: 'ctx.ip',
+  fix: 'Set app.maxIpsCount to the number of proxies in front of the app.',
+};
 
 /**
  * Warns once per process (code `SLUICE_PERMISSIVE_TRUST_PROXY`) when `app.proxy` is true with no `app.maxIpsCount`: Koa then takes
@@ -10,15 +14,10 @@ const checked = new WeakSet<object>();
  * could pick its own rate-limit identity. Each app is inspected once.
  */
 export function checkProxy(app: Koa | undefined): void {
-  if (app === undefined || checked.has(app)) return;
-  checked.add(app);
+  warnIfPermissiveTrustProxy(app, inspectProxy);
+}
+
+function inspectProxy(app: Koa): PermissiveProxyTrust | undefined {
   const maxIpsCount = (app as Koa & { maxIpsCount?: number }).maxIpsCount ?? 0;
-  if (app.proxy === true && !(maxIpsCount > 0)) {
-    warnOnce(
-      WARNING_CODES.PERMISSIVE_TRUST_PROXY,
-      'Koa app.proxy is true with no app.maxIpsCount, so ctx.ip comes from the left-most X-Forwarded-For ' +
-        'entry that any client can set, and clients can choose their own rate-limit identity. Set ' +
-        'app.maxIpsCount to the number of proxies in front of the app.',
-    );
-  }
+  return app.proxy === true && !(maxIpsCount > 0) ? TRUSTS_EVERY_PROXY : undefined;
 }

@@ -4,7 +4,6 @@ import {
   createRateLimitHandler,
   type Decision,
   type HttpVerdict,
-  problemJson,
   type RateLimitOptions,
   RateLimitOptionsError,
 } from '@sluice/core';
@@ -70,21 +69,18 @@ export function rateLimit(options: KoaRateLimitOptions = {}): Middleware {
         if (result === undefined) return next();
         const { decision, verdict } = result;
         (ctx.state as RateLimitState).rateLimit = decision;
-        const headers = verdict.headers;
         if (verdict.action === 'pass') {
-          for (const name in headers) ctx.set(name, headers[name]!);
+          ctx.set(verdict.headers);
           return next();
         }
         if (onLimited !== undefined) {
-          // Content-Type belongs to the body: set it only when the default body is sent.
-          for (const name in headers)
-            if (name.toLowerCase() !== 'content-type') ctx.set(name, headers[name]!);
+          ctx.set(verdict.onLimitedHeaders);
           return onLimited(ctx, next, verdict);
         }
-        for (const name in headers) ctx.set(name, headers[name]!);
+        ctx.set(verdict.headers);
         ctx.status = verdict.status;
         // A string body with Content-Type already set: Koa neither sniffs a type nor serializes.
-        if (verdict.body !== undefined) ctx.body = problemJson(verdict.body);
+        ctx.body = verdict.bodyText;
         return undefined;
       });
   };

@@ -52,17 +52,16 @@ export class RateLimitGuard implements CanActivate {
     if (result === undefined) return true;
     const { decision, verdict } = result;
     this.setDecision(facts, decision);
-    const headers = verdict.headers;
     if (verdict.action === 'pass') {
-      for (const name in headers) this.setHeader(facts, name, headers[name]!);
+      this.setHeaders(facts, verdict.headers);
       return true;
     }
     // On Express the problem+json type is set as the body is written (see content-type.ts).
-    const { body } = verdict;
-    const deferTo = body !== undefined && isJsonResponse(facts.response) ? facts.response : undefined;
-    for (const name in headers) {
-      if (deferTo !== undefined && name === 'Content-Type') deferContentType(deferTo, body!, headers[name]!);
-      else this.setHeader(facts, name, headers[name]!);
+    const deferTo = isJsonResponse(facts.response) ? facts.response : undefined;
+    if (deferTo === undefined) this.setHeaders(facts, verdict.headers);
+    else {
+      this.setHeaders(facts, verdict.onLimitedHeaders);
+      deferContentType(deferTo, verdict.body!, verdict.contentType!);
     }
     throw RateLimitException.create(verdict, decision);
   }
@@ -92,6 +91,10 @@ export class RateLimitGuard implements CanActivate {
     const response = facts.response as HeaderTarget | undefined;
     if (typeof response?.setHeader === 'function') response.setHeader(name, value);
     else if (typeof response?.header === 'function') response.header(name, value);
+  }
+
+  private setHeaders(facts: GuardRequestFacts, headers: Readonly<Record<string, string>>): void {
+    for (const name in headers) this.setHeader(facts, name, headers[name]!);
   }
 
   /** Makes the decision available to handlers: `req.rateLimit`. */

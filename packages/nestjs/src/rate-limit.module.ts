@@ -4,13 +4,13 @@ import { DiscoveryModule } from '@nestjs/core';
 import {
   checkOption,
   checkOptionNames,
+  compilePolicies,
   createLimiter,
   FRAMEWORK_OPTIONS,
   HTTP_OPTIONS,
   type Limiter,
   MemoryStore,
   RateLimitOptionsError,
-  resolveRateLimitOptions,
   type Store,
 } from '@sluice/core';
 import {
@@ -74,17 +74,7 @@ function limiterFactory(options: RateLimitModuleOptions, store: Store | undefine
   if (options.limiter !== undefined) return options.limiter;
   // Core validates and compiles the policies (shorthand, failMode default, shadow) exactly as
   // for every adapter; the module's limiter then gets them with its own store and options.
-  const { policies } = resolveRateLimitOptions(
-    {
-      ...(options.policies !== undefined && { policies: options.policies }),
-      ...(options.limit !== undefined && { limit: options.limit }),
-      ...(options.window !== undefined && { window: options.window }),
-      ...(options.algorithm !== undefined && { algorithm: options.algorithm }),
-      ...(options.failMode !== undefined && { failMode: options.failMode }),
-      ...(options.shadow !== undefined && { shadow: options.shadow }),
-    },
-    'nestjs',
-  ).limiter;
+  const policies = compilePolicies(options);
   return createLimiter({ ...limiterOptionsOf(options), policies, ...(store !== undefined && { store }) });
 }
 

@@ -8,19 +8,7 @@ export {
   NAMED_RANGES,
   parseCidr,
 } from './cidr.js';
-export {
-  type ClientIpInput,
-  clientIp,
-  compileTrustProxy,
-  type HeaderReader,
-  type IpIdentityOptions,
-  ipIdentity,
-  type ProxyHeader,
-  readHeader,
-  type TrustFunction,
-  type TrustProxy,
-} from './client-ip.js';
-export { parseForwarded, parseXForwardedFor, stripPort } from './forwarded.js';
+export { type IpIdentityOptions, ipIdentity } from './client-ip.js';
 export {
   HEADER_FORMATS,
   type HeaderFormat,
@@ -79,4 +67,10 @@ export {
   serializeSfString,
 } from './structured-fields.js';
 export { type HttpVerdict, type HttpVerdictOptions, toHttpVerdict } from './verdict.js';
-export { resetWarnings, WARNING_CODES, warnOnce } from './warn.js';
+export {
+  type PermissiveProxyTrust,
+  resetWarnings,
+  WARNING_CODES,
+  warnIfPermissiveTrustProxy,
+  warnOnce,
+} from './warn.js';

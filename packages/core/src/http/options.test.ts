@@ -321,7 +321,13 @@ describe('limitRequest', () => {
     ]);
     const r = resolve({ limiter: fakeLimiter(denied), shadow: true });
     const out = await r.limitRequest({ headers: {} }, facts());
-    expect(out?.verdict).toEqual({ action: 'pass', status: 200, headers: {}, body: undefined });
+    expect(out?.verdict).toEqual({
+      action: 'pass',
+      status: 200,
+      headers: {},
+      onLimitedHeaders: {},
+      body: undefined,
+    });
     expect(out?.decision.allowed).toBe(true);
     expect(out?.decision.shadowed).toBe(true);
     expect(out?.decision.outcome).toBe('over_limit');

@@ -56,11 +56,15 @@ describe('toHttpVerdict', () => {
   const ok = result({ policy: 'burst' });
 
   it('passes allowed decisions with their headers and no body', () => {
+    const headers = { 'RateLimit-Policy': '"burst";q=20;w=20', RateLimit: '"burst";r=19;t=1' };
     expect(toHttpVerdict(decision([ok]))).toEqual({
       action: 'pass',
       status: 200,
-      headers: { 'RateLimit-Policy': '"burst";q=20;w=20', RateLimit: '"burst";r=19;t=1' },
+      headers,
+      onLimitedHeaders: headers,
+      contentType: undefined,
       body: undefined,
+      bodyText: undefined,
     });
   });
 
@@ -88,6 +92,57 @@ describe('toHttpVerdict', () => {
     });
   });
 
+  it('carries the body as sent and, for onLimited, the same headers in the same order without Content-Type', () => {
+    const transfers = over('transfers', 40_000, { limit: 3, windowMs: 60_000, resetMs: 60_000 });
+    const verdict = toHttpVerdict(decision([result({ policy: 'payments' }), transfers]));
+    expect(verdict.contentType).toBe('application/problem+json');
+    expect(verdict.bodyText).toBe(
+      '{"type":"https://iana.org/assignments/http-problem-types#quota-exceeded","title":"Quota Exceeded",' +
+        '"status":429,"violated-policies":["transfers"],"error":"rate limit exceeded","policy":"transfers",' +
+        '"retry_after_seconds":40}',
+    );
+    expect(verdict.bodyText).toBe(JSON.stringify(verdict.body));
+    expect(Object.entries(verdict.onLimitedHeaders)).toEqual(
+      Object.entries(verdict.headers).filter(([name]) => name !== 'Content-Type'),
+    );
+    expect(Object.keys(verdict.onLimitedHeaders)).toEqual([
+      'RateLimit-Policy',
+      'RateLimit',
+      'Retry-After',
+      'Cache-Control',
+    ]);
+  });
+
+  it('sends exactly JSON.stringify of the body, for any decision, however often the same body recurs', () => {
+    const arbResult = fc
+      .record({
+        policy: fc.constantFrom('a', 'b', 'burst', 'q"x'),
+        allowed: fc.boolean(),
+        outcome: fc.constantFrom('allowed' as const, 'over_limit' as const, 'unavailable' as const),
+        retryAfterMs: fc.nat({ max: 100_000 }),
+        shadow: fc.boolean(),
+      })
+      .map((r) => result(r));
+    fc.assert(
+      fc.property(
+        fc.array(arbResult, { maxLength: 4 }),
+        fc.nat({ max: 100_000 }),
+        (results, retryAfterMs) => {
+          for (const d of [
+            decision(results),
+            decision(results, { outcome: 'over_limit', allowed: false, retryAfterMs }),
+          ]) {
+            for (let i = 0; i < 2; i++) {
+              const v = toHttpVerdict(d);
+              expect(v.bodyText).toBe(v.body === undefined ? undefined : JSON.stringify(v.body));
+            }
+          }
+        },
+      ),
+      { numRuns: 300 },
+    );
+  });
+
   it('names every violated policy and the one with the longest wait', () => {
     const body = quotaExceededProblem(decision([over('a', 9000), over('b', 12_000), over('c', 3000)]));
     expect(body['violated-policies']).toEqual(['a', 'b', 'c']);
@@ -110,12 +165,16 @@ describe('toHttpVerdict', () => {
       action: 'deny',
       status: 503,
       headers: { 'Content-Type': 'application/problem+json', 'Cache-Control': 'no-store' },
+      onLimitedHeaders: { 'Cache-Control': 'no-store' },
+      contentType: 'application/problem+json',
       body: {
         type: 'about:blank',
         title: 'Service Unavailable',
         status: 503,
         error: 'rate limiter unavailable',
       },
+      bodyText:
+        '{"type":"about:blank","title":"Service Unavailable","status":503,"error":"rate limiter unavailable"}',
     });
   });
 
@@ -135,14 +194,30 @@ describe('toHttpVerdict', () => {
   it('passes an open failure', () => {
     const failed = result({ policy: 'lenient', allowed: true, outcome: 'unavailable', failMode: 'open' });
     const verdict = toHttpVerdict(decision([failed], { allowed: true, outcome: 'unavailable' }));
-    expect(verdict).toEqual({ action: 'pass', status: 200, headers: {}, body: undefined });
+    expect(verdict).toEqual({
+      action: 'pass',
+      status: 200,
+      headers: {},
+      onLimitedHeaders: {},
+      contentType: undefined,
+      body: undefined,
+      bodyText: undefined,
+    });
   });
 
   it('lets shadow denies pass with no headers unless shadowHeaders', () => {
     const probe = over('shadow-probe', 30_000, { shadow: true });
     const d = decision([probe]);
     expect(d.allowed).toBe(true);
-    expect(toHttpVerdict(d)).toEqual({ action: 'pass', status: 200, headers: {}, body: undefined });
+    expect(toHttpVerdict(d)).toEqual({
+      action: 'pass',
+      status: 200,
+      headers: {},
+      onLimitedHeaders: {},
+      contentType: undefined,
+      body: undefined,
+      bodyText: undefined,
+    });
     const shown = toHttpVerdict(d, { shadowHeaders: true });
     expect(shown.action).toBe('pass');
     expect(shown.headers['RateLimit']).toBe('"shadow-probe";r=0;t=30');

@@ -1,15 +1,24 @@
-/** `toHttpVerdict`: what an adapter does with a decision, framework-neutral. */
+/** `toHttpVerdict`: the whole HTTP answer to a decision, framework-neutral, ready to apply. */
 import { OPTION_DEFAULTS } from '../options/defaults.js';
 import type { Decision } from '../types.js';
 import { type HeaderFormat, type RateLimitHeaderOptions, rateLimitHeaders } from './headers.js';
 import {
+  freshProblemJson,
   PROBLEM_CONTENT_TYPE,
   type ProblemBody,
   quotaExceededProblem,
   unavailableProblem,
 } from './problem.js';
 
-/** The HTTP answer to a decision. */
+/**
+ * The HTTP answer to a decision: everything an adapter writes, computed here. An adapter
+ * applies it in a few lines:
+ * - `pass`: set `headers`, then run the handler;
+ * - `deny` with the default response: status `status`, every header in `headers`
+ *   (`Content-Type` included), body `bodyText`;
+ * - `deny` with an app's own response (`onLimited`): set `onLimitedHeaders` (the same headers
+ *   without `Content-Type`, which belongs to the default body) and hand the app the verdict.
+ */
 export interface HttpVerdict {
   /** 'pass': call next(); 'deny': respond with status, headers and body. */
   readonly action: 'pass' | 'deny';
@@ -19,8 +28,17 @@ export interface HttpVerdict {
    * `Content-Type` and (429) `Retry-After`.
    */
   readonly headers: Readonly<Record<string, string>>;
-  /** JSON, content type application/problem+json; undefined for a pass. */
+  /**
+   * `headers` without `Content-Type`, in the same order: what to set when the app answers a
+   * denial with a body of its own (`onLimited`). For a pass, `headers` itself.
+   */
+  readonly onLimitedHeaders: Readonly<Record<string, string>>;
+  /** `application/problem+json` for a deny, undefined for a pass. */
+  readonly contentType: string | undefined;
+  /** The problem details object (RFC 9457); undefined for a pass. */
   readonly body: ProblemBody | undefined;
+  /** `body` serialized, exactly the bytes of the default response; undefined for a pass. */
+  readonly bodyText: string | undefined;
 }
 
 /** Options of `toHttpVerdict`. */
@@ -42,6 +60,7 @@ export interface HttpVerdictOptions {
  *   `Cache-Control: no-store` and a quota-exceeded problem body;
  * - unavailable under `closed`: deny with 503, `Content-Type`, `Cache-Control: no-store` and an
  *   unavailable problem body.
+ * Every call returns fresh header records and a fresh body: changing one changes nobody else's.
  */
 export function toHttpVerdict(decision: Decision, options: HttpVerdictOptions = {}): HttpVerdict {
   const headerOptions =
@@ -50,20 +69,41 @@ export function toHttpVerdict(decision: Decision, options: HttpVerdictOptions = 
         ? WITH_SHADOW
         : WITHOUT_SHADOW
       : { shadowHeaders: options.shadowHeaders ?? false, nowMs: options.nowMs };
-  // A fresh record every call: adding the deny headers to it changes nobody else's.
   const headers = rateLimitHeaders(decision, options.headers ?? OPTION_DEFAULTS.headers, headerOptions);
-  if (decision.allowed) return { action: 'pass', status: 200, headers, body: undefined };
-  // A refusal answers this moment only: no cache may keep it (RFC 6585 for 429).
-  if (decision.outcome === 'unavailable') {
-    headers['Content-Type'] = PROBLEM_CONTENT_TYPE;
-    headers['Cache-Control'] = NO_STORE;
-    return { action: 'deny', status: 503, headers, body: unavailableProblem(decision) };
+  if (decision.allowed) {
+    return {
+      action: 'pass',
+      status: 200,
+      headers,
+      onLimitedHeaders: headers,
+      contentType: undefined,
+      body: undefined,
+      bodyText: undefined,
+    };
   }
+  if (decision.outcome === 'unavailable') return denial(503, headers, unavailableProblem(decision));
   const body = quotaExceededProblem(decision);
   headers['Retry-After'] = String(body.retry_after_seconds);
+  return denial(429, headers, body);
+}
+
+/** A deny verdict from the rate-limit headers (and `Retry-After`) and the problem body. */
+function denial(status: 429 | 503, headers: Record<string, string>, body: ProblemBody): HttpVerdict {
   headers['Content-Type'] = PROBLEM_CONTENT_TYPE;
+  // A refusal answers this moment only: no cache may keep it (RFC 6585 for 429).
   headers['Cache-Control'] = NO_STORE;
-  return { action: 'deny', status: 429, headers, body };
+  // Copied name by name: an object spread of these records costs several times as much.
+  const onLimitedHeaders: Record<string, string> = {};
+  for (const name in headers) if (name !== 'Content-Type') onLimitedHeaders[name] = headers[name]!;
+  return {
+    action: 'deny',
+    status,
+    headers,
+    onLimitedHeaders,
+    contentType: PROBLEM_CONTENT_TYPE,
+    body,
+    bodyText: freshProblemJson(body),
+  };
 }
 
 /** `Cache-Control` of every 429 and 503 answer. */

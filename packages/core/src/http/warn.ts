@@ -36,7 +36,46 @@ export function warnOnce(code: string, message: string): boolean {
   return true;
 }
 
-/** Forgets which codes were printed, so tests can assert a warning again. */
+/** Forgets which codes were printed (and which apps were inspected), so tests can assert a warning again. */
 export function resetWarnings(): void {
   emitted.clear();
+  inspectedApps = new WeakSet<object>();
+}
+
+/**
+ * What an adapter knows about an app whose proxy trust believes every forwarded hop, in the
+ * framework's own terms.
+ */
+export interface PermissiveProxyTrust {
+  /** The setting as the framework names it: `Express 'trust proxy' is true`. */
+  readonly setting: string;
+  /** Where the framework then reads the client address: `req.ip`. */
+  readonly ipSource: string;
+  /** How to fix it: `Set 'trust proxy' to the number of proxies in front of the app.` */
+  readonly fix: string;
+}
+
+let inspectedApps = new WeakSet<object>();
+
+/**
+ * Warns once per process (code `SLUICE_PERMISSIVE_TRUST_PROXY`) when an app trusts every
+ * proxy: the framework then takes the client address from the left-most `X-Forwarded-For`
+ * entry, which any client can write, so a client could pick its own rate-limit identity.
+ * Each app is inspected once: `inspect(app)` runs the first time the app is seen and returns
+ * what is wrong, or undefined when the setting is safe.
+ */
+export function warnIfPermissiveTrustProxy<App extends object>(
+  app: App | undefined,
+  inspect: (app: App) => PermissiveProxyTrust | undefined,
+): void {
+  if (app === undefined || inspectedApps.has(app)) return;
+  inspectedApps.add(app);
+  const permissive = inspect(app);
+  if (permissive === undefined) return;
+  warnOnce(
+    WARNING_CODES.PERMISSIVE_TRUST_PROXY,
+    `${permissive.setting}, so ${permissive.ipSource} comes from the left-most X-Forwarded-For entry that ` +
+      'any client can set, and clients can choose their own rate-limit identity. ' +
+      permissive.fix,
+  );
 }
