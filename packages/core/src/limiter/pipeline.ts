@@ -77,14 +77,15 @@ export function check(parts: LimiterParts, descriptor: Descriptor): Promise<Deci
     const startedAt = parts.listeners.size > 0 ? now() : 0;
     const { entries, options } = planCheck(parts, descriptor, 'check', parts.idempotencyTtlMs);
     if (entries.length === 0) return NO_POLICY_PROMISE;
+    const finish = (answer: StoreAnswer): Decision => {
+      const decision = decisionOf(entries, answer);
+      emit(parts, decision, startedAt);
+      return decision;
+    };
+    // Not `andThen`: this site sees answers now (deny cache) and later (the store) in one process,
+    // and a branch of its own keeps the in-process answer's path compiled apart.
     const answer = parts.store.decide(entries, 'consume', options);
-    return Promise.resolve(
-      andThen(answer, (decided) => {
-        const decision = decisionOf(entries, decided);
-        emit(parts, decision, startedAt);
-        return decision;
-      }),
-    );
+    return answer instanceof Promise ? answer.then(finish) : Promise.resolve(finish(answer));
   } catch (error) {
     return Promise.reject(error);
   }
