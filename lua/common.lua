@@ -22,8 +22,9 @@ local rcall, rpcall = redis.call, redis.pcall
 -- limit, windowMs, intervalMs, cost) filling the result table r (see decide.lua, which
 -- reuses one table per entry position, so nothing is allocated per decision). An
 -- algorithm sets every field it reads back, and the common ones: allowed, remaining,
--- resetMs, retryAfterMs, chargedRemaining, chargedResetMs, write (r.write(r, ttlMs)
--- charges).
+-- resetMs, retryAfterMs, chargedRemaining, chargedResetMs, key, write (r.write(r, ttlMs)
+-- charges). Its name, its file and the other fields it sets are declared by its module in
+-- packages/core/src/algorithms/ (lua.resultFields), which the registry lists.
 local ALGORITHMS = {}
 
 -- A double as an exact decimal string ("-0" becomes "0").

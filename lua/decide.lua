@@ -3,7 +3,8 @@
 -- the order given, exactly as separate calls would, so a batch of N decisions is N
 -- atomic decisions sharing one round trip, one clock reading and one reply (RedisStore
 -- batches the checks issued in the same event-loop turn). Built by
--- packages/core/scripts/embed-lua.mjs as common.lua + the algorithm files + this file
+-- packages/core/scripts/embed-lua.mjs as common.lua + the algorithm files + a part
+-- generated from the algorithm registry (WHOLE_COSTS, MAX_LIMITS, new_result) + this file
 -- (one chunk, embedded with its SHA1 for EVALSHA).
 --
 -- KEYS     for each decision in order: the state key of each of its entries (distinct
@@ -17,9 +18,9 @@
 -- ARGV[2]  policyCount: how many policies the call's entries use (at least 1), then four
 --          per policy, policy p = 1..policyCount (sent once per call, however many
 --          decisions use it):
---     algorithm   'token-bucket' | 'gcra' | 'sliding-window' | 'fixed-window' | 'sliding-log'
---     limit       units: quota per window, or bucket capacity (positive; at most 1e15
---                 for sliding-log)
+--     algorithm   an algorithm's name (packages/core/src/algorithms/registry.ts)
+--     limit       units: quota per window, or bucket capacity (positive; at most
+--                 MAX_LIMITS[algorithm] where the registry sets one: 1e15 for sliding-log)
 --     windowMs    window length in ms (window algorithms; positive)
 --     intervalMs  ms to earn back one unit (token bucket, GCRA; positive)
 -- Then, for each decision, either the short form, one item:
@@ -40,7 +41,8 @@
 --   entryCount    number of entries (policies) of this decision, at least 1
 --   then two per entry:
 --     policy      index into the policy table (1..policyCount)
---     cost        units to charge (positive; a whole number for sliding-log)
+--     cost        units to charge (positive; a whole number where WHOLE_COSTS[algorithm]:
+--                 sliding-log)
 --
 -- Phase 1 (per decision) evaluates every entry and writes nothing. Phase 2 (mode
 -- 'consume' and every entry allows) charges every entry and sets a TTL on every written
@@ -91,10 +93,11 @@ for p = 1, policyCount do
   if limit == nil or windowMs == nil or intervalMs == nil then
     return redis.error_reply('ERR sluice: limit, windowMs and intervalMs must be positive numbers (policy ' .. p .. ')')
   end
-  if name == 'sliding-log' and limit > LOG_CUM_MAX then
-    return redis.error_reply('ERR sluice: sliding-log limit must be at most 1e15 (policy ' .. p .. ')')
+  local maxLimit = MAX_LIMITS[name]
+  if maxLimit ~= nil and limit > maxLimit then
+    return redis.error_reply('ERR sluice: ' .. name .. ' limit must be at most ' .. fmt(maxLimit) .. ' (policy ' .. p .. ')')
   end
-  policies[tostring(p)] = { algorithm = algorithm, whole = name == 'sliding-log', limit = limit, windowMs = windowMs, intervalMs = intervalMs }
+  policies[tostring(p)] = { algorithm = algorithm, name = name, whole = WHOLE_COSTS[name] == true, limit = limit, windowMs = windowMs, intervalMs = intervalMs }
 end
 
 -- The decisions, parsed into two flat arrays (no table per decision or entry). Decision d
@@ -157,7 +160,7 @@ while argi <= argc do
         end
       end
       if policy.whole and cost ~= floor(cost) then
-        return redis.error_reply('ERR sluice: sliding-log cost must be a whole number (entry ' .. i .. ', decision ' .. d .. ')')
+        return redis.error_reply('ERR sluice: ' .. policy.name .. ' cost must be a whole number (entry ' .. i .. ', decision ' .. d .. ')')
       end
       nEntries = nEntries + 1
       ent[2 * nEntries - 1], ent[2 * nEntries] = policy, cost
@@ -236,14 +239,8 @@ local function decide(d)
   for i = 1, count do
     local r = results[i]
     if r == nil then
-      -- Every field any algorithm sets, up front: the table is allocated at its final size
-      -- and never rehashed as an algorithm fills it.
-      r = {
-        allowed = false, remaining = 0, resetMs = 0, retryAfterMs = 0, chargedRemaining = 0,
-        chargedResetMs = 0, key = false, write = false, left = 0, ts = 0, exact = false, win = 0,
-        count2 = 0, cur2 = 0, prev = 0, v = false, n = 0, first = 0, before = 0, cum = 0,
-        newest = false, stamp = 0, cost = 0, windowMs = 0,
-      }
+      -- Every field any algorithm sets, up front (new_result: the generated registry part).
+      r = new_result()
       results[i] = r
     end
     local policy = ent[2 * (e0 + i) - 1]

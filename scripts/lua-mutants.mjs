@@ -170,6 +170,8 @@ export const LUA_MUTANTS = [
     file: 'gcra.lua',
     find: 'if used < 0 then',
     replace: 'if false then',
+    explained:
+      'equivalent: no charge stores a negative used (left = used + cost + delta >= 0); for a foreign negative value every later read of used is guarded: ticks and resetMs count only used > 0, a drain turns a non-positive used into 0 without moving, and a denial with 0 ticks owed means cost > limit (retry -1), so it decides as a fresh key either way',
   },
   {
     id: 'gcra/backward-drain',
@@ -206,6 +208,8 @@ export const LUA_MUTANTS = [
     file: 'gcra.lua',
     find: 'if used > 0 and tat > now then',
     replace: 'if used > 0 then',
+    explained:
+      'equivalent: used > 0 implies tat > now in exact arithmetic (at tsMs or before, tat = tsMs + used * intervalMs > tsMs >= now; after a drain, used - (now - tsMs) / intervalMs > 0 is tat > now), so the two differ only by rounding, where tat - now lies within a few ulps of 0 and the reply ceil(resetMs) is 0 as the clamp gives',
   },
   {
     id: 'gcra/retry-minus-used',
@@ -437,7 +441,7 @@ export const LUA_MUTANTS = [
   {
     id: 'decide/log-limit-unchecked',
     file: 'decide.lua',
-    find: "if name == 'sliding-log' and limit > LOG_CUM_MAX then",
+    find: 'if maxLimit ~= nil and limit > maxLimit then',
     replace: 'if false then',
   },
   {

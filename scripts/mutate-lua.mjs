@@ -28,7 +28,7 @@ import {
   writeFileSync,
 } from 'node:fs';
 import { tmpdir } from 'node:os';
-import { dirname, join } from 'node:path';
+import { dirname, join, resolve } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { LUA_MUTANTS } from './lua-mutants.mjs';
 
@@ -208,8 +208,9 @@ const summary = {
   stale: count('stale'),
   score: scored ? Math.round((1000 * killed) / scored) / 10 : 0,
 };
-mkdirSync(join(root, 'reports'), { recursive: true });
-writeFileSync(join(root, out), `${JSON.stringify({ summary, results }, null, 2)}\n`);
+const outPath = resolve(root, out);
+mkdirSync(dirname(outPath), { recursive: true });
+writeFileSync(outPath, `${JSON.stringify({ summary, results }, null, 2)}\n`);
 console.log(
   `\nmutate-lua: ${summary.killed} killed, ${summary.explained} explained, ${summary.survived} survived, ${summary.stale} stale of ${summary.mutants} (score ${summary.score}%, ${summary.seconds} s)`,
 );

@@ -10,10 +10,13 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { buildKey } from '../../packages/core/src/keys/build-keys.js';
 import { createLimiter } from '../../packages/core/src/limiter/create-limiter.js';
 import { createRedisStore } from '../../packages/core/src/node/ioredis.js';
+import { definePolicy } from '../../packages/core/src/policy/define-policy.js';
 import { fromNodeRedis } from '../../packages/core/src/redis/node-redis.js';
+import { DECIDE_SCRIPT } from '../../packages/core/src/redis/script.js';
+import { nodeRedisTransport } from '../../packages/core/src/redis/transports/node-redis.js';
 import { RedisStore } from '../../packages/core/src/stores/redis-store.js';
-import type { Algorithm, EvalClient, PolicyInput } from '../../packages/core/src/types.js';
-import { keySlot } from '../cluster/key-slot.js';
+import type { Algorithm, EvalClient, PolicyInput, StoreEntry } from '../../packages/core/src/types.js';
+import { keySlot, ownerOf } from '../cluster/key-slot.js';
 import { type RedisCluster, startRedisCluster } from '../support/redis-cluster.js';
 import { type RedisProcess, startRedis } from '../support/redis-server.js';
 
@@ -174,6 +177,72 @@ describe('node-redis cluster client on a 3+3 Redis Cluster', () => {
     for (let i = 0; i < 5; i++) expect((await limiter.check({ identity: 'u' })).allowed).toBe(false);
     const large = await limiter.peek({ identity: 'u', policies: ['large'] });
     expect(large.results.find((r) => r.policy === 'large')?.remaining).toBe(99);
+  });
+
+  /** EVALSHA + EVAL calls every primary ran since the last reset (which this also does). */
+  async function scriptCallsOnPrimaries(reset: boolean): Promise<number> {
+    let calls = 0;
+    for (const master of client.masters) {
+      const node = await client.nodeClient(master);
+      const info = String(await node.sendCommand(['INFO', 'commandstats']));
+      for (const m of info.matchAll(/cmdstat_(?:evalsha|eval):calls=(\d+)/g)) calls += Number(m[1]);
+      if (reset) await node.sendCommand(['CONFIG', 'RESETSTAT']);
+    }
+    return calls;
+  }
+
+  it.each([
+    [
+      'createRedisStore (node-redis transport)',
+      () => createRedisStore(client as never, { maxBatchWaitMs: 60_000 }),
+    ],
+    [
+      'nodeRedisTransport',
+      () => new RedisStore({ transport: nodeRedisTransport(client), maxBatchWaitMs: 60_000 }),
+    ],
+    [
+      'fromNodeRedis',
+      () =>
+        new RedisStore({
+          client: fromNodeRedis(client),
+          maxBatchWaitMs: 60_000,
+          scheduleFlush: setImmediate,
+        }),
+    ],
+  ])('%s: checks of one turn over several slots go in one call per slot', async (name, makeStore) => {
+    const policy = definePolicy({ name: 'per-slot', algorithm: 'fixed-window', limit: 2, window: '1m' });
+    const prefix = `nrc-batch-${name.replace(/\W+/g, '-')}`;
+    const entries = (identity: string): StoreEntry[] => [
+      { key: buildKey(prefix, identity, policy), policy, cost: 1 },
+    ];
+    // Pairs of identities whose hash tags differ but share a slot, and identities of their own slot.
+    const bySlot = new Map<number, string>();
+    const pairs: string[] = [];
+    for (let i = 0; pairs.length < 6; i++) {
+      const slot = keySlot(entries(`t${i}`)[0]!.key);
+      const other = bySlot.get(slot);
+      if (other === undefined) bySlot.set(slot, `t${i}`);
+      else {
+        pairs.push(other, `t${i}`);
+        bySlot.delete(slot);
+      }
+    }
+    const singles = [...bySlot.values()].slice(0, 6);
+    const identities = [...pairs, ...singles];
+    const slots = new Set(identities.map((id) => keySlot(entries(id)[0]!.key)));
+    expect(slots.size).toBe(9);
+    const topology = await cluster.topology();
+    const owners = new Set([...slots].map((slot) => ownerOf(slot, topology.primaries)));
+    expect(owners.size).toBeGreaterThan(1);
+    for (const master of client.masters)
+      await (await client.nodeClient(master)).scriptLoad(DECIDE_SCRIPT.source);
+    await scriptCallsOnPrimaries(true);
+    const store = makeStore();
+    // Every identity three times, in one event-loop turn: allowed, allowed, denied, in issue order.
+    const issued = [...identities, ...identities, ...identities];
+    const verdicts = await Promise.all(issued.map((id) => store.decide(entries(id), 'consume')));
+    expect(verdicts.map((v) => v[0]!.allowed)).toEqual(issued.map((_, i) => i < 2 * identities.length));
+    expect(await scriptCallsOnPrimaries(false)).toBe(slots.size);
   });
 
   it('falls back to EVAL after SCRIPT FLUSH on every primary', async () => {

@@ -7,8 +7,8 @@
 import fc from 'fast-check';
 import { Redis } from 'ioredis';
 import { beforeEach, describe, expect, it } from 'vitest';
+import { ALGORITHM_NAMES } from '../../packages/core/src/algorithms/registry.js';
 import { buildKey } from '../../packages/core/src/keys/build-keys.js';
-import { ALGORITHMS } from '../../packages/core/src/policy/defaults.js';
 import { definePolicy } from '../../packages/core/src/policy/define-policy.js';
 import { DECIDE_SCRIPT } from '../../packages/core/src/redis/script.js';
 import { MemoryStore } from '../../packages/core/src/stores/memory-store.js';
@@ -197,7 +197,7 @@ describe('RedisStore batching', () => {
   });
 
   it('decides a batch exactly as MemoryStore decides the same checks one at a time', async () => {
-    const policies = ALGORITHMS.flatMap((algorithm) => [
+    const policies = ALGORITHM_NAMES.flatMap((algorithm) => [
       definePolicy({ name: `${algorithm}-a`, algorithm, limit: 3, window: '1s' }),
       definePolicy({ name: `${algorithm}-b`, algorithm, limit: 5, window: '10s' }),
     ]);

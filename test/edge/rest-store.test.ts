@@ -14,6 +14,7 @@ import {
   fromUpstashRedis,
   type PolicyInput,
   RedisStore,
+  restTransport,
   type UpstashRedisLike,
 } from '../../packages/core/src/index.js';
 import { type RedisProcess, startRedis } from '../support/redis-server.js';
@@ -127,6 +128,49 @@ describe('createLimiter + RedisStore over Upstash REST', () => {
     for (let i = 0; i < 4; i++) allowed.push((await limiter.check({ identity: 'upstash' })).allowed);
     expect(allowed).toEqual([true, true, false, false]);
     expect(rest.commands.slice(0, 3)).toEqual(['EVALSHA', 'EVAL', 'EVALSHA']);
+  });
+});
+
+describe('RedisStore over restTransport', () => {
+  it('decides, falls back to EVAL after SCRIPT FLUSH, and batches a turn in one POST when told it may', async () => {
+    const store = new RedisStore({
+      transport: restTransport({ url: rest.url, token: rest.token, singleSlot: false }),
+      maxBatchWaitMs: 60_000,
+    });
+    const limiter = createLimiter({
+      policies: [{ name: 'api', algorithm: 'sliding-log', limit: 2, window: '1m' }],
+      store,
+      timeoutMs: TIMEOUT_MS,
+      denyCache: false,
+    });
+    const allowed: boolean[] = [];
+    for (let i = 0; i < 3; i++) allowed.push((await limiter.check({ identity: 'rt' })).allowed);
+    expect(allowed).toEqual([true, true, false]);
+    expect(rest.commands).toEqual(['EVALSHA', 'EVAL', 'EVALSHA', 'EVALSHA']);
+    rest.commands.length = 0;
+    const policy = limiter.policies[0]!;
+    const entries = (identity: string) => [{ key: `rt:{${identity}}:api`, policy, cost: 1 }];
+    const verdicts = await Promise.all(
+      ['a', 'b', 'c', 'a'].map((id) => store.decide(entries(id), 'consume')),
+    );
+    expect(verdicts.map((v) => v[0]!.remaining)).toEqual([1, 1, 1, 0]);
+    expect(rest.commands).toEqual(['EVALSHA']);
+  });
+
+  it('keeps one POST per hash slot by default, and names a bad option', async () => {
+    const store = new RedisStore({ transport: restTransport({ url: rest.url, token: rest.token }) });
+    const policy = createLimiter({ policies: [{ name: 'p', limit: 5, window: '1m' }] }).policies[0]!;
+    await Promise.all(
+      ['x', 'y'].map((id) => store.decide([{ key: `rs:{${id}}:p`, policy, cost: 1 }], 'consume')),
+    );
+    expect(rest.commands.filter((c) => c === 'EVALSHA')).toHaveLength(2);
+    expect(() => restTransport({ url: rest.url, token: '' })).toThrow(
+      'restTransport: "token" must be a non-empty string, got an empty string',
+    );
+    // @ts-expect-error: a string where a boolean belongs
+    expect(() => restTransport({ url: rest.url, token: rest.token, singleSlot: 'no' })).toThrow(
+      'restTransport: "singleSlot" must be a boolean, got no',
+    );
   });
 });
 

@@ -31,7 +31,26 @@ export {
   StoreTimeoutError,
 } from './limiter/index.js';
 export {
-  ALGORITHMS,
+  ADAPTER_OPTION_NAMES,
+  type BindRequest,
+  type CostValue,
+  checkOption,
+  FRAMEWORK_OPTIONS,
+  HTTP_OPTIONS,
+  LIMITER_OPTION_NAMES,
+  LIMITER_OPTIONS,
+  MIDDLEWARE,
+  OPTION_DEFAULTS,
+  OPTION_SCHEMA,
+  type OptionSpec,
+  type OptionSurface,
+  type OptionsOf,
+  optionNames,
+  type RateLimitOptions,
+  type RequestOf,
+} from './options/index.js';
+export {
+  ALGORITHM_NAMES,
   definePolicies,
   definePolicy,
   FAIL_MODES,
@@ -67,6 +86,16 @@ export {
   encodeScriptKeys,
   RESET_SCRIPT,
 } from './redis/script.js';
+export {
+  defineTransport,
+  type ScriptSource,
+  type ScriptTransport,
+  type TransportCommands,
+} from './redis/transport.js';
+export { type IoredisLike, ioredisTransport } from './redis/transports/ioredis.js';
+export { ioredisClusterTransport } from './redis/transports/ioredis-cluster.js';
+export { nodeRedisTransport } from './redis/transports/node-redis.js';
+export { type RestTransportOptions, restTransport } from './redis/transports/rest.js';
 export {
   MemoryStore,
   type MemoryStoreCheckOptions,

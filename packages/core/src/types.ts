@@ -3,8 +3,10 @@
  * Everything here is plain data and interfaces; no runtime code, no `node:` imports.
  */
 
-/** The algorithm a policy uses to decide. */
-export type Algorithm = 'token-bucket' | 'gcra' | 'sliding-window' | 'fixed-window' | 'sliding-log';
+import type { Algorithm } from './algorithms/registry.js';
+
+/** The algorithm a policy uses to decide: a name in the algorithm registry (algorithms/registry.ts). */
+export type { Algorithm };
 
 /**
  * What a policy does when the store cannot decide (timeout, connection error, open breaker):

@@ -1,12 +1,12 @@
 /** `rateLimit()`: Express middleware that asks Sluice core for a decision and applies it. */
 import {
   ADAPTER_OPTION_NAMES,
+  createRateLimitHandler,
   type Decision,
   type HttpVerdict,
   problemJson,
   type RateLimitOptions,
   RateLimitOptionsError,
-  resolveRateLimitOptions,
 } from '@sluice/core';
 import type { NextFunction, Request, RequestHandler, Response } from 'express';
 import { routePattern } from './route-pattern.js';
@@ -59,11 +59,7 @@ export function rateLimit(options: ExpressRateLimitOptions = {}): RequestHandler
   if (onLimited !== undefined && typeof onLimited !== 'function') {
     throw new RateLimitOptionsError('onLimited', onLimited, 'must be a function');
   }
-  // Express's req gets a new hidden class per request: a field added to it costs ~20k instructions.
-  const resolved = resolveRateLimitOptions<Request>(shared, 'express', {
-    requestMarks: 'weak-map',
-    optionNames: EXPRESS_OPTION_NAMES,
-  });
+  const resolved = createRateLimitHandler<Request>(shared, 'express', { optionNames: EXPRESS_OPTION_NAMES });
 
   return function sluiceRateLimit(req: Request, res: Response, next: NextFunction): void {
     checkTrustProxy(req.app);
@@ -73,7 +69,7 @@ export function rateLimit(options: ExpressRateLimitOptions = {}): RequestHandler
       path: req.originalUrl ?? req.url,
       ip: req.ip,
     };
-    resolved.decide(req, facts).then(
+    resolved.limitRequest(req, facts).then(
       (result) => {
         if (result === undefined) return next();
         const { decision, verdict } = result;

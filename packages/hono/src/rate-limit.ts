@@ -1,13 +1,13 @@
 /** `rateLimit()`: Hono middleware that asks Sluice core for a decision and applies it. */
 import {
   ADAPTER_OPTION_NAMES,
+  createRateLimitHandler,
   type Decision,
   type HttpVerdict,
   problemJson,
+  type RateLimitHandler,
   type RateLimitOptions,
   RateLimitOptionsError,
-  type ResolvedRateLimit,
-  resolveRateLimitOptions,
 } from '@sluice/core';
 import type { Context, Env, MiddlewareHandler } from 'hono';
 import { matchedPattern } from './route-pattern.js';
@@ -144,7 +144,7 @@ export function rateLimit<E extends Env = Env>(
 
 /** The options as validated: core's resolved options and the Hono-specific ones. */
 interface Resolved<E extends Env> {
-  readonly core: ResolvedRateLimit<Context<E>>;
+  readonly core: RateLimitHandler<Context<E>>;
   readonly clientIp: ((c: Context<E>) => string | undefined) | undefined;
   readonly onLimited: OnLimited<E> | undefined;
 }
@@ -192,7 +192,7 @@ function resolveHonoOptions<E extends Env>(options: HonoRateLimitOptions<E>): Re
       return value === undefined || value === '' ? undefined : { kind: 'key', value };
     };
   }
-  const core = resolveRateLimitOptions<Context<E>>(shared, 'hono', { optionNames: HONO_OPTION_NAMES });
+  const core = createRateLimitHandler<Context<E>>(shared, 'hono', { optionNames: HONO_OPTION_NAMES });
   return { core, clientIp, onLimited };
 }
 
@@ -208,7 +208,7 @@ async function apply<E extends Env>(
     path: c.req.path,
     ip: clientIp?.(c as unknown as Context<E>),
   };
-  const result = await resolved.core.decide(c as unknown as Context<E>, facts);
+  const result = await resolved.core.limitRequest(c as unknown as Context<E>, facts);
   if (result === undefined) {
     await next();
     return undefined;

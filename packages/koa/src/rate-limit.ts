@@ -1,12 +1,12 @@
 /** `rateLimit()`: Koa middleware that asks Sluice core for a decision and applies it. */
 import {
   ADAPTER_OPTION_NAMES,
+  createRateLimitHandler,
   type Decision,
   type HttpVerdict,
   problemJson,
   type RateLimitOptions,
   RateLimitOptionsError,
-  resolveRateLimitOptions,
 } from '@sluice/core';
 import type { Context, Middleware, Next } from 'koa';
 import { matchedRoute } from './matched-route.js';
@@ -51,7 +51,7 @@ export function rateLimit(options: KoaRateLimitOptions = {}): Middleware {
   if (onLimited !== undefined && typeof onLimited !== 'function') {
     throw new RateLimitOptionsError('onLimited', onLimited, 'must be a function');
   }
-  const resolved = resolveRateLimitOptions<Context>(shared, 'koa', { optionNames: KOA_OPTION_NAMES });
+  const resolved = createRateLimitHandler<Context>(shared, 'koa', { optionNames: KOA_OPTION_NAMES });
 
   let checkedApp: unknown;
   return function sluiceRateLimit(ctx: Context, next: Next): Promise<unknown> {
@@ -60,7 +60,7 @@ export function rateLimit(options: KoaRateLimitOptions = {}): Middleware {
       checkProxy(ctx.app);
     }
     return resolved
-      .decide(ctx, {
+      .limitRequest(ctx, {
         method: ctx.method,
         pattern: matchedRoute(ctx),
         path: ctx.originalUrl,

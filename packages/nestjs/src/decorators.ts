@@ -1,31 +1,17 @@
 /** `@RateLimit()` and `@SkipRateLimit()`: per-controller and per-handler rate-limit metadata. */
 import { SetMetadata } from '@nestjs/common';
-import { checkOptionNames, definePolicy, type PolicyInput, RateLimitOptionsError } from '@sluice/core';
-import type { RateLimitModuleOptions } from './module-options.js';
+import {
+  checkOptionNames,
+  definePolicy,
+  OPTION_DEFAULTS,
+  optionNames,
+  type PolicyInput,
+  RateLimitOptionsError,
+} from '@sluice/core';
+import type { RateLimitRouteOptions } from './module-options.js';
 import { RATE_LIMIT_METADATA, SKIP_RATE_LIMIT_METADATA } from './tokens.js';
 
-/** Options of `@RateLimit({...})`. Either `policies` or a policy of the route's own, not both. */
-export interface RateLimitRouteOptions {
-  /** Names of module policies to apply here (instead of the module's `defaultPolicies`). */
-  policies?: readonly string[];
-  /** Units charged here: a number, a record per policy name, or a function of the request. */
-  cost?: RateLimitModuleOptions['cost'];
-  /** Decide and record, never enforce, on this route. */
-  shadow?: boolean;
-  /**
-   * A policy of this route's own: give `limit` + `window` (or `rate`), optionally
-   * `algorithm` (default `'token-bucket'`, as for every policy), `burst`, `failMode`, `scope` (default `'route'`: one budget per route) and
-   * `name` (default `<Controller>.<handler>`, or `<Controller>` on a controller).
-   */
-  limit?: number;
-  window?: string | number;
-  rate?: PolicyInput['rate'];
-  burst?: number;
-  algorithm?: PolicyInput['algorithm'];
-  failMode?: PolicyInput['failMode'];
-  scope?: PolicyInput['scope'];
-  name?: string;
-}
+export type { RateLimitRouteOptions } from './module-options.js';
 
 /** What `@RateLimit()` stores: module policies by name, or a route's own policy. */
 export type RateLimitMetadata =
@@ -56,7 +42,7 @@ const OWN_POLICY_FIELDS = [
   'name',
 ] as const;
 const SOURCE = '@RateLimit()';
-const ROUTE_FIELDS: readonly string[] = ['policies', 'cost', 'shadow', ...OWN_POLICY_FIELDS];
+const ROUTE_FIELDS = optionNames('nestjs-decorator');
 
 function policyNames(names: readonly unknown[], where: string): readonly string[] {
   for (const name of names) {
@@ -123,7 +109,7 @@ function toMetadata(
   }
   const policy: PolicyInput = {
     name: options.name ?? defaultName(target, propertyKey),
-    scope: options.scope ?? 'route',
+    scope: options.scope ?? OPTION_DEFAULTS.routeScope,
     ...(options.algorithm !== undefined && { algorithm: options.algorithm }),
     ...(options.limit !== undefined && { limit: options.limit }),
     ...(options.window !== undefined && { window: options.window }),

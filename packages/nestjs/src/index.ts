@@ -22,7 +22,7 @@ export {
   type RateLimitRequest,
 } from './module-options.js';
 export { RateLimitException } from './rate-limit.exception.js';
-export { RateLimitGuard, type RequestFacts } from './rate-limit.guard.js';
+export { type GuardRequestFacts, RateLimitGuard } from './rate-limit.guard.js';
 export { RateLimitModule } from './rate-limit.module.js';
 export { RateLimitService, type RouteRateLimit } from './rate-limit.service.js';
 export { handlerMethod, handlerPattern } from './route-pattern.js';

@@ -1,15 +1,12 @@
 /** The options of `RateLimitModule.forRoot()` / `forRootAsync()`, and the module builder. */
 import { ConfigurableModuleBuilder } from '@nestjs/common';
 import {
-  ADAPTER_OPTION_NAMES,
-  type Algorithm,
-  type FailMode,
   LIMITER_OPTION_NAMES,
-  type Limiter,
   type LimiterOptions,
+  OPTION_DEFAULTS,
+  optionNames,
   type PolicyInput,
   type RateLimitOptions,
-  type Store,
 } from '@sluice/core';
 
 /**
@@ -24,71 +21,54 @@ export interface RateLimitRequest {
   [key: string]: unknown;
 }
 
-/** Options of `RateLimitModule.forRoot()`. */
-export interface RateLimitModuleOptions extends Omit<LimiterOptions, 'policies' | 'store'> {
-  /**
-   * The module's policies; `@RateLimit('name')` selects among them. Give these, or the
-   * `limit` + `window` shorthand, or a `limiter`.
-   */
-  policies?: readonly PolicyInput[];
-  /** Shorthand with `window`: one policy named `default`. */
-  limit?: number;
-  /** Shorthand with `limit`: `'1m'`, `'10s'` or milliseconds. */
-  window?: string | number;
-  /** Algorithm of the shorthand policy. Default `'token-bucket'`, as for every policy. */
-  algorithm?: Algorithm;
-  /** Fail mode of the shorthand policy, and of policies that set none. Default `'closed'`. */
-  failMode?: FailMode;
-  /** Where state lives. Default: a new `MemoryStore` (one process only). */
-  store?: Store;
-  /** Bring your own limiter instead of `policies` (its own store and options then apply). */
-  limiter?: Limiter;
-  /**
-   * Names of the policies applied to routes without `@RateLimit()`. Default: every policy
-   * of the module. `[]` limits only decorated routes.
-   */
-  defaultPolicies?: readonly string[];
-  /** Who is limited. Default: the client IP (`req.ip`, which honours the platform's trust-proxy setting). */
-  identity?: RateLimitOptions<RateLimitRequest>['identity'];
-  /** Units charged per request: a number, a record per policy name, or a function of the request. Default: each policy's cost. */
-  cost?: RateLimitOptions<RateLimitRequest>['cost'];
-  /** Return true to let a request through without a decision. */
-  skip?: RateLimitOptions<RateLimitRequest>['skip'];
-  /** Header format: `'draft-10'` (default), `'draft-7'`, `'draft-6'`, `'legacy'` or `false`. */
-  headers?: RateLimitOptions<RateLimitRequest>['headers'];
-  /** Show shadow policies in the headers too. Default false. */
-  shadowHeaders?: boolean;
-  /** Prefix length grouping IPv6 clients in the default identity. Default 56; `false`: whole addresses. */
-  ipv6Subnet?: number | false;
-  /**
-   * Decide and record, never enforce, for every policy of this module (the policies are
-   * built in shadow mode, so metrics report `shadow_over_limit`). Default false.
-   */
-  shadow?: boolean;
-  /**
-   * Client IPs never limited: CIDR ranges, addresses, the names `loopback`, `linklocal`,
-   * `uniquelocal`, or an `IpList`. Matched against `req.ip`.
-   */
-  allowList?: RateLimitOptions<RateLimitRequest>['allowList'];
-}
+/**
+ * Options of `RateLimitModule.forRoot()`: the options every adapter shares and those of
+ * `createLimiter()` (both from core's option schema), with the module's own `policies` and
+ * `defaultPolicies`.
+ */
+export type RateLimitModuleOptions = Omit<RateLimitOptions<RateLimitRequest>, 'policies'> &
+  Omit<LimiterOptions, 'policies'> & {
+    /**
+     * The module's policies; `@RateLimit('name')` selects among them. Give these, or the
+     * `limit` + `window` shorthand, or a `limiter`.
+     */
+    policies?: readonly PolicyInput[];
+    /**
+     * Names of the policies applied to routes without `@RateLimit()`. Default: every policy
+     * of the module. `[]` limits only decorated routes.
+     */
+    defaultPolicies?: readonly string[];
+  };
 
 /**
- * Every option name `forRoot()` takes, from core's two lists (adapter and limiter) plus
- * `defaultPolicies`: the start-up check and the type above are checked against each other.
+ * Options of `@RateLimit({...})`: either `policies` (names of module policies) or a policy of
+ * the route's own (`limit` + `window` or `rate`, optionally `algorithm`, `burst`, `failMode`,
+ * `scope`, `name`), not both; `cost` and `shadow` with either. The shared fields come from
+ * core's option schema.
  */
-export const NEST_MODULE_OPTION_NAMES: readonly string[] = Object.freeze([
-  ...new Set<string>([...ADAPTER_OPTION_NAMES, ...LIMITER_OPTION_NAMES, 'defaultPolicies']),
-]);
+export type RateLimitRouteOptions = Pick<
+  RateLimitModuleOptions,
+  'cost' | 'shadow' | 'limit' | 'window' | 'algorithm' | 'failMode'
+> & {
+  /** Names of module policies to apply here (instead of the module's `defaultPolicies`). */
+  policies?: readonly string[];
+  /** Rate of the route's own policy (`'10/s'`), instead of `limit` + `window`. */
+  rate?: PolicyInput['rate'];
+  /** Bucket capacity of the route's own token-bucket or GCRA policy. */
+  burst?: number;
+  /** Scope of the route's own policy; default `'route'`: one budget per route. */
+  scope?: PolicyInput['scope'];
+  /** Name of the route's own policy; default `<Controller>.<handler>`, or `<Controller>` on a controller. */
+  name?: string;
+};
 
-type ModuleOptionName =
-  | (typeof ADAPTER_OPTION_NAMES)[number]
-  | (typeof LIMITER_OPTION_NAMES)[number]
-  | 'defaultPolicies';
-type Mismatch =
-  | Exclude<keyof RateLimitModuleOptions, ModuleOptionName>
-  | Exclude<ModuleOptionName, keyof RateLimitModuleOptions>;
-const moduleNamesMatch: [Mismatch] extends [never] ? true : { mismatch: Mismatch } = true;
-void moduleNamesMatch;
+/**
+ * Every option name `forRoot()` takes (the schema's `nestjs-module` options, the module
+ * extras such as `isGlobal` aside: Nest takes those off before the options reach the module).
+ */
+export const NEST_MODULE_OPTION_NAMES: readonly string[] = Object.freeze(
+  optionNames('nestjs-module').filter((name) => name !== 'isGlobal'),
+);
 
 /** Limiter options that go to `createLimiter()` as they are (`prefix`, `timeoutMs`, `clock`...). */
 const PASSED_TO_LIMITER = LIMITER_OPTION_NAMES.filter((name) => name !== 'policies' && name !== 'store');
@@ -113,9 +93,9 @@ export interface RateLimitModuleExtras {
 
 const built = new ConfigurableModuleBuilder<RateLimitModuleOptions>({ moduleName: 'RateLimit' })
   .setClassMethodName('forRoot')
-  .setExtras<RateLimitModuleExtras>({ isGlobal: true }, (definition, extras) => ({
+  .setExtras<RateLimitModuleExtras>({ isGlobal: OPTION_DEFAULTS.isGlobal }, (definition, extras) => ({
     ...definition,
-    global: extras.isGlobal ?? true,
+    global: extras.isGlobal ?? OPTION_DEFAULTS.isGlobal,
   }))
   .build();
 

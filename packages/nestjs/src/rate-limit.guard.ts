@@ -1,6 +1,6 @@
 /** `RateLimitGuard`: asks core for a decision for each request and applies it. */
 import { type CanActivate, type ExecutionContext, Injectable } from '@nestjs/common';
-import type { RequestFacts as CoreRequestFacts, Decision } from '@sluice/core';
+import type { Decision, RequestFacts } from '@sluice/core';
 import { deferContentType, isJsonResponse } from './content-type.js';
 import type { RateLimitRequest } from './module-options.js';
 import { RateLimitException } from './rate-limit.exception.js';
@@ -11,7 +11,7 @@ import { handlerMethod, handlerPattern } from './route-pattern.js';
  * What the guard needs to know about one request; see `RateLimitGuard.getRequestFacts`.
  * Core's facts (`method`, `pattern`, `path`, `ip`, optional `marker`) plus the objects.
  */
-export interface RequestFacts extends CoreRequestFacts {
+export interface GuardRequestFacts extends RequestFacts {
   /**
    * The request object passed to `identity`, `cost` and `skip`. It also marks the request
    * for double-count protection, unless `marker` is given.
@@ -48,7 +48,7 @@ export class RateLimitGuard implements CanActivate {
     const facts = this.getRequestFacts(context);
     if (facts === undefined) return true;
     // Core charges a request once per limiter and policy set: a second guard gets the first decision.
-    const result = await route.decide(facts.request as RateLimitRequest, facts);
+    const result = await route.limitRequest(facts.request as RateLimitRequest, facts);
     if (result === undefined) return true;
     const { decision, verdict } = result;
     this.setDecision(facts, decision);
@@ -73,7 +73,7 @@ export class RateLimitGuard implements CanActivate {
    * path metadata, the client IP from `req.ip`. Returns `undefined` (not limited) for any
    * other context type. Override it to limit GraphQL, WebSocket or RPC handlers.
    */
-  protected getRequestFacts(context: ExecutionContext): RequestFacts | undefined {
+  protected getRequestFacts(context: ExecutionContext): GuardRequestFacts | undefined {
     if (context.getType() !== 'http') return undefined;
     const http = context.switchToHttp();
     const request = http.getRequest<{ method: string; url: string; originalUrl?: string; ip?: string }>();
@@ -88,14 +88,14 @@ export class RateLimitGuard implements CanActivate {
   }
 
   /** Sets a response header on an Express / Node response or a Fastify reply. */
-  protected setHeader(facts: RequestFacts, name: string, value: string): void {
+  protected setHeader(facts: GuardRequestFacts, name: string, value: string): void {
     const response = facts.response as HeaderTarget | undefined;
     if (typeof response?.setHeader === 'function') response.setHeader(name, value);
     else if (typeof response?.header === 'function') response.header(name, value);
   }
 
   /** Makes the decision available to handlers: `req.rateLimit`. */
-  protected setDecision(facts: RequestFacts, decision: Decision): void {
+  protected setDecision(facts: GuardRequestFacts, decision: Decision): void {
     (facts.request as { rateLimit?: Decision }).rateLimit = decision;
   }
 }

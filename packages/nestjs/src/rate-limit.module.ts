@@ -2,14 +2,16 @@
 import { Module } from '@nestjs/common';
 import { DiscoveryModule } from '@nestjs/core';
 import {
+  checkOption,
   checkOptionNames,
   createLimiter,
+  FRAMEWORK_OPTIONS,
+  HTTP_OPTIONS,
   type Limiter,
   MemoryStore,
   RateLimitOptionsError,
   resolveRateLimitOptions,
   type Store,
-  storeProblem,
 } from '@sluice/core';
 import {
   ConfigurableRateLimitModule,
@@ -34,22 +36,10 @@ function checkOptions(options: RateLimitModuleOptions): void {
     'RateLimitModule.forRoot()',
     SOURCE,
   );
-  if (
-    options.defaultPolicies !== undefined &&
-    (!Array.isArray(options.defaultPolicies) ||
-      options.defaultPolicies.some((name) => typeof name !== 'string'))
-  ) {
-    throw new RateLimitOptionsError(
-      'defaultPolicies',
-      options.defaultPolicies,
-      'must be an array of policy names',
-      SOURCE,
-    );
-  }
-  if (options.store !== undefined) {
-    const problem = storeProblem(options.store);
-    if (problem !== undefined) throw new RateLimitOptionsError('store', options.store, problem, SOURCE);
-  }
+  const error = (option: string, value: unknown, requirement: string) =>
+    new RateLimitOptionsError(option, value, requirement, SOURCE);
+  checkOption(FRAMEWORK_OPTIONS.defaultPolicies, 'defaultPolicies', options.defaultPolicies, error);
+  checkOption(HTTP_OPTIONS.store, 'store', options.store, error);
   const shorthand = options.limit !== undefined || options.window !== undefined;
   if (options.limiter !== undefined && (options.policies !== undefined || shorthand)) {
     throw new RateLimitOptionsError(

@@ -4,12 +4,13 @@ import { PATH_METADATA } from '@nestjs/common/constants.js';
 import { DiscoveryService, MetadataScanner, Reflector } from '@nestjs/core';
 import {
   createLimiter,
+  createRateLimitHandler,
   type DecisionEvent,
+  HTTP_OPTIONS,
   type Limiter,
+  type RateLimitHandler,
   type RateLimitOptions,
   RateLimitOptionsError,
-  type ResolvedRateLimit,
-  resolveRateLimitOptions,
   type Store,
 } from '@sluice/core';
 import type { RateLimitMetadata, SkipRateLimitMetadata } from './decorators.js';
@@ -21,14 +22,26 @@ import {
 } from './module-options.js';
 import { RATE_LIMIT_METADATA, RATE_LIMIT_STORE, RATE_LIMITER, SKIP_RATE_LIMIT_METADATA } from './tokens.js';
 
-/** The decision maker for one handler: core's resolved options. */
-export type RouteRateLimit = ResolvedRateLimit<RateLimitRequest>;
+/** The rate limit of one handler: core's request handler and its resolved options. */
+export type RouteRateLimit = RateLimitHandler<RateLimitRequest>;
 
 const ADAPTER = 'nestjs';
 
 /**
+ * The module options each route's handler takes as they are (`identity`, `skip`, `headers`,
+ * `allowList`...): the shared options that neither build the limiter (`createLimiter()`'s,
+ * and `limiter`) nor can be set per route (`@RateLimit()`'s `cost`, `shadow`, policy fields).
+ */
+const PER_REQUEST_OPTIONS = (Object.keys(HTTP_OPTIONS) as (keyof typeof HTTP_OPTIONS)[]).filter(
+  (name) =>
+    name !== 'limiter' &&
+    !HTTP_OPTIONS[name].surfaces.includes('createLimiter') &&
+    !HTTP_OPTIONS[name].surfaces.includes('nestjs-decorator'),
+);
+
+/**
  * Resolves, once per controller and handler, which policies apply (decorators, skip lists,
- * the module's `defaultPolicies`) into core's `decide`. Every route of every controller is
+ * the module's `defaultPolicies`) into core's request handler (`limitRequest`). Every route of every controller is
  * resolved when the module starts, so an unknown policy name fails the application start.
  */
 @Injectable()
@@ -119,16 +132,11 @@ export class RateLimitService implements OnModuleInit {
     const skipped = new Set(skip ?? []);
     const policies = selected.filter((name) => !skipped.has(name));
     if (policies.length === 0) return null;
-    const shared: RateLimitOptions<RateLimitRequest> = {
-      limiter,
-      policies,
-      ...(this.options.identity !== undefined && { identity: this.options.identity }),
-      ...(this.options.skip !== undefined && { skip: this.options.skip }),
-      ...(this.options.headers !== undefined && { headers: this.options.headers }),
-      ...(this.options.shadowHeaders !== undefined && { shadowHeaders: this.options.shadowHeaders }),
-      ...(this.options.ipv6Subnet !== undefined && { ipv6Subnet: this.options.ipv6Subnet }),
-      ...(this.options.allowList !== undefined && { allowList: this.options.allowList }),
-    };
+    const shared: RateLimitOptions<RateLimitRequest> = { limiter, policies };
+    for (const name of PER_REQUEST_OPTIONS) {
+      const value = this.options[name];
+      if (value !== undefined) (shared as Record<string, unknown>)[name] = value;
+    }
     const cost = meta?.cost ?? this.options.cost;
     if (cost !== undefined) shared.cost = cost;
     // Module-wide shadow is built into the policies the module (or an own-policy route) builds;
@@ -136,10 +144,8 @@ export class RateLimitService implements OnModuleInit {
     const routeShadow = meta?.kind === 'named' ? meta.shadow : undefined;
     const shadow = routeShadow ?? (this.options.limiter !== undefined ? this.options.shadow : undefined);
     if (meta?.kind !== 'own' && shadow !== undefined) shared.shadow = shadow;
-    // On the Express platform req gets a new hidden class per request: a field added to it
-    // costs ~20k instructions, a WeakMap entry ~6k (Fastify's request would take a field cheaply).
     try {
-      return resolveRateLimitOptions<RateLimitRequest>(shared, ADAPTER, { requestMarks: 'weak-map' });
+      return createRateLimitHandler<RateLimitRequest>(shared, ADAPTER);
     } catch (error) {
       // Name the route: `@RateLimit() on PaymentsController.create: "policies" must name ...`.
       if (error instanceof RateLimitOptionsError && error.option === 'policies') {

@@ -1,3 +1,5 @@
+import { WINDOW_LIMITS } from './limits.js';
+import { defineAlgorithm } from './module.js';
 import { type AlgorithmFn, EPS, whole } from './types.js';
 
 /**
@@ -23,7 +25,7 @@ export function isWindowStart(ms: number, windowMs: number): boolean {
  * this policy's windows (written under another window length) starts fresh. Same
  * arithmetic as lua/fixed-window.lua.
  */
-export const fixedWindow: AlgorithmFn<FixedWindowState> = (state, now, { limit, windowMs, cost }) => {
+const evaluate: AlgorithmFn<FixedWindowState> = (state, now, { limit, windowMs, cost }) => {
   let win = Math.floor(now / windowMs) * windowMs;
   let count = 0;
   if (
@@ -50,3 +52,20 @@ export const fixedWindow: AlgorithmFn<FixedWindowState> = (state, now, { limit, 
     charge: () => ({ startMs: win, count: count2 }),
   };
 };
+
+/** The fixed window (lua/fixed-window.lua): one counter per epoch-aligned window. */
+export const fixedWindow = defineAlgorithm({
+  name: 'fixed-window',
+  evaluate,
+  state: {
+    kind: 'numbers',
+    decode: (n, at) => ({ startMs: n[at] as number, count: n[at + 1] as number }),
+    encode: (s, n, at) => {
+      n[at] = s.startMs;
+      n[at + 1] = s.count;
+    },
+  },
+  limits: WINDOW_LIMITS,
+  store: { wholeCosts: false },
+  lua: { file: 'fixed-window.lua', resultFields: ['win', 'count2'] },
+});

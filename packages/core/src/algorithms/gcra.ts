@@ -1,3 +1,5 @@
+import { BUCKET_LIMITS } from './limits.js';
+import { defineAlgorithm } from './module.js';
 import { type AlgorithmFn, whole } from './types.js';
 
 /**
@@ -35,7 +37,7 @@ const GCRA_DELTA_MS = 0.0009765625;
  * policy's own and a client that waits `retryAfterMs` is admitted. Same arithmetic as
  * lua/gcra.lua.
  */
-export const gcra: AlgorithmFn<GcraState> = (state, now, { limit, intervalMs, cost }) => {
+const evaluate: AlgorithmFn<GcraState> = (state, now, { limit, intervalMs, cost }) => {
   const q = gcraTicksPerUnit(limit);
   const lq = limit * q;
   let ct = Math.ceil(cost * q - GCRA_TICK_SLACK);
@@ -98,3 +100,20 @@ export const gcra: AlgorithmFn<GcraState> = (state, now, { limit, intervalMs, co
     charge: () => ({ used: left, tsMs }),
   };
 };
+
+/** GCRA (lua/gcra.lua): exact rate with a burst tolerance, one timestamp of state. */
+export const gcra = defineAlgorithm({
+  name: 'gcra',
+  evaluate,
+  state: {
+    kind: 'numbers',
+    decode: (n, at) => ({ used: n[at] as number, tsMs: n[at + 1] as number }),
+    encode: (s, n, at) => {
+      n[at] = s.used;
+      n[at + 1] = s.tsMs;
+    },
+  },
+  limits: BUCKET_LIMITS,
+  store: { wholeCosts: false },
+  lua: { file: 'gcra.lua', resultFields: ['left', 'ts', 'exact'] },
+});

@@ -1,4 +1,6 @@
 import { isWindowStart } from './fixed-window.js';
+import { WINDOW_LIMITS } from './limits.js';
+import { defineAlgorithm } from './module.js';
 import { type AlgorithmFn, EPS, whole } from './types.js';
 
 /**
@@ -40,7 +42,7 @@ function windowAt(
  * current window's units; a state whose start is not a start of this policy's windows
  * starts fresh. Same arithmetic as lua/sliding-window.lua.
  */
-export const slidingWindow: AlgorithmFn<SlidingWindowState> = (state, now, { limit, windowMs, cost }) => {
+const evaluate: AlgorithmFn<SlidingWindowState> = (state, now, { limit, windowMs, cost }) => {
   const n = Math.floor(now / windowMs);
   let win = n * windowMs;
   let cur = 0;
@@ -99,3 +101,25 @@ export const slidingWindow: AlgorithmFn<SlidingWindowState> = (state, now, { lim
     charge: () => ({ startMs: win, current: cur2, previous: prev }),
   };
 };
+
+/** The sliding window counter (lua/sliding-window.lua): current + previous window counts, weighted. */
+export const slidingWindow = defineAlgorithm({
+  name: 'sliding-window',
+  evaluate,
+  state: {
+    kind: 'numbers',
+    decode: (n, at) => ({
+      startMs: n[at] as number,
+      current: n[at + 1] as number,
+      previous: n[at + 2] as number,
+    }),
+    encode: (s, n, at) => {
+      n[at] = s.startMs;
+      n[at + 1] = s.current;
+      n[at + 2] = s.previous;
+    },
+  },
+  limits: WINDOW_LIMITS,
+  store: { wholeCosts: false },
+  lua: { file: 'sliding-window.lua', resultFields: ['win', 'cur2', 'prev'] },
+});

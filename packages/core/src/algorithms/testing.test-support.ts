@@ -8,14 +8,10 @@ import fc from 'fast-check';
 import { expect } from 'vitest';
 import { MemoryStore } from '../stores/memory-store.js';
 import type { Algorithm, CompiledPolicy, StoreEntry, StoreMode, StoreVerdict } from '../types.js';
+import { ALGORITHM_NAMES } from './registry.js';
 
-export const ALL_ALGORITHMS: readonly Algorithm[] = [
-  'token-bucket',
-  'gcra',
-  'sliding-window',
-  'fixed-window',
-  'sliding-log',
-];
+/** Every registered algorithm: each test written over it covers an algorithm as soon as it is registered. */
+export const ALL_ALGORITHMS: readonly Algorithm[] = ALGORITHM_NAMES;
 
 /** Decide `entries` at the explicit time `nowMs`. */
 export type Decide = (

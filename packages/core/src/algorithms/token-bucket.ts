@@ -1,3 +1,5 @@
+import { BUCKET_LIMITS } from './limits.js';
+import { defineAlgorithm } from './module.js';
 import { type AlgorithmFn, whole } from './types.js';
 
 /** Token bucket state: tokens counted at `tsMs` (the latest time seen). Mirrors lua/token-bucket.lua. */
@@ -12,7 +14,7 @@ export interface TokenBucketState {
  * as slack in comparisons (see lua/token-bucket.lua). Same arithmetic as
  * lua/token-bucket.lua.
  */
-export const tokenBucket: AlgorithmFn<TokenBucketState> = (state, now, { limit, intervalMs, cost }) => {
+const evaluate: AlgorithmFn<TokenBucketState> = (state, now, { limit, intervalMs, cost }) => {
   let tokens = limit;
   let ts = now;
   if (state !== undefined) {
@@ -51,3 +53,20 @@ export const tokenBucket: AlgorithmFn<TokenBucketState> = (state, now, { limit, 
     charge: () => ({ tokens: left, tsMs }),
   };
 };
+
+/** The token bucket (lua/token-bucket.lua): capacity `burst`, refilled at the rate, fractional tokens. */
+export const tokenBucket = defineAlgorithm({
+  name: 'token-bucket',
+  evaluate,
+  state: {
+    kind: 'numbers',
+    decode: (n, at) => ({ tokens: n[at] as number, tsMs: n[at + 1] as number }),
+    encode: (s, n, at) => {
+      n[at] = s.tokens;
+      n[at + 1] = s.tsMs;
+    },
+  },
+  limits: BUCKET_LIMITS,
+  store: { wholeCosts: false },
+  lua: { file: 'token-bucket.lua', resultFields: ['left', 'ts'] },
+});

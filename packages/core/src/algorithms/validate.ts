@@ -1,13 +1,6 @@
+/** The checks every store runs on the entries of a check, from the algorithm registry's store rules. */
 import type { StoreEntry } from '../types.js';
-import { LOG_CUM_MAX } from './sliding-log.js';
-
-const ALGORITHM_NAMES: ReadonlySet<string> = new Set([
-  'token-bucket',
-  'gcra',
-  'sliding-window',
-  'fixed-window',
-  'sliding-log',
-]);
+import { ALGORITHMS, isAlgorithm } from './registry.js';
 
 function assertPositive(field: string, value: unknown, policy: string): void {
   if (typeof value !== 'number' || !(value > 0) || value === Number.POSITIVE_INFINITY) {
@@ -19,8 +12,8 @@ function assertPositive(field: string, value: unknown, policy: string): void {
 
 /**
  * Throws unless `entries` can be decided by a store: distinct keys, positive finite
- * limit / windowMs / intervalMs / cost, a known algorithm, and a whole cost for
- * sliding-log (whose limit is at most LOG_CUM_MAX). Allocation-free: it runs on every check.
+ * limit / windowMs / intervalMs / cost, a registered algorithm, and what its store rules ask
+ * (a whole cost and a limit of at most 1e15 for sliding-log). Allocation-free: it runs on every check.
  */
 export function assertValidEntries(entries: readonly StoreEntry[]): void {
   for (let i = 0; i < entries.length; i++) {
@@ -35,19 +28,19 @@ export function assertValidEntries(entries: readonly StoreEntry[]): void {
     assertPositive('windowMs', policy.windowMs, policy.name);
     assertPositive('intervalMs', policy.intervalMs, policy.name);
     assertPositive('cost', cost, policy.name);
-    if (!ALGORITHM_NAMES.has(policy.algorithm)) {
+    const { algorithm } = policy;
+    if (!isAlgorithm(algorithm)) {
+      throw new Error(`store: unknown algorithm ${JSON.stringify(algorithm)} (policy "${policy.name}")`);
+    }
+    const rules = ALGORITHMS[algorithm].store;
+    if (rules.wholeCosts && !Number.isInteger(cost)) {
       throw new Error(
-        `store: unknown algorithm ${JSON.stringify(policy.algorithm)} (policy "${policy.name}")`,
+        `store: ${algorithm} "cost" must be a whole number, got ${cost} (policy "${policy.name}")`,
       );
     }
-    if (policy.algorithm === 'sliding-log' && !Number.isInteger(cost)) {
+    if (rules.maxLimit !== undefined && policy.limit > rules.maxLimit) {
       throw new Error(
-        `store: sliding-log "cost" must be a whole number, got ${cost} (policy "${policy.name}")`,
-      );
-    }
-    if (policy.algorithm === 'sliding-log' && policy.limit > LOG_CUM_MAX) {
-      throw new Error(
-        `store: sliding-log "limit" must be at most ${LOG_CUM_MAX}, got ${policy.limit} (policy "${policy.name}")`,
+        `store: ${algorithm} "limit" must be at most ${rules.maxLimit}, got ${policy.limit} (policy "${policy.name}")`,
       );
     }
   }

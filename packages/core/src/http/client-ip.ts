@@ -4,6 +4,7 @@
  * rate-limit identity (IPv6 grouped by prefix, since one subscriber usually holds a /56
  * or a /64 and can rotate addresses inside it at will).
  */
+import { OPTION_DEFAULTS } from '../options/defaults.js';
 import { createIpList, type IpList } from './cidr.js';
 import { parseForwarded, parseXForwardedFor } from './forwarded.js';
 import { formatIp, type IpAddress, maskIp, parseIp } from './ip-address.js';
@@ -200,7 +201,7 @@ function nat64Ipv4(address: IpAddress): IpAddress | undefined {
  * @throws RangeError when `ipv6Subnet` is not an integer from 1 to 128 (or false)
  */
 export function ipIdentity(ip: string, options: IpIdentityOptions = {}): string {
-  const subnet = options.ipv6Subnet ?? 56;
+  const subnet = options.ipv6Subnet ?? OPTION_DEFAULTS.ipv6Subnet;
   if (subnet !== false && (!Number.isInteger(subnet) || subnet < 1 || subnet > 128)) {
     throw new RangeError(`ipv6Subnet must be an integer from 1 to 128 or false, got ${String(subnet)}`);
   }

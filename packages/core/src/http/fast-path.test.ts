@@ -1,14 +1,15 @@
 /**
  * The request path's shortcuts give the same answers as the plain definitions: draft-10 headers
  * from cached policy strings, problem bodies from a cache, one-pass retry and body computations,
- * decide without awaiting synchronous hooks, and double-count records kept on the marker.
+ * limitRequest without awaiting synchronous hooks, and double-count records kept beside the marker.
  */
 import fc from 'fast-check';
 import { afterEach, describe, expect, it, vi } from 'vitest';
+import type { RateLimitOptions } from '../options/index.js';
 import type { Decision, PolicyResult } from '../types.js';
 import { decision, fakeLimiter, result } from './fixtures.test-util.js';
 import { rateLimitHeaders, visibleResults, windowSeconds } from './headers.js';
-import { type RateLimitOptions, resolveRateLimitOptions } from './options.js';
+import { createRateLimitHandler } from './options.js';
 import {
   type ProblemBody,
   problemJson,
@@ -214,10 +215,10 @@ describe('problemJson', () => {
   });
 });
 
-describe('decide without awaiting synchronous hooks', () => {
+describe('limitRequest without awaiting synchronous hooks', () => {
   type Req = { headers: Record<string, string> };
   const facts = { method: 'GET', path: '/limited', ip: '203.0.113.7' };
-  const resolve = (options: RateLimitOptions<Req>) => resolveRateLimitOptions<Req>(options, 'test');
+  const resolve = (options: RateLimitOptions<Req>) => createRateLimitHandler<Req>(options, 'test');
 
   it('takes identity, cost and skip from sync functions, promises and thenables alike', async () => {
     // biome-ignore lint/suspicious/noThenProperty: a thenable on purpose, as hooks may return one.
@@ -230,8 +231,8 @@ describe('decide without awaiting synchronous hooks', () => {
         cost: () => wrap(3) as never,
         skip: (req) => wrap(req.headers['x-skip'] === '1') as never,
       });
-      expect(await r.decide({ headers: { 'x-skip': '1' } }, facts)).toBeUndefined();
-      const decided = await r.decide({ headers: {} }, facts);
+      expect(await r.limitRequest({ headers: { 'x-skip': '1' } }, facts)).toBeUndefined();
+      const decided = await r.limitRequest({ headers: {} }, facts);
       expect(decided?.verdict.action).toBe('pass');
       expect(limiter.seen).toEqual([{ identity: 'k', route: 'GET /limited', cost: 3 }]);
     }
@@ -245,7 +246,7 @@ describe('decide without awaiting synchronous hooks', () => {
       const r = resolve({ limiter: fakeLimiter(), ...options });
       let promise: Promise<unknown> | undefined;
       expect(() => {
-        promise = r.decide({ headers: {} }, facts);
+        promise = r.limitRequest({ headers: {} }, facts);
       }).not.toThrow();
       await expect(promise).rejects.toThrow('boom');
     }
@@ -259,64 +260,56 @@ describe('decide without awaiting synchronous hooks', () => {
       },
     });
     const req = { headers: {} };
-    await expect(r.decide(req, facts)).rejects.toThrow('boom');
-    await expect(r.decide(req, facts)).rejects.toThrow('boom');
+    await expect(r.limitRequest(req, facts)).rejects.toThrow('boom');
+    await expect(r.limitRequest(req, facts)).rejects.toThrow('boom');
   });
 
   it('charges once per marker, for frozen markers too, and leaves no visible trace on the marker', async () => {
     for (const marker of [{}, Object.freeze({}), Object.seal({}), Object.preventExtensions({})]) {
       const limiter = fakeLimiter();
       const r = resolve({ limiter });
-      await r.decide({ headers: {} }, { ...facts, marker });
-      const again = await r.decide({ headers: {} }, { ...facts, marker });
+      await r.limitRequest({ headers: {} }, { ...facts, marker });
+      const again = await r.limitRequest({ headers: {} }, { ...facts, marker });
       expect(again?.duplicate).toBe(true);
       expect(limiter.seen).toHaveLength(1);
       expect(Reflect.ownKeys(marker)).toEqual([]);
     }
     const req = { headers: {} };
     const r = resolve({ limiter: fakeLimiter() });
-    await r.decide(req, facts);
+    await r.limitRequest(req, facts);
     expect(Reflect.ownKeys(req)).toEqual(['headers']);
     expect({ ...req }).toEqual({ headers: {} });
   });
 
-  it("charges once per marker with requestMarks 'weak-map' too, leaving the marker untouched", async () => {
-    for (const marker of [{}, Object.freeze({})]) {
-      const limiter = fakeLimiter();
-      const r = resolveRateLimitOptions<Req>({ limiter }, 'test', { requestMarks: 'weak-map' });
-      await r.decide({ headers: {} }, { ...facts, marker });
-      const again = await r.decide({ headers: {} }, { ...facts, marker });
-      expect(again?.duplicate).toBe(true);
-      expect(limiter.seen).toHaveLength(1);
-      expect(Reflect.ownKeys(marker)).toEqual([]);
-    }
-  });
-
-  it('finds the checks of layers that keep them differently, in any order', async () => {
-    const marks = ['private-field', 'weak-map'] as const;
-    for (const [firstMarks, secondMarks] of [marks, [...marks].reverse()]) {
+  it('finds the check of another layer on the same limiter and policy set, in any order', async () => {
+    for (const order of [
+      [0, 1],
+      [1, 0],
+    ]) {
       const one = fakeLimiter();
       const two = fakeLimiter();
-      const layer = (limiter: ReturnType<typeof fakeLimiter>, requestMarks: (typeof marks)[number]) =>
-        resolveRateLimitOptions<Req>({ limiter }, 'test', { requestMarks });
+      const layers = (limiter: ReturnType<typeof fakeLimiter>) => [
+        createRateLimitHandler<Req>({ limiter }, 'test'),
+        createRateLimitHandler<Req>({ limiter }, 'test'),
+      ];
+      const [oneA, oneB] = order.map((i) => layers(one)[i]!);
+      const [twoA, twoB] = order.map((i) => layers(two)[i]!);
       const req = { headers: {} };
-      expect((await layer(one, firstMarks).decide(req, facts))?.duplicate).toBe(false);
-      expect((await layer(two, secondMarks).decide(req, facts))?.duplicate).toBe(false);
-      // Each limiter's first check is found by a layer keeping marks the other way.
-      expect((await layer(one, secondMarks).decide(req, facts))?.duplicate).toBe(true);
-      expect((await layer(two, firstMarks).decide(req, facts))?.duplicate).toBe(true);
-      expect((await layer(one, firstMarks).decide(req, facts))?.duplicate).toBe(true);
+      expect((await oneA!.limitRequest(req, facts))?.duplicate).toBe(false);
+      expect((await twoA!.limitRequest(req, facts))?.duplicate).toBe(false);
+      // Each limiter's first check is found by the other layer on that limiter.
+      expect((await oneB!.limitRequest(req, facts))?.duplicate).toBe(true);
+      expect((await twoB!.limitRequest(req, facts))?.duplicate).toBe(true);
+      expect((await oneA!.limitRequest(req, facts))?.duplicate).toBe(true);
       expect([one.seen.length, two.seen.length]).toEqual([1, 1]);
       expect(Reflect.ownKeys(req)).toEqual(['headers']);
     }
   });
 
-  it('rejects an unknown requestMarks at construction', () => {
+  it('takes no requestMarks option: where checks are kept is not part of the API', () => {
     expect(() =>
-      resolveRateLimitOptions<Req>({ limiter: fakeLimiter() }, 'test', {
-        requestMarks: 'symbol' as 'weak-map',
-      }),
-    ).toThrow(`"requestMarks" must be 'private-field' or 'weak-map', got symbol`);
+      createRateLimitHandler<Req>({ limiter: fakeLimiter(), requestMarks: 'weak-map' } as never, 'test'),
+    ).toThrow('rateLimit: "requestMarks" is not an option of test rateLimit()');
   });
 
   it('keeps the checks of several limiters on one marker apart', async () => {
@@ -325,10 +318,10 @@ describe('decide without awaiting synchronous hooks', () => {
     const a = resolve({ limiter: first });
     const b = resolve({ limiter: second });
     const req = { headers: {} };
-    expect((await a.decide(req, facts))?.duplicate).toBe(false);
-    expect((await b.decide(req, facts))?.duplicate).toBe(false);
-    expect((await a.decide(req, facts))?.duplicate).toBe(true);
-    expect((await b.decide(req, facts))?.duplicate).toBe(true);
+    expect((await a.limitRequest(req, facts))?.duplicate).toBe(false);
+    expect((await b.limitRequest(req, facts))?.duplicate).toBe(false);
+    expect((await a.limitRequest(req, facts))?.duplicate).toBe(true);
+    expect((await b.limitRequest(req, facts))?.duplicate).toBe(true);
     expect([first.seen.length, second.seen.length]).toEqual([1, 1]);
   });
 });

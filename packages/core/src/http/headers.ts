@@ -4,6 +4,7 @@
  * policy, named by the policy); the older draft-7 and draft-6 forms and the de facto
  * `X-RateLimit-*` headers are there for clients that expect them.
  */
+import { OPTION_DEFAULTS } from '../options/defaults.js';
 import type { Algorithm, Decision, PolicyResult } from '../types.js';
 import { SF_INTEGER_MAX, serializeSfList, serializeSfString } from './structured-fields.js';
 
@@ -201,7 +202,7 @@ function legacyResetSeconds(p: HeaderPolicy, nowMs: number): number {
  */
 export function rateLimitHeaders(
   decision: Decision,
-  format: HeaderFormat = 'draft-10',
+  format: HeaderFormat = OPTION_DEFAULTS.headers,
   options: RateLimitHeaderOptions = {},
 ): Record<string, string> {
   if (format === false) return {};

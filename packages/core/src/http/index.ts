@@ -20,15 +20,6 @@ export {
   type TrustFunction,
   type TrustProxy,
 } from './client-ip.js';
-export {
-  createDecide,
-  type DecideConfig,
-  type DecideResult,
-  previousCheck,
-  type RequestFacts,
-  type RequestMarks,
-  shadowDecision,
-} from './decide.js';
 export { parseForwarded, parseXForwardedFor, stripPort } from './forwarded.js';
 export {
   HEADER_FORMATS,
@@ -39,6 +30,13 @@ export {
   windowSeconds,
 } from './headers.js';
 export { formatIp, type IpAddress, maskIp, normalizeIp, parseIp } from './ip-address.js';
+export {
+  createLimitRequest,
+  previousCheck,
+  type RequestFacts,
+  type RequestLimitResult,
+  shadowDecision,
+} from './limit-request.js';
 export {
   createMetrics,
   DEFAULT_DURATION_BUCKETS_SECONDS,
@@ -51,19 +49,12 @@ export {
   PROMETHEUS_CONTENT_TYPE,
   type SluiceMetrics,
 } from './metrics.js';
+export { checkOptionNames, closestName, FOREIGN_OPTIONS, unknownOptionHint } from './option-names.js';
 export {
-  ADAPTER_OPTION_NAMES,
-  checkOptionNames,
-  closestName,
-  FOREIGN_OPTIONS,
-  LIMITER_OPTION_NAMES,
-  unknownOptionHint,
-} from './option-names.js';
-export {
-  type CostValue,
-  type RateLimitOptions,
-  type ResolvedRateLimit,
-  type ResolvedRateLimitSettings,
+  createRateLimitHandler,
+  type RateLimitHandler,
+  type RateLimitHandlerSettings,
+  type ResolvedRateLimitOptions,
   resolveRateLimitOptions,
 } from './options.js';
 export { RateLimitOptionsError } from './options-error.js';

@@ -1,58 +1,9 @@
 /**
- * Every option name an adapter or `createLimiter` takes, in one list each, and the check
- * that turns an unknown name into an error that names the Sluice option meant: another
- * library's option (`max`, `windowMs`, `keyGenerator`, `points`...) or a typo (`polices`).
- * The option interfaces are checked against these lists at compile time, so a type and its
- * runtime check cannot drift apart.
+ * The check that turns an unknown option name into an error that names the Sluice option
+ * meant: another library's option (`max`, `windowMs`, `keyGenerator`, `points`...) or a typo
+ * (`polices`). The names each surface takes come from the option schema (`optionNames`).
  */
-import type { LimiterOptions } from '../limiter/options.js';
-import type { RateLimitOptions } from './options.js';
 import { RateLimitOptionsError } from './options-error.js';
-
-/** Fails to compile unless `A` and `B` hold the same names. */
-type SameNames<A extends string, B extends string> = [Exclude<A, B> | Exclude<B, A>] extends [never]
-  ? true
-  : { missingOrExtra: Exclude<A, B> | Exclude<B, A> };
-
-/** The options every adapter shares (`RateLimitOptions`), in the order the READMEs list them. */
-export const ADAPTER_OPTION_NAMES = Object.freeze([
-  'limit',
-  'window',
-  'algorithm',
-  'policies',
-  'limiter',
-  'store',
-  'prefix',
-  'failMode',
-  'identity',
-  'cost',
-  'skip',
-  'allowList',
-  'headers',
-  'shadow',
-  'shadowHeaders',
-  'ipv6Subnet',
-] as const);
-
-/** The options of `createLimiter()` (`LimiterOptions`). */
-export const LIMITER_OPTION_NAMES = Object.freeze([
-  'policies',
-  'store',
-  'prefix',
-  'timeoutMs',
-  'breaker',
-  'denyCache',
-  'localFallback',
-  'idempotency',
-  'clock',
-  'onDecision',
-] as const);
-
-const adapterNamesMatch: SameNames<keyof RateLimitOptions<unknown>, (typeof ADAPTER_OPTION_NAMES)[number]> =
-  true;
-const limiterNamesMatch: SameNames<keyof LimiterOptions, (typeof LIMITER_OPTION_NAMES)[number]> = true;
-void adapterNamesMatch;
-void limiterNamesMatch;
 
 /**
  * Options of other rate-limit libraries (express-rate-limit, hono-rate-limiter,

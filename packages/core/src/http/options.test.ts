@@ -1,14 +1,15 @@
 import { afterEach, describe, expect, it, vi } from 'vitest';
 import { createLimiter } from '../limiter/index.js';
+import type { RateLimitOptions } from '../options/index.js';
 import { definePolicy, POLICY_DEFAULTS, PolicyError } from '../policy/index.js';
 import { decision, fakeLimiter, result } from './fixtures.test-util.js';
-import { type RateLimitOptions, resolveRateLimitOptions } from './options.js';
+import { createRateLimitHandler } from './options.js';
 import { RateLimitOptionsError } from './options-error.js';
 import { resetWarnings, WARNING_CODES } from './warn.js';
 
 type Req = { headers: Record<string, string>; id?: number };
 const facts = (ip = '203.0.113.7', extra = {}) => ({ method: 'GET', path: '/limited', ip, ...extra });
-const resolve = (options: RateLimitOptions<Req>) => resolveRateLimitOptions<Req>(options, 'test');
+const resolve = (options: RateLimitOptions<Req>) => createRateLimitHandler<Req>(options, 'test');
 
 /** A limiter that records descriptors and answers with a fixed decision. */
 
@@ -17,7 +18,7 @@ afterEach(() => {
   resetWarnings();
 });
 
-describe('resolveRateLimitOptions validation', () => {
+describe('createRateLimitHandler validation', () => {
   it.each<[RateLimitOptions<Req>, string]>([
     [{ limit: -1, window: '1m' }, 'rateLimit: "limit" must be a positive integer, got -1'],
     [{ limit: 1.5, window: '1m' }, 'rateLimit: "limit" must be a positive integer, got 1.5'],
@@ -143,10 +144,10 @@ describe('resolveRateLimitOptions validation', () => {
   });
 });
 
-describe('decide', () => {
+describe('limitRequest', () => {
   it('admits, then denies with 429 and the problem body (real limiter)', async () => {
     const r = resolve({ limit: 2, window: '1m', algorithm: 'fixed-window' });
-    const first = await r.decide({ headers: {} }, facts());
+    const first = await r.limitRequest({ headers: {} }, facts());
     expect(first?.verdict.action).toBe('pass');
     expect(first?.verdict.headers).toEqual({
       'RateLimit-Policy': '"default";q=2;w=60',
@@ -154,8 +155,8 @@ describe('decide', () => {
     });
     expect(first?.route).toBe('GET /limited');
     expect(first?.duplicate).toBe(false);
-    await r.decide({ headers: {} }, facts());
-    const third = await r.decide({ headers: {} }, facts());
+    await r.limitRequest({ headers: {} }, facts());
+    const third = await r.limitRequest({ headers: {} }, facts());
     expect(third?.verdict.status).toBe(429);
     expect(third?.verdict.body).toMatchObject({ error: 'rate limit exceeded', policy: 'default' });
     // Fixed windows end on the window boundary: Retry-After is the time left in it.
@@ -163,33 +164,33 @@ describe('decide', () => {
     expect(third?.verdict.headers['Retry-After']).toBe(t);
     expect(third?.verdict.body?.retry_after_seconds).toBe(Number(t));
     // Another client is untouched.
-    expect((await r.decide({ headers: {} }, facts('198.51.100.1')))?.verdict.action).toBe('pass');
+    expect((await r.limitRequest({ headers: {} }, facts('198.51.100.1')))?.verdict.action).toBe('pass');
   });
 
   it('returns undefined when skipped, without checking', async () => {
     const limiter = fakeLimiter();
     const r = resolve({ limiter, skip: async (req) => req.headers['x-internal'] === '1' });
-    expect(await r.decide({ headers: { 'x-internal': '1' } }, facts())).toBeUndefined();
+    expect(await r.limitRequest({ headers: { 'x-internal': '1' } }, facts())).toBeUndefined();
     expect(limiter.seen).toHaveLength(0);
-    expect(await r.decide({ headers: {} }, facts())).toBeDefined();
+    expect(await r.limitRequest({ headers: {} }, facts())).toBeDefined();
     expect(limiter.seen).toHaveLength(1);
   });
 
   it('never limits IPs on the allow list', async () => {
     const limiter = fakeLimiter();
     const r = resolve({ limiter, allowList: ['10.0.0.0/8', 'loopback'] });
-    expect(await r.decide({ headers: {} }, facts('10.1.2.3'))).toBeUndefined();
-    expect(await r.decide({ headers: {} }, facts('::ffff:127.0.0.1'))).toBeUndefined();
-    expect(await r.decide({ headers: {} }, facts('11.0.0.1'))).toBeDefined();
+    expect(await r.limitRequest({ headers: {} }, facts('10.1.2.3'))).toBeUndefined();
+    expect(await r.limitRequest({ headers: {} }, facts('::ffff:127.0.0.1'))).toBeUndefined();
+    expect(await r.limitRequest({ headers: {} }, facts('11.0.0.1'))).toBeDefined();
     expect(limiter.seen).toHaveLength(1);
   });
 
   it('uses the identity function, falling back to the grouped IP', async () => {
     const limiter = fakeLimiter();
     const r = resolve({ limiter, identity: (req) => req.headers['x-api-key'] });
-    await r.decide({ headers: { 'x-api-key': 'key:tenant-1' } }, facts());
-    await r.decide({ headers: {} }, facts('2001:db8:0:12ab::1'));
-    await r.decide({ headers: { 'x-api-key': '' } }, facts('::ffff:10.0.0.9'));
+    await r.limitRequest({ headers: { 'x-api-key': 'key:tenant-1' } }, facts());
+    await r.limitRequest({ headers: {} }, facts('2001:db8:0:12ab::1'));
+    await r.limitRequest({ headers: { 'x-api-key': '' } }, facts('::ffff:10.0.0.9'));
     expect(limiter.seen.map((d) => d.identity)).toEqual([
       'key:tenant-1',
       { kind: 'ip', value: '2001:db8:0:1200::/56' },
@@ -206,9 +207,9 @@ describe('decide', () => {
         return typeof key === 'string' ? { kind: 'key', value: key } : undefined;
       },
     });
-    await r.decide({ headers: { 'x-api-key': '127.0.0.1' } }, facts('127.0.0.1'));
-    await r.decide({ headers: { 'x-api-key': '' } }, facts('127.0.0.1'));
-    await r.decide({ headers: {} }, facts('127.0.0.1'));
+    await r.limitRequest({ headers: { 'x-api-key': '127.0.0.1' } }, facts('127.0.0.1'));
+    await r.limitRequest({ headers: { 'x-api-key': '' } }, facts('127.0.0.1'));
+    await r.limitRequest({ headers: {} }, facts('127.0.0.1'));
     expect(limiter.seen.map((d) => d.identity)).toEqual([
       { kind: 'key', value: '127.0.0.1' },
       { kind: 'ip', value: '127.0.0.1' },
@@ -218,14 +219,14 @@ describe('decide', () => {
 
   it('rejects an identity of an unknown kind', async () => {
     const r = resolve({ limiter: fakeLimiter(), identity: () => ({ kind: 'user', value: 'u1' }) as never });
-    await expect(r.decide({ headers: {} }, facts())).rejects.toThrow(
+    await expect(r.limitRequest({ headers: {} }, facts())).rejects.toThrow(
       `rateLimit: "identity" must return a string, { kind: 'ip' | 'key' | 'app', value: string } or undefined, got another object`,
     );
   });
 
   it('honours ipv6Subnet', async () => {
     const limiter = fakeLimiter();
-    await resolve({ limiter, ipv6Subnet: 64 }).decide({ headers: {} }, facts('2001:db8:0:12ab::1'));
+    await resolve({ limiter, ipv6Subnet: 64 }).limitRequest({ headers: {} }, facts('2001:db8:0:12ab::1'));
     expect(limiter.seen[0]?.identity).toEqual({ kind: 'ip', value: '2001:db8:0:12ab::/64' });
   });
 
@@ -233,8 +234,8 @@ describe('decide', () => {
     const warn = vi.spyOn(console, 'warn').mockImplementation(() => {});
     const limiter = fakeLimiter();
     const r = resolve({ limiter });
-    await r.decide({ headers: {} }, facts(undefined as never, { ip: undefined }));
-    await r.decide({ headers: {} }, facts(undefined as never, { ip: undefined }));
+    await r.limitRequest({ headers: {} }, facts(undefined as never, { ip: undefined }));
+    await r.limitRequest({ headers: {} }, facts(undefined as never, { ip: undefined }));
     const unknown = { kind: 'ip', value: 'unknown-client' };
     expect(limiter.seen.map((d) => d.identity)).toEqual([unknown, unknown]);
     expect(warn).toHaveBeenCalledTimes(1);
@@ -243,17 +244,17 @@ describe('decide', () => {
 
   it('rejects an identity function that returns a non-string', async () => {
     const r = resolve({ limiter: fakeLimiter(), identity: () => 42 as never });
-    await expect(r.decide({ headers: {} }, facts())).rejects.toThrow('"identity" must return a string');
+    await expect(r.limitRequest({ headers: {} }, facts())).rejects.toThrow('"identity" must return a string');
   });
 
   it('passes cost, route and policy names to the limiter', async () => {
     const limiter = fakeLimiter();
     const r = resolve({ limiter, policies: ['a'], cost: (req) => (req.headers['x-big'] ? { a: 5 } : 1) });
-    await r.decide(
+    await r.limitRequest(
       { headers: { 'x-big': '1' } },
       { method: 'post', pattern: '/transfers/:id', path: '/transfers/9', ip: '1.1.1.1' },
     );
-    await r.decide({ headers: {} }, { method: 'GET', path: '/transfers/9/status?x=1', ip: '1.1.1.1' });
+    await r.limitRequest({ headers: {} }, { method: 'GET', path: '/transfers/9/status?x=1', ip: '1.1.1.1' });
     expect(limiter.seen).toEqual([
       {
         identity: { kind: 'ip', value: '1.1.1.1' },
@@ -283,17 +284,20 @@ describe('decide', () => {
     const routeLevel = resolve({ limiter, policies: ['b', 'a'], headers: 'draft-7' });
     const onlyA = resolve({ limiter, policies: ['a'] });
     const req: Req = { headers: {} };
-    const [x, y] = await Promise.all([appLevel.decide(req, facts()), routeLevel.decide(req, facts())]);
+    const [x, y] = await Promise.all([
+      appLevel.limitRequest(req, facts()),
+      routeLevel.limitRequest(req, facts()),
+    ]);
     expect(x?.duplicate).toBe(false);
     expect(y?.duplicate).toBe(true);
     expect(y?.decision).toBe(x?.decision);
     expect(y?.verdict.headers['RateLimit']).toBe('limit=10, remaining=9, reset=60');
     // A different policy set is a different check.
-    const z = await onlyA.decide(req, facts());
+    const z = await onlyA.limitRequest(req, facts());
     expect(z?.duplicate).toBe(false);
     // The next request is charged again.
     now += 1;
-    const next = await appLevel.decide({ headers: {} }, facts());
+    const next = await appLevel.limitRequest({ headers: {} }, facts());
     expect(next?.decision.results.map((r) => [r.policy, r.remaining])).toEqual([
       ['a', 7],
       ['b', 8],
@@ -304,8 +308,8 @@ describe('decide', () => {
     const limiter = fakeLimiter();
     const r = resolve({ limiter });
     const marker = {};
-    await r.decide({ headers: {} }, facts('1.1.1.1', { marker }));
-    const again = await r.decide({ headers: {} }, facts('1.1.1.1', { marker }));
+    await r.limitRequest({ headers: {} }, facts('1.1.1.1', { marker }));
+    const again = await r.limitRequest({ headers: {} }, facts('1.1.1.1', { marker }));
     expect(again?.duplicate).toBe(true);
     expect(limiter.seen).toHaveLength(1);
   });
@@ -316,7 +320,7 @@ describe('decide', () => {
       result({ policy: 'a', allowed: false, outcome: 'over_limit', remaining: 0, retryAfterMs: 5000 }),
     ]);
     const r = resolve({ limiter: fakeLimiter(denied), shadow: true });
-    const out = await r.decide({ headers: {} }, facts());
+    const out = await r.limitRequest({ headers: {} }, facts());
     expect(out?.verdict).toEqual({ action: 'pass', status: 200, headers: {}, body: undefined });
     expect(out?.decision.allowed).toBe(true);
     expect(out?.decision.shadowed).toBe(true);
@@ -327,8 +331,8 @@ describe('decide', () => {
 
   it('shadow on policies built here: would-denies pass and are reported as shadow', async () => {
     const r = resolve({ limit: 1, window: '1m', shadow: true });
-    await r.decide({ headers: {} }, facts());
-    const out = await r.decide({ headers: {} }, facts());
+    await r.limitRequest({ headers: {} }, facts());
+    const out = await r.limitRequest({ headers: {} }, facts());
     expect(out?.verdict.action).toBe('pass');
     expect(out?.verdict.headers).toEqual({});
     expect(out?.decision.shadowed).toBe(true);
@@ -340,8 +344,8 @@ describe('decide', () => {
       policies: [definePolicy({ name: 'p', algorithm: 'fixed-window', limit: 1, window: '1m' })],
       shadow: true,
     });
-    await r.decide({ headers: {} }, facts());
-    const out = await r.decide({ headers: {} }, facts());
+    await r.limitRequest({ headers: {} }, facts());
+    const out = await r.limitRequest({ headers: {} }, facts());
     expect(out?.verdict.action).toBe('pass');
     expect(out?.decision.outcome).toBe('over_limit');
     expect(out?.decision.shadowed).toBe(true);
@@ -354,7 +358,7 @@ describe('decide', () => {
       reset: async () => {},
     };
     const strict = resolve({ policies: [{ name: 'strict', limit: 5, window: '1s' }], store: broken });
-    const s = await strict.decide({ headers: {} }, facts());
+    const s = await strict.limitRequest({ headers: {} }, facts());
     expect(s?.verdict.status).toBe(503);
     expect(s?.verdict.body).toEqual({
       type: 'about:blank',
@@ -367,6 +371,6 @@ describe('decide', () => {
       store: broken,
       failMode: 'open',
     });
-    expect((await lenient.decide({ headers: {} }, facts()))?.verdict.action).toBe('pass');
+    expect((await lenient.limitRequest({ headers: {} }, facts()))?.verdict.action).toBe('pass');
   });
 });

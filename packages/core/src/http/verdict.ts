@@ -1,4 +1,5 @@
 /** `toHttpVerdict`: what an adapter does with a decision, framework-neutral. */
+import { OPTION_DEFAULTS } from '../options/defaults.js';
 import type { Decision } from '../types.js';
 import { type HeaderFormat, type RateLimitHeaderOptions, rateLimitHeaders } from './headers.js';
 import {
@@ -50,7 +51,7 @@ export function toHttpVerdict(decision: Decision, options: HttpVerdictOptions = 
         : WITHOUT_SHADOW
       : { shadowHeaders: options.shadowHeaders ?? false, nowMs: options.nowMs };
   // A fresh record every call: adding the deny headers to it changes nobody else's.
-  const headers = rateLimitHeaders(decision, options.headers ?? 'draft-10', headerOptions);
+  const headers = rateLimitHeaders(decision, options.headers ?? OPTION_DEFAULTS.headers, headerOptions);
   if (decision.allowed) return { action: 'pass', status: 200, headers, body: undefined };
   // A refusal answers this moment only: no cache may keep it (RFC 6585 for 429).
   if (decision.outcome === 'unavailable') {

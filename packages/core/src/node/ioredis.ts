@@ -3,7 +3,10 @@
  * from `@sluice/core/node`.
  */
 import { Cluster, type ClusterOptions, Redis, type RedisOptions } from 'ioredis';
-import { fromNodeRedis, type NodeRedisLike } from '../redis/node-redis.js';
+import type { NodeRedisLike } from '../redis/node-redis.js';
+import { ioredisTransport } from '../redis/transports/ioredis.js';
+import { ioredisClusterTransport } from '../redis/transports/ioredis-cluster.js';
+import { nodeRedisTransport } from '../redis/transports/node-redis.js';
 import { RedisStore, type RedisStoreOptions } from '../stores/redis-store.js';
 import type { Clock, EvalClient } from '../types.js';
 
@@ -92,10 +95,17 @@ export function createRedisStore(target: RedisTarget, options: CreateRedisStoreO
     }
     const client = new Redis(target, { ...LIMITER_REDIS_OPTIONS, ...options.redisOptions });
     client.on('error', onError);
-    return new RedisStore({ client, clock, ownsClient: true, ...batching });
+    return new RedisStore({ transport: ioredisTransport(client), clock, ownsClient: true, ...batching });
   }
+  // A client of this ioredis is known for what it is; any other EvalClient says it itself.
+  if (target instanceof Cluster) {
+    return new RedisStore({ transport: ioredisClusterTransport(target), clock, ...batching });
+  }
+  if (target instanceof Redis)
+    return new RedisStore({ transport: ioredisTransport(target), clock, ...batching });
   if (isEvalClient(target)) return new RedisStore({ client: target, clock, ...batching });
-  if (isNodeRedis(target)) return new RedisStore({ client: fromNodeRedis(target), clock, ...batching });
+  if (isNodeRedis(target))
+    return new RedisStore({ transport: nodeRedisTransport(target), clock, ...batching });
   if (
     typeof target === 'object' &&
     target !== null &&
@@ -109,7 +119,12 @@ export function createRedisStore(target: RedisTarget, options: CreateRedisStoreO
       redisOptions: { ...LIMITER_REDIS_OPTIONS, ...options.clusterOptions?.redisOptions },
     });
     client.on('error', onError);
-    return new RedisStore({ client, clock, ownsClient: true, ...batching });
+    return new RedisStore({
+      transport: ioredisClusterTransport(client),
+      clock,
+      ownsClient: true,
+      ...batching,
+    });
   }
   throw new TypeError(
     'createRedisStore: expected a redis:// URL, { clusterNodes: [...] }, an ioredis client or a node-redis client',

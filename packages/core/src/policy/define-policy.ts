@@ -1,13 +1,7 @@
 /** `definePolicy`: validates a policy as written and compiles it to the units the algorithms use. */
+import { ALGORITHM_LIST, ALGORITHM_NAMES, ALGORITHMS, isAlgorithm } from '../algorithms/registry.js';
 import type { Algorithm, CompiledPolicy, CostInput, PolicyInput } from '../types.js';
-import {
-  ALGORITHMS,
-  BUCKET_ALGORITHMS,
-  FAIL_MODES,
-  MAX_POLICY_NAME_LENGTH,
-  POLICY_DEFAULTS,
-  SLIDING_LOG_MAX_LIMIT,
-} from './defaults.js';
+import { FAIL_MODES, MAX_POLICY_NAME_LENGTH, POLICY_DEFAULTS } from './defaults.js';
 import { parseDuration, parseRate } from './duration.js';
 import { PolicyError } from './errors.js';
 
@@ -38,10 +32,16 @@ function isPositiveInteger(value: unknown): value is number {
   return typeof value === 'number' && Number.isSafeInteger(value) && value > 0;
 }
 
-/** `true` when `algorithm` has a bucket capacity and accepts fractional costs. */
-export function isBucketAlgorithm(algorithm: Algorithm): boolean {
-  return BUCKET_ALGORITHMS.includes(algorithm);
+/** `a`, `a and b`, `a, b and c`. */
+function andList(names: readonly string[]): string {
+  return names.length < 2
+    ? names.join('')
+    : `${names.slice(0, -1).join(', ')} and ${names[names.length - 1]}`;
 }
+
+/** The algorithms whose policies take fractional costs, and those that take a `burst`, as prose. */
+const FRACTIONAL_COSTS = andList(ALGORITHM_LIST.filter((m) => m.limits.fractionalCosts).map((m) => m.name));
+const BURSTS = andList(ALGORITHM_LIST.filter((m) => m.limits.burst).map((m) => m.name));
 
 /**
  * Checks one static cost against a compiled policy's shape. Used for `policy.cost` here and
@@ -50,11 +50,12 @@ export function isBucketAlgorithm(algorithm: Algorithm): boolean {
 export function costProblem(cost: unknown, algorithm: Algorithm, limit: number): string | undefined {
   if (typeof cost !== 'number' || !Number.isFinite(cost) || cost <= 0)
     return 'must be a positive, finite number';
-  if (!isBucketAlgorithm(algorithm) && !Number.isInteger(cost)) {
-    return `must be a whole number for ${algorithm} (fractions are for token-bucket and gcra)`;
+  const rules = ALGORITHMS[algorithm].limits;
+  if (!rules.fractionalCosts && !Number.isInteger(cost)) {
+    return `must be a whole number for ${algorithm} (fractions are for ${FRACTIONAL_COSTS})`;
   }
   if (cost > limit) {
-    return `must not exceed the policy's ${isBucketAlgorithm(algorithm) ? 'burst' : 'limit'} (${limit})`;
+    return `must not exceed the policy's ${rules.burst ? 'burst' : 'limit'} (${limit})`;
   }
   return undefined;
 }
@@ -100,9 +101,10 @@ export function definePolicy(input: PolicyInput | CompiledPolicy): CompiledPolic
   const p = input as PolicyInput;
 
   const algorithm = p.algorithm ?? POLICY_DEFAULTS.algorithm;
-  if (!ALGORITHMS.includes(algorithm)) {
-    throw new PolicyError('algorithm', p.algorithm, `must be one of ${ALGORITHMS.join(', ')}`, name);
+  if (!isAlgorithm(algorithm)) {
+    throw new PolicyError('algorithm', p.algorithm, `must be one of ${ALGORITHM_NAMES.join(', ')}`, name);
   }
+  const rules = ALGORITHMS[algorithm].limits;
   const failMode = p.failMode ?? POLICY_DEFAULTS.failMode;
   if (!FAIL_MODES.includes(failMode)) {
     throw new PolicyError('failMode', p.failMode, `must be one of ${FAIL_MODES.join(', ')}`, name);
@@ -147,43 +149,34 @@ export function definePolicy(input: PolicyInput | CompiledPolicy): CompiledPolic
     rateWindowMs = parseDuration(p.window, 'window', name);
   }
 
-  const bucket = isBucketAlgorithm(algorithm);
-  let limit: number;
-  let windowMs: number;
-  let intervalMs: number;
-  if (bucket) {
+  if (rules.burst) {
     if (p.burst !== undefined && !isPositiveInteger(p.burst)) {
       throw new PolicyError('burst', p.burst, 'must be a positive integer', name);
     }
-    intervalMs = rateWindowMs / rateLimit;
-    limit = p.burst ?? rateLimit;
-    windowMs = p.burst === undefined ? rateWindowMs : (limit * rateWindowMs) / rateLimit;
-  } else {
-    if (p.burst !== undefined) {
-      throw new PolicyError(
-        'burst',
-        p.burst,
-        `applies only to token-bucket and gcra (${algorithm} admits "limit" units per "window")`,
-        name,
-      );
-    }
-    limit = rateLimit;
-    windowMs = rateWindowMs;
-    intervalMs = windowMs / limit;
-    if (algorithm === 'sliding-log' && limit > SLIDING_LOG_MAX_LIMIT) {
-      throw new PolicyError(
-        p.rate !== undefined ? 'rate' : 'limit',
-        p.rate ?? p.limit,
-        `must allow at most ${SLIDING_LOG_MAX_LIMIT} units per window for sliding-log (each decision reads the whole log from Redis, so its cost grows with the limit); use algorithm 'sliding-window' for larger quotas`,
-        name,
-      );
-    }
+  } else if (p.burst !== undefined) {
+    throw new PolicyError(
+      'burst',
+      p.burst,
+      `applies only to ${BURSTS} (${algorithm} admits "limit" units per "window")`,
+      name,
+    );
+  }
+  const { limit, windowMs, intervalMs } = rules.compile(rateLimit, rateWindowMs, p.burst);
+  const cap = rules.maxLimit;
+  if (cap !== undefined && limit > cap.units) {
+    const field = p.burst !== undefined ? 'burst' : p.rate !== undefined ? 'rate' : 'limit';
+    throw new PolicyError(
+      field,
+      p.burst ?? p.rate ?? p.limit,
+      `must allow at most ${cap.units} units per window for ${algorithm} (${cap.reason}); use algorithm '${cap.instead}' for larger quotas`,
+      name,
+    );
   }
 
   const cost: CostInput = p.cost ?? POLICY_DEFAULTS.cost;
   if (typeof cost !== 'function') {
     if (typeof cost === 'number' && Number.isFinite(cost) && cost > limit) {
-      const field = bucket ? (p.burst !== undefined ? 'burst' : 'limit') : 'limit';
+      const field = p.burst !== undefined ? 'burst' : 'limit';
       throw new PolicyError(field, limit, `must be at least the policy's cost (${cost})`, name);
     }
     const problem = costProblem(cost, algorithm, limit);

@@ -88,10 +88,10 @@ export function decodeBase64Result(value: unknown): unknown {
   return value;
 }
 
-function requireNonEmptyString(value: unknown, field: string): string {
+function requireNonEmptyString(value: unknown, field: string, caller: string): string {
   if (typeof value !== 'string' || value === '') {
     throw new TypeError(
-      `createRestEvalClient: "${field}" must be a non-empty string, got ${value === '' ? 'an empty string' : typeof value}`,
+      `${caller}: "${field}" must be a non-empty string, got ${value === '' ? 'an empty string' : typeof value}`,
     );
   }
   return value;
@@ -101,39 +101,35 @@ function isRecord(value: unknown): value is Record<string, unknown> {
   return typeof value === 'object' && value !== null && !Array.isArray(value);
 }
 
+/** One Redis command sent over REST: its parts in order, e.g. `['EVALSHA', sha1, 1, key, arg]`. */
+export type RestCommand = (parts: readonly (string | number)[]) => Promise<unknown>;
+
 /**
- * Build an `EvalClient` that sends each command as one JSON array to an Upstash-compatible
- * REST endpoint (`POST <url>` with body `["EVALSHA", sha1, numKeys, ...keys, ...args]`),
- * reads `{ "result": ... }` or `{ "error": "..." }`, and throws a {@link RestRedisError}
- * for errors. A missing script surfaces as an error whose message starts with `NOSCRIPT`,
- * so `RedisStore` falls back to EVAL.
- *
- * @example
- * const store = new RedisStore({
- *   client: createRestEvalClient({ url: env.UPSTASH_REDIS_REST_URL, token: env.UPSTASH_REDIS_REST_TOKEN }),
- * });
+ * The REST command sender behind {@link createRestEvalClient} and the REST transport: checks
+ * `options` (errors name `caller`), then sends each command as one JSON array (`POST <url>`),
+ * reads `{ "result": ... }` or `{ "error": "..." }`, and throws a {@link RestRedisError} for
+ * errors (a missing script as a message that starts with `NOSCRIPT`).
  */
-export function createRestEvalClient(options: RestEvalClientOptions): EvalClient {
-  if (!isRecord(options))
-    throw new TypeError('createRestEvalClient: options must be an object with "url" and "token"');
-  const url = requireNonEmptyString(options.url, 'url');
-  const token = requireNonEmptyString(options.token, 'token');
+export function createRestCommand(options: RestEvalClientOptions, caller: string): RestCommand {
+  if (!isRecord(options)) throw new TypeError(`${caller}: options must be an object with "url" and "token"`);
+  const url = requireNonEmptyString(options.url, 'url', caller);
+  const token = requireNonEmptyString(options.token, 'token', caller);
   let parsed: URL;
   try {
     parsed = new URL(url);
   } catch {
-    throw new TypeError(`createRestEvalClient: "url" must be an absolute http(s) URL, got "${url}"`);
+    throw new TypeError(`${caller}: "url" must be an absolute http(s) URL, got "${url}"`);
   }
   if (parsed.protocol !== 'https:' && parsed.protocol !== 'http:') {
-    throw new TypeError(`createRestEvalClient: "url" must be an absolute http(s) URL, got "${url}"`);
+    throw new TypeError(`${caller}: "url" must be an absolute http(s) URL, got "${url}"`);
   }
   if (options.fetch !== undefined && typeof options.fetch !== 'function') {
-    throw new TypeError(`createRestEvalClient: "fetch" must be a function, got ${typeof options.fetch}`);
+    throw new TypeError(`${caller}: "fetch" must be a function, got ${typeof options.fetch}`);
   }
   const encoding = options.responseEncoding ?? 'base64';
   if (encoding !== 'base64' && encoding !== 'none') {
     throw new TypeError(
-      `createRestEvalClient: "responseEncoding" must be 'base64' or 'none', got "${String(encoding)}"`,
+      `${caller}: "responseEncoding" must be 'base64' or 'none', got "${String(encoding)}"`,
     );
   }
   // Called through a closure: workerd rejects a detached `fetch` ("Illegal invocation").
@@ -144,7 +140,7 @@ export function createRestEvalClient(options: RestEvalClientOptions): EvalClient
   };
   if (encoding === 'base64') headers['Upstash-Encoding'] = 'base64';
 
-  async function command(parts: readonly (string | number)[]): Promise<unknown> {
+  return async function command(parts) {
     const response = await fetchFn(url, {
       method: 'POST',
       headers,
@@ -172,8 +168,23 @@ export function createRestEvalClient(options: RestEvalClientOptions): EvalClient
       );
     }
     return encoding === 'base64' ? decodeBase64Result(body.result) : body.result;
-  }
+  };
+}
 
+/**
+ * Build an `EvalClient` that sends each command as one JSON array to an Upstash-compatible
+ * REST endpoint (`POST <url>` with body `["EVALSHA", sha1, numKeys, ...keys, ...args]`),
+ * reads `{ "result": ... }` or `{ "error": "..." }`, and throws a {@link RestRedisError}
+ * for errors. A missing script surfaces as an error whose message starts with `NOSCRIPT`,
+ * so `RedisStore` falls back to EVAL.
+ *
+ * @example
+ * const store = new RedisStore({
+ *   client: createRestEvalClient({ url: env.UPSTASH_REDIS_REST_URL, token: env.UPSTASH_REDIS_REST_TOKEN }),
+ * });
+ */
+export function createRestEvalClient(options: RestEvalClientOptions): EvalClient {
+  const command = createRestCommand(options, 'createRestEvalClient');
   return {
     evalsha: (sha1, numKeys, ...args) => command(['EVALSHA', sha1, numKeys, ...args]),
     eval: (script, numKeys, ...args) => command(['EVAL', script, numKeys, ...args]),

@@ -23,7 +23,7 @@ class ReferenceStore {
         if (slot.algorithm === policy.algorithm) state = slot.state;
       }
     }
-    const e = ALGORITHMS[policy.algorithm](state, now, { ...policy, cost });
+    const e = ALGORITHMS[policy.algorithm].evaluate(state, now, { ...policy, cost });
     const charge = mode === 'consume' && e.allowed;
     if (charge) {
       if (!this.slots.delete(key) && this.slots.size >= this.maxKeys) {

@@ -1,30 +1,32 @@
 /**
  * The key -> state table behind MemoryStore, laid out for a million keys: an `LruIndex` gives
  * each key a small integer slot and keeps the recency order in typed arrays, and the numbers
- * of every slot sit in one Float64Array (no object, no boxed double per key). Sliding-log
- * states (arrays) sit in a side map by slot. Every read, write and sweep costs the same
- * however many keys were evicted before (see lru-index.ts).
+ * of every slot sit in one Float64Array (no object, no boxed double per key), written and read
+ * by each algorithm's state codec (algorithms/module.ts); states a codec keeps as objects (the
+ * sliding log's arrays) sit in a side map by slot. Each algorithm's code in the table is its
+ * position in the registry. Every read, write and sweep costs the same however many keys were
+ * evicted before (see lru-index.ts).
  */
-import type { FixedWindowState } from '../algorithms/fixed-window.js';
-import type { GcraState } from '../algorithms/gcra.js';
-import type { SlidingLogState } from '../algorithms/sliding-log.js';
-import type { SlidingWindowState } from '../algorithms/sliding-window.js';
-import type { TokenBucketState } from '../algorithms/token-bucket.js';
-import type { Algorithm } from '../types.js';
+import { STATE_NUMBERS_MAX, type StateCodec } from '../algorithms/module.js';
+import { ALGORITHM_LIST, type Algorithm } from '../algorithms/registry.js';
 import { LruIndex, NO_SLOT } from './lru-index.js';
 
-/** Numbers per slot: three state fields and the expiry time. */
-const FIELDS = 4;
-const EXPIRES = 3;
+/** Numbers per slot: the state's numbers and the expiry time. */
+const FIELDS = STATE_NUMBERS_MAX + 1;
+const EXPIRES = STATE_NUMBERS_MAX;
 
-const CODES: { readonly [A in Algorithm]: number } = {
-  'token-bucket': 1,
-  gcra: 2,
-  'sliding-window': 3,
-  'fixed-window': 4,
-  'sliding-log': 5,
-};
-const SLIDING_LOG = 5;
+/** How the table keeps one algorithm's states: its code in `#codes` and its codec. */
+interface Kind {
+  /** The algorithm's position in the registry, plus one (0: an empty slot). */
+  readonly code: number;
+  readonly state: StateCodec<unknown>;
+}
+
+/** Every algorithm's kind, by name. */
+const KINDS = {} as { [A in Algorithm]: Kind };
+ALGORITHM_LIST.forEach((module, i) => {
+  KINDS[module.name] = { code: i + 1, state: module.state };
+});
 
 /** How many old-end keys one sweep inspects for expiry. */
 const SWEEP_COUNT = 2;
@@ -35,7 +37,8 @@ export class StateTable {
   readonly #index: LruIndex;
   #numbers: Float64Array;
   #codes: Uint8Array;
-  readonly #logs = new Map<number, SlidingLogState>();
+  /** The states kept as objects, by slot. */
+  readonly #objects = new Map<number, unknown>();
   #liveEvictions = 0;
 
   constructor(maxKeys: number) {
@@ -74,26 +77,9 @@ export class StateTable {
       return undefined;
     }
     this.#index.touch(slot);
-    const code = CODES[algorithm];
+    const { code, state } = KINDS[algorithm];
     if (this.#codes[slot] !== code) return undefined;
-    const n = this.#numbers;
-    const a = n[base] as number;
-    switch (code) {
-      case 1:
-        return { tokens: a, tsMs: n[base + 1] as number } satisfies TokenBucketState;
-      case 2:
-        return { used: a, tsMs: n[base + 1] as number } satisfies GcraState;
-      case 3:
-        return {
-          startMs: a,
-          current: n[base + 1] as number,
-          previous: n[base + 2] as number,
-        } satisfies SlidingWindowState;
-      case 4:
-        return { startMs: a, count: n[base + 1] as number } satisfies FixedWindowState;
-      default:
-        return this.#logs.get(slot);
-    }
+    return state.kind === 'numbers' ? state.decode(this.#numbers, base) : this.#objects.get(slot);
   }
 
   /**
@@ -116,55 +102,30 @@ export class StateTable {
       slot = index.add(key);
       if (slot >= this.#codes.length) this.#grow();
     }
-    const code = CODES[algorithm];
-    this.#codes[slot] = code;
-    const n = this.#numbers;
+    const kind = KINDS[algorithm];
+    this.#codes[slot] = kind.code;
     const base = slot * FIELDS;
-    n[base + EXPIRES] = expiresAtMs;
-    switch (code) {
-      case 1: {
-        const s = state as TokenBucketState;
-        n[base] = s.tokens;
-        n[base + 1] = s.tsMs;
-        break;
-      }
-      case 2: {
-        const s = state as GcraState;
-        n[base] = s.used;
-        n[base + 1] = s.tsMs;
-        break;
-      }
-      case 3: {
-        const s = state as SlidingWindowState;
-        n[base] = s.startMs;
-        n[base + 1] = s.current;
-        n[base + 2] = s.previous;
-        break;
-      }
-      case 4: {
-        const s = state as FixedWindowState;
-        n[base] = s.startMs;
-        n[base + 1] = s.count;
-        break;
-      }
-      default:
-        this.#logs.set(slot, state as SlidingLogState);
+    this.#numbers[base + EXPIRES] = expiresAtMs;
+    if (kind.state.kind === 'numbers') {
+      kind.state.encode(state, this.#numbers, base);
+      if (this.#objects.size > 0) this.#objects.delete(slot);
+    } else {
+      this.#objects.set(slot, state);
     }
-    if (code !== SLIDING_LOG && this.#logs.size > 0) this.#logs.delete(slot);
   }
 
   /** Forget `key`. */
   delete(key: string): void {
     const slot = this.#index.delete(key);
     if (slot === undefined) return;
-    if (this.#logs.size > 0) this.#logs.delete(slot);
+    if (this.#objects.size > 0) this.#objects.delete(slot);
     this.#codes[slot] = 0;
   }
 
   /** Forget every key. */
   clear(): void {
     this.#index.clear();
-    this.#logs.clear();
+    this.#objects.clear();
   }
 
   /** Drop up to a few expired keys from the least recently used end. */

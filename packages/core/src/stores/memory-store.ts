@@ -150,7 +150,11 @@ export class MemoryStore implements Store {
         intervalMs: policy.intervalMs,
         cost,
       };
-      const e = ALGORITHMS[policy.algorithm](this.#table.read(key, policy.algorithm, now), now, params);
+      const e = ALGORITHMS[policy.algorithm].evaluate(
+        this.#table.read(key, policy.algorithm, now),
+        now,
+        params,
+      );
       if (!e.allowed) charge = false;
       evaluations[i] = e;
     }

@@ -1,21 +1,15 @@
 /**
- * `RedisStore`: every check is decided by the decide script (EVALSHA, EVAL after NOSCRIPT),
- * one atomic decision per check. Checks issued close together travel in ONE script call (a
- * batch: one round trip, one clock reading, one reply); on Redis Cluster only checks whose
- * keys share a hash tag are batched, so every call stays in one slot. Works with anything
- * that offers `evalsha` and `eval` (`EvalClient`): ioredis `Redis` and `Cluster` as they are,
- * node-redis or an HTTP client through a small wrapper. Web-standard.
+ * `RedisStore`: every check is decided by the decide script, one atomic decision per check.
+ * The store is the lifecycle around two parts: a script batcher (redis/script-batcher.ts: checks
+ * issued close together share one script call, grouped by hash slot where the transport needs
+ * it) and a transport (redis/transports/: ioredis Redis or Cluster, node-redis, Redis over
+ * HTTP, any `EvalClient`). It also reads Redis's `maxmemory-policy` once. Web-standard.
  */
-import { monotonicNow } from '../monotonic.js';
 import { warnOnEvictingPolicy } from '../redis/memory-policy.js';
-import {
-  DECIDE_SCRIPT,
-  DecideCall,
-  decodeVerdicts,
-  encodeScriptNow,
-  REPLY_ITEMS_PER_ENTRY,
-  RESET_SCRIPT,
-} from '../redis/script.js';
+import { encodeScriptNow, RESET_SCRIPT } from '../redis/script.js';
+import { ScriptBatcher } from '../redis/script-batcher.js';
+import { isNoScriptError, isScriptTransport, type ScriptTransport } from '../redis/transport.js';
+import { evalClientTransport } from '../redis/transports/eval-client.js';
 import type {
   Clock,
   EvalClient,
@@ -26,13 +20,23 @@ import type {
   StoreVerdict,
 } from '../types.js';
 
+export { isNoScriptError };
+
 /** Options of one `RedisStore.decide`: the record of an idempotent request. */
 export type RedisStoreCheckOptions = StoreCheckOptions;
 
 /** Options of `RedisStore`. */
 export interface RedisStoreOptions {
-  /** The Redis client: an ioredis `Redis` or `Cluster`, or any `EvalClient`. */
-  readonly client: EvalClient;
+  /**
+   * The Redis client: an ioredis `Redis` or `Cluster`, or any `EvalClient`. Give this or
+   * `transport`, not both.
+   */
+  readonly client?: EvalClient;
+  /**
+   * How the store reaches Redis, instead of `client`: `ioredisTransport`,
+   * `ioredisClusterTransport`, `nodeRedisTransport`, `restTransport`, or your own.
+   */
+  readonly transport?: ScriptTransport;
   /**
    * Tests only: pass this clock's time to the script instead of letting it read Redis `TIME`.
    * Production leaves it unset so every instance shares Redis's clock.
@@ -47,11 +51,11 @@ export interface RedisStoreOptions {
    */
   readonly maxBatch?: number;
   /**
-   * Whether checks whose keys carry different hash tags may share a call. Only a standalone
-   * Redis allows that; on Redis Cluster one script call must stay in one slot. Default: true
-   * for an ioredis standalone client (`isCluster === false`), false for anything else
-   * (ioredis `Cluster`, or a client this store cannot recognize), where only checks of one
-   * hash tag share a call.
+   * Whether checks whose keys lie in different hash slots may share a call. Only a standalone
+   * Redis allows that; on Redis Cluster one script call must stay in one slot. Default: what
+   * the transport says; for a `client`, true for an ioredis standalone client (`isCluster ===
+   * false`), false for anything else (ioredis `Cluster`, or a client this store cannot
+   * recognize), where only checks of one slot share a call.
    */
   readonly batchAcrossSlots?: boolean;
   /**
@@ -76,106 +80,93 @@ export const REDIS_STORE_DEFAULTS = Object.freeze({
   scheduleFlush: (flush: () => void): void => queueMicrotask(flush),
 });
 
-/** A check waiting in a batch for the script's reply. */
-interface PendingCheck {
-  readonly entries: readonly StoreEntry[];
-  readonly resolve: (verdicts: StoreVerdict[]) => void;
-  readonly reject: (error: unknown) => void;
-}
-
-/** Checks bound for one script call. */
-interface Batch {
-  readonly group: string;
-  /** KEYS and ARGV, built as the checks arrive. */
-  readonly call: DecideCall;
-  readonly checks: PendingCheck[];
-  /** When the first check joined (`monotonicNow`). */
-  readonly openedAtMs: number;
-}
-
-/** The hash tag of a key as Redis Cluster reads it (`{...}`, non-empty), else the whole key. */
-function hashTagOf(key: string): string {
-  const open = key.indexOf('{');
-  if (open >= 0) {
-    const close = key.indexOf('}', open + 1);
-    if (close > open + 1) return key.slice(open + 1, close);
+/** The transport of `options`, checked: a `transport`, or one built for `client`. */
+function transportOf(options: RedisStoreOptions): ScriptTransport {
+  if (options.transport !== undefined) {
+    if (options.client !== undefined) {
+      throw new TypeError('RedisStore: give "client" or "transport", not both');
+    }
+    if (!isScriptTransport(options.transport)) {
+      throw new TypeError(
+        'RedisStore: "transport" must offer run() and a boolean singleSlot (e.g. ioredisTransport(client))',
+      );
+    }
+    return options.transport;
   }
-  return key;
+  const client = options.client;
+  if (
+    typeof client !== 'object' ||
+    client === null ||
+    typeof client.evalsha !== 'function' ||
+    typeof client.eval !== 'function'
+  ) {
+    throw new TypeError('RedisStore: "client" must offer evalsha() and eval() (an ioredis Redis or Cluster)');
+  }
+  return evalClientTransport(client, options.batchAcrossSlots);
 }
 
-/** True when a Redis error says the script is not in the server's cache. */
-export function isNoScriptError(error: unknown): boolean {
-  const message =
-    typeof error === 'object' && error !== null ? (error as { message?: unknown }).message : error;
-  return typeof message === 'string' && message.includes('NOSCRIPT');
+/** Checks the batching options and fills in the defaults. */
+function batchingOf(options: RedisStoreOptions) {
+  const maxBatch = options.maxBatch ?? REDIS_STORE_DEFAULTS.maxBatch;
+  if (!Number.isInteger(maxBatch) || maxBatch < 1) {
+    throw new TypeError(`RedisStore: "maxBatch" must be a positive integer, got ${String(options.maxBatch)}`);
+  }
+  const maxBatchWaitMs = options.maxBatchWaitMs ?? REDIS_STORE_DEFAULTS.maxBatchWaitMs;
+  if (
+    typeof maxBatchWaitMs !== 'number' ||
+    !(maxBatchWaitMs >= 0) ||
+    maxBatchWaitMs === Number.POSITIVE_INFINITY
+  ) {
+    throw new TypeError(
+      `RedisStore: "maxBatchWaitMs" must be a finite number of milliseconds >= 0, got ${String(options.maxBatchWaitMs)}`,
+    );
+  }
+  if (options.batchAcrossSlots !== undefined && typeof options.batchAcrossSlots !== 'boolean') {
+    throw new TypeError(
+      `RedisStore: "batchAcrossSlots" must be a boolean, got ${String(options.batchAcrossSlots)}`,
+    );
+  }
+  if (options.scheduleFlush !== undefined && typeof options.scheduleFlush !== 'function') {
+    throw new TypeError('RedisStore: "scheduleFlush" must be a function that calls its argument later');
+  }
+  return {
+    maxBatch,
+    maxBatchWaitMs,
+    singleSlot: options.batchAcrossSlots === undefined ? undefined : !options.batchAcrossSlots,
+    scheduleFlush: options.scheduleFlush ?? REDIS_STORE_DEFAULTS.scheduleFlush,
+  };
 }
 
 /** A Store backed by Redis (standalone or Cluster) through the decide script. */
 export class RedisStore implements Store {
   /** Store kind, for logs and metrics. */
   readonly kind = 'redis';
-  /** The client this store calls. */
-  readonly client: EvalClient;
+  /** The client this store calls (the `client` given, or the one behind the transport). */
+  readonly client: unknown;
+  /** How this store reaches Redis. */
+  readonly transport: ScriptTransport;
   private readonly clock: Clock | undefined;
   private readonly ownsClient: boolean;
-  private readonly maxBatch: number;
-  private readonly maxBatchWaitMs: number;
-  /** Batch per group ('' on standalone Redis; the hash tag on Cluster). */
-  private readonly open = new Map<string, Batch>();
-  private flushScheduled = false;
-  /** Only checks sharing a hash tag may share a call (one slot). */
-  private readonly perSlot: boolean;
-  private readonly scheduleFlush: (flush: () => void) => void;
+  private readonly batcher: ScriptBatcher;
   /** `maxmemory-policy`, read once at the first check (warns on allkeys-*; empty without CONFIG). */
   private memoryPolicies: Promise<string[]> | undefined;
 
-  /** @param options the client, and a clock for tests */
+  /** @param options the client or transport, batching limits, and a clock for tests */
   constructor(options: RedisStoreOptions) {
-    const client = (options as RedisStoreOptions | undefined)?.client;
-    if (
-      typeof client !== 'object' ||
-      client === null ||
-      typeof client.evalsha !== 'function' ||
-      typeof client.eval !== 'function'
-    ) {
+    if (typeof options !== 'object' || options === null) {
       throw new TypeError(
         'RedisStore: "client" must offer evalsha() and eval() (an ioredis Redis or Cluster)',
       );
     }
+    const transport = transportOf(options);
     if (options.clock !== undefined && typeof options.clock !== 'function') {
       throw new TypeError('RedisStore: "clock" must be a function returning milliseconds');
     }
-    const maxBatch = options.maxBatch ?? REDIS_STORE_DEFAULTS.maxBatch;
-    if (!Number.isInteger(maxBatch) || maxBatch < 1) {
-      throw new TypeError(
-        `RedisStore: "maxBatch" must be a positive integer, got ${String(options.maxBatch)}`,
-      );
-    }
-    const maxBatchWaitMs = options.maxBatchWaitMs ?? REDIS_STORE_DEFAULTS.maxBatchWaitMs;
-    if (
-      typeof maxBatchWaitMs !== 'number' ||
-      !(maxBatchWaitMs >= 0) ||
-      maxBatchWaitMs === Number.POSITIVE_INFINITY
-    ) {
-      throw new TypeError(
-        `RedisStore: "maxBatchWaitMs" must be a finite number of milliseconds >= 0, got ${String(options.maxBatchWaitMs)}`,
-      );
-    }
-    if (options.batchAcrossSlots !== undefined && typeof options.batchAcrossSlots !== 'boolean') {
-      throw new TypeError(
-        `RedisStore: "batchAcrossSlots" must be a boolean, got ${String(options.batchAcrossSlots)}`,
-      );
-    }
-    if (options.scheduleFlush !== undefined && typeof options.scheduleFlush !== 'function') {
-      throw new TypeError('RedisStore: "scheduleFlush" must be a function that calls its argument later');
-    }
-    this.client = client;
+    this.batcher = new ScriptBatcher({ transport, ...batchingOf(options) });
+    this.transport = transport;
+    this.client = options.client ?? transport.client;
     this.clock = options.clock;
     this.ownsClient = options.ownsClient === true;
-    this.maxBatch = maxBatch;
-    this.maxBatchWaitMs = maxBatchWaitMs;
-    this.perSlot = !(options.batchAcrossSlots ?? (client as { isCluster?: unknown }).isCluster === false);
-    this.scheduleFlush = options.scheduleFlush ?? REDIS_STORE_DEFAULTS.scheduleFlush;
   }
 
   /**
@@ -190,7 +181,13 @@ export class RedisStore implements Store {
   ): Promise<StoreVerdict[]> {
     this.memoryPolicies ??= warnOnEvictingPolicy(this.client);
     try {
-      return this.enqueue(entries, mode, options);
+      if (entries.length === 0) return Promise.resolve([]);
+      const requestKey = options?.requestKey;
+      const requestTtlMs = options?.requestTtlMs;
+      if ((requestKey === undefined) !== (requestTtlMs === undefined)) {
+        throw new TypeError('RedisStore: "requestKey" and "requestTtlMs" go together');
+      }
+      return this.batcher.decide(entries, mode, encodeScriptNow(this.clock?.()), requestKey, requestTtlMs);
     } catch (error) {
       return Promise.reject(error);
     }
@@ -202,118 +199,18 @@ export class RedisStore implements Store {
     return this.memoryPolicies;
   }
 
-  /** Adds a check to its group's open batch (throws on bad input, before anything is added). */
-  private enqueue(
-    entries: readonly StoreEntry[],
-    mode: StoreMode,
-    options: RedisStoreCheckOptions | undefined,
-  ): Promise<StoreVerdict[]> {
-    if (entries.length === 0) return Promise.resolve([]);
-    const requestKey = options?.requestKey;
-    const requestTtlMs = options?.requestTtlMs;
-    if ((requestKey === undefined) !== (requestTtlMs === undefined)) {
-      throw new TypeError('RedisStore: "requestKey" and "requestTtlMs" go together');
-    }
-    const nowArg = encodeScriptNow(this.clock?.());
-    const firstKey = (entries[0] as StoreEntry).key;
-    const group = this.perSlot ? hashTagOf(typeof firstKey === 'string' ? firstKey : '') : '';
-    let batch = this.open.get(group);
-    if (batch !== undefined && batch.call.nowArg !== nowArg) {
-      // One clock reading per call: a check made at another explicit time goes in a new call.
-      this.send(batch);
-      batch = undefined;
-    }
-    const fresh = batch === undefined;
-    const target: Batch = batch ?? {
-      group,
-      call: new DecideCall(nowArg),
-      checks: [],
-      openedAtMs: monotonicNow(),
-    };
-    target.call.add(entries, mode, requestKey, requestTtlMs); // validates before it adds
-    const verdicts = new Promise<StoreVerdict[]>((resolve, reject) => {
-      target.checks.push({ entries, resolve, reject });
-    });
-    if (
-      target.checks.length >= this.maxBatch ||
-      (!fresh && monotonicNow() - target.openedAtMs >= this.maxBatchWaitMs)
-    ) {
-      this.send(target);
-    } else if (fresh) {
-      this.open.set(group, target);
-      if (!this.flushScheduled) {
-        this.flushScheduled = true;
-        this.scheduleFlush(this.flushAll);
-      }
-    }
-    return verdicts;
-  }
-
-  /** Sends every open batch (bound once: no closure per batch). */
-  private readonly flushAll = (): void => {
-    this.flushScheduled = false;
-    for (const batch of this.open.values()) this.send(batch);
-  };
-
-  /** Sends one batch and settles its checks. */
-  private send(batch: Batch): void {
-    if (this.open.get(batch.group) === batch) this.open.delete(batch.group);
-    this.call(batch).then(
-      (reply) => {
-        if (!Array.isArray(reply) || reply.length !== batch.call.replyItems) {
-          const error = new Error('store: unexpected decide script reply (shape)');
-          for (const check of batch.checks) check.reject(error);
-          return;
-        }
-        let offset = 0;
-        for (const check of batch.checks) {
-          try {
-            check.resolve(decodeVerdicts(reply, check.entries, offset));
-          } catch (error) {
-            check.reject(error);
-          }
-          offset += check.entries.length * REPLY_ITEMS_PER_ENTRY;
-        }
-      },
-      (error: unknown) => {
-        for (const check of batch.checks) check.reject(error);
-      },
-    );
-  }
-
-  /** One EVALSHA of the decide script for `batch`. */
-  private call(batch: Batch): Promise<unknown> {
-    return this.evalScript(DECIDE_SCRIPT, batch.call.keys.length, batch.call.params());
-  }
-
-  /** EVALSHA of `script`; EVAL when Redis does not have it (restart, SCRIPT FLUSH). */
-  private async evalScript(
-    script: { readonly source: string; readonly sha1: string },
-    numKeys: number,
-    params: readonly string[],
-  ): Promise<unknown> {
-    try {
-      return await this.client.evalsha(script.sha1, numKeys, ...params);
-    } catch (error) {
-      if (!isNoScriptError(error)) throw error;
-      return await this.client.eval(script.source, numKeys, ...params);
-    }
-  }
-
   /** Deletes the state behind `keys` (keys of one identity: one slot on Cluster). */
   async reset(keys: readonly string[]): Promise<void> {
     if (keys.length === 0) return;
     // Checks issued before the reset go first, so the reset is not undone by them.
-    if (this.open.size > 0) this.flushAll();
-    await this.evalScript(RESET_SCRIPT, keys.length, keys);
+    this.batcher.flush();
+    await this.transport.run(RESET_SCRIPT, keys, []);
   }
 
-  /** Quits the client when this store built it (`createRedisStore` from a URL or nodes); else does nothing. */
+  /** Closes the client when this store owns it (`createRedisStore` from a URL or nodes); else does nothing. */
   async close(): Promise<void> {
     // Checks still waiting in a batch go out first: a client's QUIT follows its queued commands.
-    if (this.open.size > 0) this.flushAll();
-    if (!this.ownsClient) return;
-    const quit = (this.client as { quit?: () => Promise<unknown> }).quit;
-    if (typeof quit === 'function') await quit.call(this.client);
+    this.batcher.flush();
+    if (this.ownsClient) await this.transport.close?.();
   }
 }

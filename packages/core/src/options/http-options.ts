@@ -1,0 +1,221 @@
+/** The schema of the options every adapter shares (`RateLimitOptions`): one entry per option. */
+import { CidrError, createIpList, type IpList } from '../http/cidr.js';
+import { HEADER_FORMATS, type HeaderFormat } from '../http/headers.js';
+import { storeProblem } from '../http/store-check.js';
+import { isValidPrefix } from '../keys/build-keys.js';
+import type { Limiter } from '../limiter/index.js';
+import { FAIL_MODES, POLICY_DEFAULTS } from '../policy/defaults.js';
+import type { Algorithm, FailMode, IdentityInput, PolicyInput, Store } from '../types.js';
+import { OPTION_DEFAULTS } from './defaults.js';
+import {
+  isBoolean,
+  isFunction,
+  MIDDLEWARE,
+  type OptionFail,
+  type OptionSurface,
+  option,
+  positiveInteger,
+  type RequestOf,
+} from './option.js';
+
+/** Per-request cost: a number for every policy, or per policy name. */
+export type CostValue = number | Readonly<Record<string, number>>;
+
+const HTTP: readonly OptionSurface[] = [...MIDDLEWARE, 'nestjs-module'];
+const ROUTE: readonly OptionSurface[] = [...HTTP, 'nestjs-decorator'];
+
+function isPositiveNumber(value: unknown): value is number {
+  return typeof value === 'number' && Number.isFinite(value) && value > 0;
+}
+
+function checkCost(cost: unknown, fail: OptionFail): unknown {
+  if (typeof cost === 'function' || isPositiveNumber(cost)) return cost;
+  if (typeof cost === 'object' && cost !== null && !Array.isArray(cost)) {
+    for (const [policy, units] of Object.entries(cost)) {
+      if (!isPositiveNumber(units)) fail('must be a positive, finite number', `cost.${policy}`, units);
+    }
+    return cost;
+  }
+  return fail('must be a positive number, a record of them per policy, or a function');
+}
+
+function checkAllowList(list: unknown, fail: OptionFail): IpList {
+  if (typeof list === 'object' && list !== null && !Array.isArray(list)) {
+    if (typeof (list as IpList).has === 'function') return list as IpList;
+  } else if (Array.isArray(list)) {
+    try {
+      return createIpList(list as string[]);
+    } catch (error) {
+      if (error instanceof CidrError) fail(error.reason, 'allowList', error.entry);
+      throw error;
+    }
+  }
+  return fail('must be an array of CIDR ranges or an IpList');
+}
+
+const describeFormats = (): string =>
+  HEADER_FORMATS.map(String)
+    .join(', ')
+    .replace(/, false$/, ' or false');
+
+/**
+ * The options `rateLimit()` of Express, Koa and Hono and the Nest module share, in the order
+ * the READMEs list them. The JSDoc of each entry is the JSDoc of the option's field.
+ */
+export const HTTP_OPTIONS = Object.freeze({
+  /** Shorthand with `window`: one policy named `default` (token bucket unless `algorithm` says otherwise). */
+  limit: option<number>({
+    default: undefined,
+    defaultDoc: '-',
+    doc: 'Shorthand: one policy named `default`, `limit` requests per `window`.',
+    surfaces: ROUTE,
+    check: positiveInteger,
+  }),
+  /** Shorthand with `limit`: `'1m'`, `'10s'` or milliseconds. */
+  window: option<string | number>({
+    default: undefined,
+    defaultDoc: '-',
+    doc: "The shorthand's window: `'1m'`, `'10s'` or milliseconds.",
+    surfaces: ROUTE,
+  }),
+  /** Algorithm of the shorthand policy; default `'token-bucket'`, as for every policy (`POLICY_DEFAULTS`). */
+  algorithm: option<Algorithm>({
+    default: POLICY_DEFAULTS.algorithm,
+    defaultDoc: `'${POLICY_DEFAULTS.algorithm}'`,
+    doc: 'Algorithm of the shorthand policy.',
+    surfaces: ROUTE,
+  }),
+  /** Names select from `limiter`; policy inputs build a limiter for this middleware. */
+  policies: option<readonly (PolicyInput | string)[]>({
+    default: undefined,
+    defaultDoc: '-',
+    doc: "Policy objects (a limiter is built here), or names of the shared `limiter`'s policies.",
+    surfaces: ['createLimiter', ...ROUTE],
+    check: (value, fail) =>
+      Array.isArray(value) && value.length > 0
+        ? value
+        : fail('must be a non-empty array of policy names or policies'),
+  }),
+  /** Share one limiter across routes; `policies` then names which of its policies apply here. */
+  limiter: option<Limiter>({
+    default: undefined,
+    defaultDoc: '-',
+    doc: 'A shared limiter from `createLimiter()`.',
+    surfaces: HTTP,
+    check: (value, fail) => {
+      const shared = value as Partial<Limiter> | null;
+      if (typeof shared !== 'object' || shared === null || typeof shared.check !== 'function') {
+        fail('must be a limiter from createLimiter()');
+      }
+      return value;
+    },
+  }),
+  /** Store of the limiter built here; default a `MemoryStore`. */
+  store: option<Store>({
+    default: undefined,
+    defaultDoc: '`new MemoryStore()`',
+    doc: 'Where state lives, for a limiter built here.',
+    surfaces: ['createLimiter', ...HTTP],
+    check: (value, fail) => {
+      const problem = storeProblem(value);
+      return problem === undefined ? value : fail(problem);
+    },
+  }),
+  /** Key prefix of the limiter built here; default `'sluice'`. */
+  prefix: option<string>({
+    default: OPTION_DEFAULTS.prefix,
+    defaultDoc: `'${OPTION_DEFAULTS.prefix}'`,
+    doc: 'Key prefix, for a limiter built here.',
+    surfaces: ['createLimiter', ...HTTP],
+    // Checked by createLimiter(), which every adapter's own limiter goes through.
+    check: (value, fail) =>
+      isValidPrefix(value) ? value : fail('must be 1-128 characters without whitespace, "{" or "}"'),
+  }),
+  /** Fail mode of the shorthand policy, and the default for policy inputs without one. */
+  failMode: option<FailMode>({
+    default: POLICY_DEFAULTS.failMode,
+    defaultDoc: `'${POLICY_DEFAULTS.failMode}'`,
+    doc: 'Fail mode of the shorthand policy and of policies that set none.',
+    surfaces: ROUTE,
+    check: (value, fail) =>
+      FAIL_MODES.includes(value as FailMode) ? value : fail(`must be one of ${FAIL_MODES.join(', ')}`),
+  }),
+  /**
+   * Who is limited. Default: the client IP (kind `ip`, IPv6 grouped by `ipv6Subnet`). Return a
+   * string for the app's own id (kind `app`: a tenant, a user) or `{ kind: 'key', value }` for
+   * a credential such as an API key; kinds never share state, so an API key spelled like an
+   * address is not that client. Returning `undefined` (or an empty value) falls back to the IP.
+   * A header is only as trustworthy as the authentication in front of it: return a key only
+   * once it has been verified.
+   */
+  identity: option<(req: RequestOf) => IdentityInput | undefined | Promise<IdentityInput | undefined>>({
+    default: undefined,
+    defaultDoc: 'client IP',
+    doc: 'Who is limited: a function of the request; the client IP when it returns `undefined`.',
+    surfaces: HTTP,
+    check: isFunction,
+  }),
+  /** Units to charge: a number, per policy name, or a function of the request. */
+  cost: option<CostValue | ((req: RequestOf) => CostValue | Promise<CostValue>)>({
+    default: undefined,
+    defaultDoc: "each policy's cost (1)",
+    doc: 'Units per request: a number, per policy name, or a function of the request.',
+    surfaces: ROUTE,
+    check: checkCost,
+  }),
+  /** `true` lets the request through unlimited, with no headers and no charge. */
+  skip: option<(req: RequestOf) => boolean | Promise<boolean>>({
+    default: undefined,
+    defaultDoc: '-',
+    doc: 'Return `true` to let a request through uncounted, with no headers.',
+    surfaces: HTTP,
+    check: isFunction,
+  }),
+  /**
+   * Client IPs never limited (like `skip`): CIDR ranges, addresses, the names `loopback`,
+   * `linklocal`, `uniquelocal`, or an `IpList`. Matched against the adapter's client IP.
+   */
+  allowList: option<readonly string[] | IpList>({
+    default: undefined,
+    defaultDoc: '-',
+    doc: 'Client IPs never limited: CIDR ranges, addresses, range names, or an `IpList`.',
+    surfaces: HTTP,
+    check: checkAllowList,
+  }),
+  /** Header format, default `'draft-10'`. */
+  headers: option<HeaderFormat>({
+    default: OPTION_DEFAULTS.headers,
+    defaultDoc: `'${OPTION_DEFAULTS.headers}'`,
+    doc: "Header format: `'draft-10'`, `'draft-7'`, `'draft-6'`, `'legacy'` or `false`.",
+    surfaces: HTTP,
+    check: (value, fail) =>
+      HEADER_FORMATS.includes(value as HeaderFormat) ? value : fail(`must be one of ${describeFormats()}`),
+  }),
+  /** Force shadow mode for every policy used here: decide and record, never deny. */
+  shadow: option<boolean>({
+    default: OPTION_DEFAULTS.shadow,
+    defaultDoc: `\`${OPTION_DEFAULTS.shadow}\``,
+    doc: 'Decide and record, never deny.',
+    surfaces: ROUTE,
+    check: isBoolean,
+  }),
+  /** Show shadow policies in the headers too (default false). */
+  shadowHeaders: option<boolean>({
+    default: OPTION_DEFAULTS.shadowHeaders,
+    defaultDoc: `\`${OPTION_DEFAULTS.shadowHeaders}\``,
+    doc: 'Send headers for shadow policies too.',
+    surfaces: HTTP,
+    check: isBoolean,
+  }),
+  /** Prefix length grouping IPv6 clients in the default identity; default 56, `false` for whole addresses. */
+  ipv6Subnet: option<number | false>({
+    default: OPTION_DEFAULTS.ipv6Subnet,
+    defaultDoc: `\`${OPTION_DEFAULTS.ipv6Subnet}\``,
+    doc: 'Prefix length grouping IPv6 clients in the default identity; `false` for whole addresses.',
+    surfaces: HTTP,
+    check: (value, fail) =>
+      value === false || (Number.isInteger(value) && (value as number) >= 1 && (value as number) <= 128)
+        ? value
+        : fail('must be an integer from 1 to 128 or false'),
+  }),
+});

@@ -1,0 +1,158 @@
+/**
+ * The script batcher: checks issued close together travel in ONE call of the decide script
+ * (one round trip, one clock reading, one reply), each still its own atomic, all-or-nothing
+ * decision, run in the order issued. Where the transport says a call must stay in one hash
+ * slot (Redis Cluster), only checks of one slot share a call. Web-standard.
+ */
+import { monotonicNow } from '../monotonic.js';
+import type { StoreEntry, StoreMode, StoreVerdict } from '../types.js';
+import { hashSlotOf } from './key-slot.js';
+import { DECIDE_SCRIPT, DecideCall, decodeVerdicts, REPLY_ITEMS_PER_ENTRY } from './script.js';
+import type { ScriptTransport } from './transport.js';
+
+/** How a {@link ScriptBatcher} cuts and sends its batches (validated by the store). */
+export interface ScriptBatcherOptions {
+  /** Where calls go. */
+  readonly transport: ScriptTransport;
+  /** Only checks of one hash slot share a call (default: what the transport says). */
+  readonly singleSlot?: boolean;
+  /** Most checks in one call. */
+  readonly maxBatch: number;
+  /** A check that finds its batch this old (ms) sends the batch at once. */
+  readonly maxBatchWaitMs: number;
+  /** Called with the flush once per batch; sends every open batch when it calls it. */
+  readonly scheduleFlush: (flush: () => void) => void;
+}
+
+/** A check waiting in a batch for the script's reply. */
+interface PendingCheck {
+  readonly entries: readonly StoreEntry[];
+  readonly resolve: (verdicts: StoreVerdict[]) => void;
+  readonly reject: (error: unknown) => void;
+}
+
+/** Checks bound for one script call. */
+interface Batch {
+  /** The slot of its keys (0 when any keys may share a call). */
+  readonly group: number;
+  /** KEYS and ARGV, built as the checks arrive. */
+  readonly call: DecideCall;
+  readonly checks: PendingCheck[];
+  /** When the first check joined (`monotonicNow`). */
+  readonly openedAtMs: number;
+}
+
+const SHAPE_ERROR = 'store: unexpected decide script reply (shape)';
+
+/** Collects checks into decide-script calls and hands each check its own verdicts. */
+export class ScriptBatcher {
+  private readonly transport: ScriptTransport;
+  private readonly singleSlot: boolean;
+  private readonly maxBatch: number;
+  private readonly maxBatchWaitMs: number;
+  private readonly scheduleFlush: (flush: () => void) => void;
+  /** The open batch per group. */
+  private readonly open = new Map<number, Batch>();
+  private flushScheduled = false;
+
+  /** @param options the transport and the batching limits */
+  constructor(options: ScriptBatcherOptions) {
+    this.transport = options.transport;
+    this.singleSlot = options.singleSlot ?? options.transport.singleSlot;
+    this.maxBatch = options.maxBatch;
+    this.maxBatchWaitMs = options.maxBatchWaitMs;
+    this.scheduleFlush = options.scheduleFlush;
+  }
+
+  /**
+   * Adds one check to its group's open batch and resolves with its verdicts, one per entry.
+   * Throws (adding nothing) when the check is invalid; `nowArg` is from `encodeScriptNow`.
+   */
+  decide(
+    entries: readonly StoreEntry[],
+    mode: StoreMode,
+    nowArg: string,
+    requestKey: string | undefined,
+    requestTtlMs: number | undefined,
+  ): Promise<StoreVerdict[]> {
+    const firstKey = (entries[0] as StoreEntry).key;
+    const group = this.singleSlot ? hashSlotOf(typeof firstKey === 'string' ? firstKey : '') : 0;
+    let batch = this.open.get(group);
+    if (batch !== undefined && batch.call.nowArg !== nowArg) {
+      // One clock reading per call: a check made at another explicit time goes in a new call.
+      this.send(batch);
+      batch = undefined;
+    }
+    const fresh = batch === undefined;
+    const target: Batch = batch ?? {
+      group,
+      call: new DecideCall(nowArg),
+      checks: [],
+      openedAtMs: monotonicNow(),
+    };
+    target.call.add(entries, mode, requestKey, requestTtlMs); // validates before it adds
+    const verdicts = new Promise<StoreVerdict[]>((resolve, reject) => {
+      target.checks.push({ entries, resolve, reject });
+    });
+    if (
+      target.checks.length >= this.maxBatch ||
+      (!fresh && monotonicNow() - target.openedAtMs >= this.maxBatchWaitMs)
+    ) {
+      this.send(target);
+    } else if (fresh) {
+      this.open.set(group, target);
+      if (!this.flushScheduled) {
+        this.flushScheduled = true;
+        this.scheduleFlush(this.flushAll);
+      }
+    }
+    return verdicts;
+  }
+
+  /** Sends every open batch now (before a reset or a close, so those come after). */
+  flush(): void {
+    if (this.open.size > 0) this.flushAll();
+  }
+
+  /** Sends every open batch (bound once: no closure per batch). */
+  private readonly flushAll = (): void => {
+    this.flushScheduled = false;
+    for (const batch of this.open.values()) this.send(batch);
+  };
+
+  /** One call of the decide script; a transport that throws instead of rejecting rejects here. */
+  private run(call: DecideCall): Promise<unknown> {
+    try {
+      return this.transport.run(DECIDE_SCRIPT, call.keys, call.args());
+    } catch (error) {
+      return Promise.reject(error);
+    }
+  }
+
+  /** Sends one batch and settles its checks. */
+  private send(batch: Batch): void {
+    if (this.open.get(batch.group) === batch) this.open.delete(batch.group);
+    const { call, checks } = batch;
+    this.run(call).then(
+      (reply) => {
+        if (!Array.isArray(reply) || reply.length !== call.replyItems) {
+          const error = new Error(SHAPE_ERROR);
+          for (const check of checks) check.reject(error);
+          return;
+        }
+        let offset = 0;
+        for (const check of checks) {
+          try {
+            check.resolve(decodeVerdicts(reply, check.entries, offset));
+          } catch (error) {
+            check.reject(error);
+          }
+          offset += check.entries.length * REPLY_ITEMS_PER_ENTRY;
+        }
+      },
+      (error: unknown) => {
+        for (const check of checks) check.reject(error);
+      },
+    );
+  }
+}
