@@ -1,5 +1,5 @@
 -- Sluice decide script: one or more decisions in ONE call. Each decision covers every
--- policy that applies to one request, all or nothing. Decisions run one after another in
+-- policy that applies to one request, shadow ones included, atomically. Decisions run in
 -- the order given, exactly as separate calls would, so a batch of N decisions is N
 -- atomic decisions sharing one round trip, one clock reading and one reply (RedisStore
 -- batches the checks issued in the same event-loop turn). Built by
@@ -15,7 +15,7 @@
 --          (tests). With an explicit time Redis still expires keys by its own clock, so
 --          written keys then get a TTL of at least EXPLICIT_TTL_FLOOR_MS and a test's
 --          clock, not Redis's, decides.
--- ARGV[2]  policyCount: how many policies the call's entries use (at least 1), then four
+-- ARGV[2]  policyCount: how many policies the call's entries use (at least 1), then five
 --          per policy, policy p = 1..policyCount (sent once per call, however many
 --          decisions use it):
 --     algorithm   an algorithm's name (packages/core/src/algorithms/registry.ts)
@@ -23,12 +23,14 @@
 --                 MAX_LIMITS[algorithm] where the registry sets one: 1e15 for sliding-log)
 --     windowMs    window length in ms (window algorithms; positive)
 --     intervalMs  ms to earn back one unit (token bucket, GCRA; positive)
+--     shadow      '0' = enforced: its deny charges no entry; '1' = shadow: its deny charges
+--                 no shadow entry, the enforced ones still are when they all allow (phase 2)
 -- Then, for each decision, either the short form, one item:
 --   policy        index into the policy table ('1'..policyCount, as written by tostring):
 --                 mode 'consume', no request record, one entry of that policy, cost 1 (the
 --                 common decision; its one KEY is the entry's state key)
 -- or the full form:
---   mode          'consume' (charge when every entry allows) or 'peek' (never writes)
+--   mode          'consume' (charge as phase 2 says) or 'peek' (never writes)
 --   requestTtlMs  '' = no request record. A positive number = the decision's last KEY is
 --                 the record of an idempotent request (same hash tag as its entries): in
 --                 mode 'consume', when the record exists its saved reply is returned and
@@ -45,16 +47,18 @@
 --                 sliding-log)
 --
 -- Phase 1 (per decision) evaluates every entry and writes nothing. Phase 2 (mode
--- 'consume' and every entry allows) charges every entry and sets a TTL on every written
--- key of ceil(ms until full) + 1, so idle keys vanish once they are equivalent to a
--- fresh key (a sliding log adds an eighth of its window, see sliding-log.lua). A deny
--- anywhere in a decision charges nothing for that decision.
+-- 'consume') charges the enforced entries when every enforced entry allows and the shadow
+-- entries when every entry allows (an enforced deny charges nothing; a deny of shadow
+-- entries only charges the enforced ones; one entry alone is charged when it allows), and
+-- sets a TTL on every written key of ceil(ms until full) + 1, so idle keys vanish once they
+-- are equivalent to a fresh key (a sliding log adds an eighth of its window, sliding-log.lua).
 --
 -- Reply: a flat array of integers, for each decision in order four per entry, in KEYS
 -- order:
 --   allowed       1 or 0: this entry alone would admit the cost
---   remaining     whole units left after this call (0..limit); when nothing was charged
---                 (peek, or some entry of the decision denied) the units left now
+--   remaining     whole units left after this call (0..limit); when this entry was not
+--                 charged (peek, or a deny that blocks its charge, see phase 2) the units
+--                 left now
 --   resetMs       ms until this entry's quota is fully restored, rounded up
 --   retryAfterMs  ms until this entry could admit its cost, rounded up; 0 when allowed,
 --                 -1 when never (cost > limit)
@@ -79,11 +83,11 @@ local policyCount = tonumber(ARGV[2])
 if policyCount == nil or policyCount < 1 or policyCount ~= floor(policyCount) then
   return redis.error_reply('ERR sluice: policyCount must be a positive integer')
 end
-if #ARGV < 2 + 4 * policyCount then
-  return redis.error_reply('ERR sluice: expected ' .. (2 + 4 * policyCount) .. ' arguments for the policies, got ' .. #ARGV)
+if #ARGV < 2 + 5 * policyCount then
+  return redis.error_reply('ERR sluice: expected ' .. (2 + 5 * policyCount) .. ' arguments for the policies, got ' .. #ARGV)
 end
 for p = 1, policyCount do
-  local base = 2 + 4 * (p - 1)
+  local base = 2 + 5 * (p - 1)
   local name = ARGV[base + 1]
   local algorithm = ALGORITHMS[name]
   if algorithm == nil then
@@ -97,7 +101,12 @@ for p = 1, policyCount do
   if maxLimit ~= nil and limit > maxLimit then
     return redis.error_reply('ERR sluice: ' .. name .. ' limit must be at most ' .. fmt(maxLimit) .. ' (policy ' .. p .. ')')
   end
-  policies[tostring(p)] = { algorithm = algorithm, name = name, whole = WHOLE_COSTS[name] == true, limit = limit, windowMs = windowMs, intervalMs = intervalMs }
+  local shadow = ARGV[base + 5]
+  if shadow ~= '0' and shadow ~= '1' then
+    return redis.error_reply('ERR sluice: shadow must be 0 or 1 (policy ' .. p .. ')')
+  end
+  policies[tostring(p)] = { algorithm = algorithm, name = name, whole = WHOLE_COSTS[name] == true,
+    limit = limit, windowMs = windowMs, intervalMs = intervalMs, shadow = shadow == '1' }
 end
 
 -- The decisions, parsed into two flat arrays (no table per decision or entry). Decision d
@@ -107,7 +116,7 @@ end
 local dec, ent = {}, {}
 local nDecisions, nEntries = 0, 0
 local argc = #ARGV
-local argi, keyi = 3 + 4 * policyCount, 1
+local argi, keyi = 3 + 5 * policyCount, 1
 while argi <= argc do
   local d = nDecisions + 1
   local mode = ARGV[argi]
@@ -234,8 +243,8 @@ local function decide(d)
     end
   end
 
-  -- Phase 1: evaluate, no writes.
-  local all = true
+  -- Phase 1: evaluate, no writes. `all`: every entry allows; `enforced`: every enforced one.
+  local all, enforced = true, true
   for i = 1, count do
     local r = results[i]
     if r == nil then
@@ -248,16 +257,18 @@ local function decide(d)
       policy.intervalMs, ent[2 * (e0 + i)])
     if not r.allowed then
       all = false
+      enforced = enforced and policy.shadow
     end
   end
 
-  -- Phase 2: charge all, only when all allow.
-  local charge = all and consume
+  -- Phase 2: all allow: charge all; only shadow entries deny: the enforced ones; else none.
+  local chargeAll = all and consume
+  local chargeEnforced = enforced and consume and not all
   local start = nReply
   for i = 1, count do
     local r = results[i]
     local remaining, resetMs = r.remaining, r.resetMs
-    if charge then
+    if chargeAll or (chargeEnforced and not ent[2 * (e0 + i) - 1].shadow) then
       local ttl = ceil(r.chargedResetMs) + 1
       if explicit and ttl < EXPLICIT_TTL_FLOOR_MS then
         ttl = EXPLICIT_TTL_FLOOR_MS

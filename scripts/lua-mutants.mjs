@@ -399,8 +399,32 @@ export const LUA_MUTANTS = [
   {
     id: 'decide/not-all-or-nothing',
     file: 'decide.lua',
-    find: 'local charge = all and consume',
-    replace: 'local charge = consume',
+    find: 'local chargeAll = all and consume',
+    replace: 'local chargeAll = consume',
+  },
+  {
+    id: 'decide/shadow-deny-blocks-all',
+    file: 'decide.lua',
+    find: 'local chargeEnforced = enforced and consume and not all',
+    replace: 'local chargeEnforced = false',
+  },
+  {
+    id: 'decide/shadow-deny-charges-shadows',
+    file: 'decide.lua',
+    find: 'if chargeAll or (chargeEnforced and not ent[2 * (e0 + i) - 1].shadow) then',
+    replace: 'if chargeAll or chargeEnforced then',
+  },
+  {
+    id: 'decide/shadow-flag-ignored',
+    file: 'decide.lua',
+    find: "shadow = shadow == '1' }",
+    replace: 'shadow = false }',
+  },
+  {
+    id: 'decide/shadow-deny-is-enforced',
+    file: 'decide.lua',
+    find: 'enforced = enforced and policy.shadow',
+    replace: 'enforced = enforced and not policy.shadow',
   },
   {
     id: 'decide/ttl-no-margin',

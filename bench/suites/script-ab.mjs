@@ -47,6 +47,24 @@ const baseSource = PARTS.map((part) => {
   return `-- ==== lua/${part} ====\n${text.endsWith('\n') ? text : `${text}\n`}`;
 }).join('');
 
+// A revision from before shadow policies were decided in the script takes four items per policy
+// (algorithm, limit, windowMs, intervalMs), not five: the built codec's `shadow` item is dropped
+// for it. Its decide.lua says which in its ARGV contract.
+const baseDecide = execFileSync('git', ['show', `${opts.base}:lua/decide.lua`], {
+  cwd: root,
+  encoding: 'utf8',
+});
+const basePolicyItems = /then four\s*\n--\s+per policy/.test(baseDecide) ? 4 : 5;
+
+/** ARGV as the script `which` parses it: the built codec's, or the base revision's policy table. */
+function argsFor(which, args) {
+  if (which !== 'base' || basePolicyItems === 5) return args;
+  const policies = Number(args[1]);
+  const out = args.slice(0, 2);
+  for (let p = 0; p < policies; p++) out.push(...args.slice(2 + 5 * p, 2 + 5 * p + 4));
+  return out.concat(args.slice(2 + 5 * policies));
+}
+
 const client = new Redis(opts['redis-url']);
 const { core } = await loadSluice();
 const scripts = {
@@ -66,17 +84,27 @@ async function usPerCall(op) {
   return m ? Number(m[2]) / Number(m[1]) / PER_CALL : Number.NaN;
 }
 
-/** One call of PER_CALL short-form decisions (cost 1) on keys `key(0..)`, Redis TIME. */
-function batchCall(sha, key, policy) {
-  const decision = new core.DecideCall('');
+/** One call of PER_CALL short-form decisions (cost 1) on keys `key(0..)` of script `which`, Redis TIME. */
+function batchCall(which, key, policy) {
+  const decision = new core.ScriptCall('');
   for (let j = 0; j < PER_CALL; j++) decision.add([{ key: key(j), policy, cost: 1 }], 'consume');
-  return client.evalsha(sha, decision.keys.length, ...decision.keys, ...decision.args());
+  return client.evalsha(
+    scripts[which],
+    decision.keys.length,
+    ...decision.keys,
+    ...argsFor(which, decision.args()),
+  );
 }
 
-/** One decision call: `sha`, the entry's key, Redis TIME unless `nowMs`. */
-function call(sha, key, policy, nowMs) {
+/** One decision call of script `which` on the entry's key, Redis TIME unless `nowMs`. */
+function call(which, key, policy, nowMs) {
   const entries = [{ key, policy, cost: 1 }];
-  return client.evalsha(sha, 1, key, ...core.encodeScriptArgs(entries, 'consume', nowMs));
+  return client.evalsha(
+    scripts[which],
+    1,
+    key,
+    ...argsFor(which, core.encodeScriptArgs(entries, 'consume', nowMs)),
+  );
 }
 
 const algorithms = ['token-bucket', 'gcra', 'sliding-window', 'fixed-window', 'sliding-log'];
@@ -95,13 +123,8 @@ for (const algorithm of algorithms) {
       const prefix = `ab-${which}-${algorithm}-${round}`;
       const op =
         PER_CALL === 1
-          ? (i) => call(scripts[which], `${prefix}:{${ids[i % ids.length]}}:p1`, policy)
-          : (i) =>
-              batchCall(
-                scripts[which],
-                (j) => `${prefix}:{${ids[(i * PER_CALL + j) % ids.length]}}:p1`,
-                policy,
-              );
+          ? (i) => call(which, `${prefix}:{${ids[i % ids.length]}}:p1`, policy)
+          : (i) => batchCall(which, (j) => `${prefix}:{${ids[(i * PER_CALL + j) % ids.length]}}:p1`, policy);
       times[which].push(await usPerCall(op));
     }
   }
@@ -111,7 +134,7 @@ for (const algorithm of algorithms) {
     memory[which] = [];
     for (const key of ['k4', 'sluice:{user-00042}:p1']) {
       await client.del(key);
-      await call(scripts[which], key, small);
+      await call(which, key, small);
       memory[which].push(await client.memory('USAGE', key));
     }
   }
@@ -161,7 +184,7 @@ for (const n of opts['log-sizes'].split(',').filter(Boolean).map(Number)) {
       const us = [];
       for (let round = 0; round < ROUNDS; round++) {
         await client.config('RESETSTAT');
-        for (let i = 0; i < 200; i++) await call(scripts[which], key, policy, NOW_US / 1000);
+        for (let i = 0; i < 200; i++) await call(which, key, policy, NOW_US / 1000);
         const m = /cmdstat_evalsha:calls=(\d+),usec=(\d+)/.exec(await client.info('commandstats'));
         us.push(Number(m[2]) / Number(m[1]));
       }

@@ -24,7 +24,7 @@ describe('public API', () => {
       'RedisStore',
       'DECIDE_SCRIPT',
       'RESET_SCRIPT',
-      'DecideCall',
+      'ScriptCall',
       'REDIS_STORE_DEFAULTS',
       'encodeScriptKeys',
       'encodeScriptArgs',

@@ -19,7 +19,7 @@ export {
   identityTag,
   isIdentityInput,
   policyKey,
-  requestKeys,
+  requestKey,
 } from './keys/index.js';
 export {
   type BreakerState,
@@ -80,11 +80,11 @@ export {
 } from './redis/rest-client.js';
 export {
   DECIDE_SCRIPT,
-  DecideCall,
   decodeScriptReply,
   encodeScriptArgs,
   encodeScriptKeys,
   RESET_SCRIPT,
+  ScriptCall,
 } from './redis/script.js';
 export {
   defineTransport,

@@ -197,8 +197,10 @@ export interface StoreCheckOptions {
 export type StoreMode = 'consume' | 'peek';
 
 /**
- * Where state lives. `decide` decides every entry in ONE atomic step: if any entry
- * denies, none is charged. Verdicts come back in entry order.
+ * Where state lives. `decide` decides every entry in ONE atomic step: the enforced entries
+ * are charged when every enforced entry allows, the shadow entries (`policy.shadow`) when
+ * every entry allows. So an enforced deny charges nothing; a deny of shadow entries only
+ * charges the enforced ones. Verdicts come back in entry order.
  */
 export interface Store {
   readonly kind: string;

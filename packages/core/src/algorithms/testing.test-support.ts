@@ -257,6 +257,29 @@ export const policiesArb: fc.Arbitrary<CompiledPolicy[]> = fc
     ),
   );
 
+/**
+ * Like `policiesArb`, each policy enforced or shadow at random: with the random subset each step
+ * uses (`entriesFor`), calls of one policy of either kind and of every mix of both.
+ */
+export const mixedPoliciesArb: fc.Arbitrary<CompiledPolicy[]> = policiesArb.chain((policies) =>
+  fc.tuple(...policies.map((p) => fc.boolean().map((shadow) => ({ ...p, shadow }) satisfies CompiledPolicy))),
+);
+
+/**
+ * Which entries of a decision were charged, by the rule of `Store.decide`: in mode 'consume',
+ * the enforced entries when every enforced entry allows, the shadow entries when every entry
+ * allows; in mode 'peek', none.
+ */
+export function chargedEntries(
+  entries: readonly StoreEntry[],
+  verdicts: readonly StoreVerdict[],
+  mode: StoreMode,
+): boolean[] {
+  const all = verdicts.every((v) => v.allowed);
+  const enforced = verdicts.every((v, i) => v.allowed || (entries[i] as StoreEntry).policy.shadow);
+  return entries.map((e) => mode === 'consume' && (e.policy.shadow ? all : enforced));
+}
+
 /** Multi-policy histories; time moves forward only unless `backwards`. */
 export const multiOpsArb = (
   policies: readonly CompiledPolicy[],
@@ -331,11 +354,10 @@ export async function expectSameSteps(
     const fromA = await a.decide(entries, mode, nowMs);
     const fromB = await b.decide(entries, mode, nowMs);
     expect(fromA, label).toEqual(fromB);
-    if (mode === 'consume' && fromA.every((v) => v.allowed)) {
-      entries.forEach((entry, i) => {
-        expiresAtMs.set(entry.key, nowMs + (fromA[i] as StoreVerdict).resetMs + 1);
-      });
-    }
+    chargedEntries(entries, fromA, mode).forEach((charged, i) => {
+      if (charged)
+        expiresAtMs.set((entries[i] as StoreEntry).key, nowMs + (fromA[i] as StoreVerdict).resetMs + 1);
+    });
   }
 }
 
@@ -366,6 +388,7 @@ export function* multiOpSteps(
   for (const [i, op] of ops.entries()) {
     now += op.dtMs;
     const entries = entriesFor(prefix, policies, op);
-    yield { entries, mode: op.mode, nowMs: now, label: `step ${i}: ${op.mode} ${op.dtMs} ms` };
+    const kinds = entries.map((e) => `${e.policy.name}${e.policy.shadow ? ' (shadow)' : ''}`).join(', ');
+    yield { entries, mode: op.mode, nowMs: now, label: `step ${i}: ${op.mode} ${kinds}, ${op.dtMs} ms` };
   }
 }

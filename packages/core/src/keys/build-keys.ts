@@ -49,19 +49,19 @@ export function buildKey(
 }
 
 /**
- * The record keys of an idempotent request (`descriptor.requestId`), in the identity's slot:
- * `<tag>:~rid:<scope>` and `<tag>:~rid2:<scope>` (one per store call a check may make), where
- * `<scope>` encodes the request id together with the keys the request is decided on (its
- * policies, and the route of route-scoped ones). So a request id replays only for the same
- * identity and the same policy set; the same id with another identity or other policies is a
- * new request. Policy names never start with `~`, so these never meet a policy key.
+ * The record key of an idempotent request (`descriptor.requestId`), in the identity's slot:
+ * `<tag>:~rid:<scope>`, where `<scope>` encodes the request id together with the keys the
+ * request is decided on (its policies, and the route of route-scoped ones). One key per check:
+ * every policy of the check, enforced and shadow, is decided in one store call. So a request id
+ * replays only for the same identity and the same policy set; the same id with another identity
+ * or other policies is a new request. Policy names never start with `~`, so this never meets a
+ * policy key.
  *
  * @param tag the result of `identityTag`
  * @param policyKeys the keys of the entries the request is decided on, in limiter order
  */
-export function requestKeys(tag: string, requestId: string, policyKeys: readonly string[]): [string, string] {
+export function requestKey(tag: string, requestId: string, policyKeys: readonly string[]): string {
   // Each policy key starts with the tag: keep only what follows it. JSON keeps the list injective.
   const scope = JSON.stringify([requestId, ...policyKeys.map((key) => key.slice(tag.length))]);
-  const encoded = encodeKeyComponent(scope);
-  return [`${tag}:~rid:${encoded}`, `${tag}:~rid2:${encoded}`];
+  return `${tag}:~rid:${encodeKeyComponent(scope)}`;
 }

@@ -3,7 +3,7 @@ import fc from 'fast-check';
 import { describe, expect, it } from 'vitest';
 import { definePolicy } from '../policy/define-policy.js';
 import type { IdentityKind } from '../types.js';
-import { buildKey, identityTag, isValidPrefix, policyKey, requestKeys } from './build-keys.js';
+import { buildKey, identityTag, isValidPrefix, policyKey, requestKey } from './build-keys.js';
 import { base64url, encodeKeyComponent } from './encode.js';
 import { sha256 } from './sha256.js';
 
@@ -207,27 +207,26 @@ describe('buildKey', () => {
   });
 });
 
-describe('requestKeys', () => {
+describe('requestKey', () => {
   const tagA = identityTag('sluice', { kind: 'key', value: 'a' });
   const tagB = identityTag('sluice', { kind: 'key', value: 'b' });
   const keysOf = (tag: string, ...policies: (typeof burst)[]) =>
     policies.map((p) => policyKey(tag, p, 'GET /x'));
 
-  it('live in the identity slot and never meet a policy key', () => {
-    const [first, second] = requestKeys(tagA, 'req-1', keysOf(tagA, burst));
-    expect(first.startsWith(`${tagA}:~rid:`)).toBe(true);
-    expect(second.startsWith(`${tagA}:~rid2:`)).toBe(true);
-    expect(hashTag(first)).toBe(hashTag(tagA));
+  it('lives in the identity slot and never meets a policy key', () => {
+    const record = requestKey(tagA, 'req-1', keysOf(tagA, burst));
+    expect(record.startsWith(`${tagA}:~rid:`)).toBe(true);
+    expect(hashTag(record)).toBe(hashTag(tagA));
   });
 
-  it('differ for another identity, another policy set or another route of a route-scoped policy', () => {
-    const base = requestKeys(tagA, 'req-1', keysOf(tagA, burst, transfers));
-    expect(requestKeys(tagA, 'req-1', keysOf(tagA, burst, transfers))).toEqual(base);
-    expect(requestKeys(tagB, 'req-1', keysOf(tagB, burst, transfers))[0]).not.toBe(base[0]);
-    expect(requestKeys(tagA, 'req-1', keysOf(tagA, burst))[0]).not.toBe(base[0]);
-    expect(requestKeys(tagA, 'req-1', keysOf(tagA, transfers))[0]).not.toBe(base[0]);
-    expect(requestKeys(tagA, 'req-2', keysOf(tagA, burst, transfers))[0]).not.toBe(base[0]);
-    const routed = (route: string) => requestKeys(tagA, 'req-1', [policyKey(tagA, perRoute, route)])[0];
+  it('differs for another identity, another policy set or another route of a route-scoped policy', () => {
+    const base = requestKey(tagA, 'req-1', keysOf(tagA, burst, transfers));
+    expect(requestKey(tagA, 'req-1', keysOf(tagA, burst, transfers))).toBe(base);
+    expect(requestKey(tagB, 'req-1', keysOf(tagB, burst, transfers))).not.toBe(base);
+    expect(requestKey(tagA, 'req-1', keysOf(tagA, burst))).not.toBe(base);
+    expect(requestKey(tagA, 'req-1', keysOf(tagA, transfers))).not.toBe(base);
+    expect(requestKey(tagA, 'req-2', keysOf(tagA, burst, transfers))).not.toBe(base);
+    const routed = (route: string) => requestKey(tagA, 'req-1', [policyKey(tagA, perRoute, route)]);
     expect(routed('GET /a')).not.toBe(routed('GET /b'));
   });
 });

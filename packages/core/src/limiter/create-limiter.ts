@@ -8,7 +8,6 @@ import { DenyCache } from './deny-cache.js';
 import { type LimiterOptions, type ResolvedLimiterOptions, resolveLimiterOptions } from './options.js';
 import { check, type LimiterParts, peek, reset } from './pipeline.js';
 import { policyNamed } from './plan.js';
-import { withShadowRecharge } from './shadow-recharge.js';
 import type { StoreLayer } from './store-answer.js';
 import { withBreaker } from './with-breaker.js';
 import { withDeadline } from './with-deadline.js';
@@ -53,8 +52,7 @@ export interface Limiter {
 }
 
 /**
- * The store in its layers, outermost first: deny cache, local fallback, shadow recharge, breaker,
- * deadline. A layer that could do nothing for these policies and options is left out.
+ * The store in its layers, outermost first: deny cache, local fallback, breaker, deadline. A layer that could do nothing for these policies and options is left out.
  */
 function composeLayers(
   store: Store,
@@ -65,7 +63,6 @@ function composeLayers(
   const { clock } = resolved;
   let layer = withDeadline(store, resolved.timeoutMs);
   if (breaker !== undefined) layer = withBreaker(layer, breaker);
-  if (policies.some((p) => p.shadow)) layer = withShadowRecharge(layer);
   let local: LocalFallbackLayer | undefined;
   if (policies.some((p) => p.failMode === 'local')) {
     local = withLocalFallback(layer, clock, resolved.localFallbackMaxKeys);

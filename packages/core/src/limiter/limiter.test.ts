@@ -284,7 +284,7 @@ describe('createLimiter: shadow policies', () => {
   };
 
   it('records a shadow denial without enforcing it, and still charges the enforcing policies', async () => {
-    const { limiter, events } = setup([burst, probe]);
+    const { limiter, events, store } = setup([burst, probe]);
     const first = await limiter.check({ identity: 'a' });
     expect(first).toMatchObject({ allowed: true, shadowed: false, policy: 'burst', remaining: 2 });
     const second = await limiter.check({ identity: 'a' });
@@ -307,6 +307,8 @@ describe('createLimiter: shadow policies', () => {
     expect(third.remaining).toBe(0);
     const fourth = await limiter.check({ identity: 'a' });
     expect(fourth).toMatchObject({ allowed: false, policy: 'burst', shadowed: true });
+    // One store call per check, shadow denial or not.
+    expect(store.calls.map((c) => c.entries.length)).toEqual([2, 2, 2, 2]);
   });
 
   it('a limiter of shadow policies only never denies', async () => {

@@ -1,10 +1,9 @@
 /** Planning a check: the descriptor validated, then the applying policies with their keys and costs. */
-import { identityTag, policyKey, requestKeys } from '../keys/build-keys.js';
+import { identityTag, policyKey, requestKey } from '../keys/build-keys.js';
 import { identityProblem, isIdentityInput } from '../keys/identity.js';
 import { describeValue } from '../policy/errors.js';
-import type { CompiledPolicy, Descriptor, StoreEntry } from '../types.js';
+import type { CompiledPolicy, Descriptor, StoreCheckOptions, StoreEntry } from '../types.js';
 import { checkCostRecord, resolveCost, selectPolicies } from './costs.js';
-import type { RechargeOptions } from './shadow-recharge.js';
 
 /** The policies a limiter can apply, and where their keys live. */
 export interface PolicySet {
@@ -18,7 +17,7 @@ export interface PolicySet {
 export interface Plan {
   readonly entries: readonly StoreEntry[];
   /** The request record of an idempotent check (`descriptor.requestId`); undefined otherwise. */
-  readonly options: RechargeOptions | undefined;
+  readonly options: StoreCheckOptions | undefined;
 }
 
 /** The compiled policy called `name`; throws a TypeError naming the known policies otherwise. */
@@ -77,14 +76,13 @@ export function planCheck(
     cost: resolveCost(p, descriptor, method),
   }));
   if (method === 'peek' || descriptor.requestId === undefined) return { entries, options: undefined };
-  const [requestKey, rechargeRequestKey] = requestKeys(
-    tag,
-    descriptor.requestId,
-    entries.map((e) => e.key),
-  );
-  const shadowed = entries.some((e) => e.policy.shadow);
-  const options: RechargeOptions = shadowed
-    ? { requestKey, requestTtlMs: recordTtlMs, rechargeRequestKey }
-    : { requestKey, requestTtlMs: recordTtlMs };
+  const options: StoreCheckOptions = {
+    requestKey: requestKey(
+      tag,
+      descriptor.requestId,
+      entries.map((e) => e.key),
+    ),
+    requestTtlMs: recordTtlMs,
+  };
   return { entries, options };
 }

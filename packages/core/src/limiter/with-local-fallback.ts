@@ -2,7 +2,6 @@
 import { MemoryStore } from '../stores/memory-store.js';
 import type { Clock, StoreEntry, StoreMode, StoreVerdict } from '../types.js';
 import { failsClosed } from './fail-modes.js';
-import { withShadowRecharge } from './shadow-recharge.js';
 import { andThen, type MaybePromise, type StoreLayer, StoreUnavailable } from './store-answer.js';
 import { withDeadline } from './with-deadline.js';
 
@@ -24,7 +23,7 @@ export function withLocalFallback(inner: StoreLayer, clock: Clock, maxKeys: numb
   let local: StoreLayer | undefined;
   const fallback = (): StoreLayer => {
     memory ??= new MemoryStore({ clock, maxKeys });
-    local ??= withShadowRecharge(withDeadline(memory, Number.POSITIVE_INFINITY));
+    local ??= withDeadline(memory, Number.POSITIVE_INFINITY);
     return local;
   };
 

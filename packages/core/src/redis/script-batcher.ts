@@ -7,7 +7,7 @@
 import { monotonicNow } from '../monotonic.js';
 import type { StoreEntry, StoreMode, StoreVerdict } from '../types.js';
 import { hashSlotOf } from './key-slot.js';
-import { DECIDE_SCRIPT, DecideCall, decodeVerdicts, REPLY_ITEMS_PER_ENTRY } from './script.js';
+import { DECIDE_SCRIPT, decodeVerdicts, REPLY_ITEMS_PER_ENTRY, ScriptCall } from './script.js';
 import type { ScriptTransport } from './transport.js';
 
 /** How a {@link ScriptBatcher} cuts and sends its batches (validated by the store). */
@@ -36,7 +36,7 @@ interface Batch {
   /** The slot of its keys (0 when any keys may share a call). */
   readonly group: number;
   /** KEYS and ARGV, built as the checks arrive. */
-  readonly call: DecideCall;
+  readonly call: ScriptCall;
   readonly checks: PendingCheck[];
   /** When the first check joined (`monotonicNow`). */
   readonly openedAtMs: number;
@@ -86,7 +86,7 @@ export class ScriptBatcher {
     const fresh = batch === undefined;
     const target: Batch = batch ?? {
       group,
-      call: new DecideCall(nowArg),
+      call: new ScriptCall(nowArg),
       checks: [],
       openedAtMs: monotonicNow(),
     };
@@ -121,7 +121,7 @@ export class ScriptBatcher {
   };
 
   /** One call of the decide script; a transport that throws instead of rejecting rejects here. */
-  private run(call: DecideCall): Promise<unknown> {
+  private run(call: ScriptCall): Promise<unknown> {
     try {
       return this.transport.run(DECIDE_SCRIPT, call.keys, call.args());
     } catch (error) {

@@ -5,8 +5,8 @@ import { type RedisProcess, startRedis } from '../../../../test/support/redis-se
 import {
   entriesFor,
   makePolicy,
+  mixedPoliciesArb,
   multiOpsArb,
-  policiesArb,
   startTimeArb,
 } from '../algorithms/testing.test-support.js';
 import { MemoryStore } from '../stores/memory-store.js';
@@ -94,6 +94,31 @@ describe.each([
     expect((await decide([entry], 'consume', T0 + 100.5, request))[0]?.remaining).toBe(2); // expired: charged
   });
 
+  it('replays a request that only a shadow entry denied: one record, nothing charged again', async () => {
+    const decide = make();
+    const p = fresh();
+    const bucket: StoreEntry = {
+      key: `${p}:{id}:tb`,
+      policy: makePolicy('token-bucket', 5, 60_000),
+      cost: 1,
+    };
+    const probe: StoreEntry = {
+      key: `${p}:{id}:probe`,
+      policy: { ...makePolicy('fixed-window', 1, 60_000, 'probe'), shadow: true },
+      cost: 1,
+    };
+    expect((await decide([probe], 'consume', T0)).map((v) => v.allowed)).toEqual([true]);
+    const request = { key: `${p}:{id}:rid:r5`, ttlMs: 60_000 };
+    const first = await decide([bucket, probe], 'consume', T0, request);
+    expect(first.map((v) => [v.allowed, v.remaining])).toEqual([
+      [true, 4],
+      [false, 0],
+    ]);
+    for (const at of [T0, T0 + 1000])
+      expect(await decide([bucket, probe], 'consume', at, request)).toEqual(first);
+    expect((await decide([bucket], 'peek', T0))[0]?.remaining).toBe(4);
+  });
+
   it('leaves a record of another set of entries alone', async () => {
     const decide = make();
     const p = fresh();
@@ -136,10 +161,10 @@ describe('request records in Redis', () => {
 });
 
 describe('MemoryStore and the Redis script agree on idempotent requests', () => {
-  it('for random multi-policy histories with request ids (differential)', async () => {
+  it('for random multi-policy histories, enforced and shadow mixed, with request ids (differential)', async () => {
     await fc.assert(
       fc.asyncProperty(
-        policiesArb.chain((ps) =>
+        mixedPoliciesArb.chain((ps) =>
           fc.tuple(
             fc.constant(ps),
             multiOpsArb(ps),

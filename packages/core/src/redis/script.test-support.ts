@@ -52,7 +52,7 @@ export function redisDecide(redis: Redis, form: 'short' | 'full' = 'short'): Dec
 
 /** The ARGV of a call of one decision with its short form (if it has one) written out in full. */
 export function fullFormArgs(args: readonly string[]): string[] {
-  const policyArgsEnd = 2 + 4 * Number(args[1]);
+  const policyArgsEnd = 2 + 5 * Number(args[1]);
   if (args.length !== policyArgsEnd + 1) return [...args];
   return [...args.slice(0, policyArgsEnd), 'consume', '', '1', args[policyArgsEnd] as string, '1'];
 }

@@ -4,6 +4,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { type RedisProcess, startRedis } from '../../../../test/support/redis-server.js';
 import {
   ALL_ALGORITHMS,
+  chargedEntries,
   checkPromises,
   type Decide,
   type DecideSide,
@@ -12,6 +13,7 @@ import {
   makePolicy,
   memoryDecide,
   memorySide,
+  mixedPoliciesArb,
   multiOpSteps,
   multiOpsArb,
   opSteps,
@@ -24,10 +26,10 @@ import {
 import type { Algorithm, CompiledPolicy, StoreEntry, StoreMode, StoreVerdict } from '../types.js';
 import {
   DECIDE_SCRIPT,
-  DecideCall,
   decodeScriptReply,
   encodeScriptArgs,
   encodeScriptKeys,
+  ScriptCall,
 } from './script.js';
 import { evalDecide, fullFormArgs, redisDecide } from './script.test-support.js';
 
@@ -76,6 +78,7 @@ describe('embedded decide script', () => {
       '3',
       '1000',
       '333.3333333333333',
+      '0',
       'consume',
       '',
       '1',
@@ -83,7 +86,7 @@ describe('embedded decide script', () => {
       '2',
     ]);
     expect(encodeScriptArgs([{ key: 'a', policy: p, cost: 1 }], 'peek')[0]).toBe('');
-    expect(encodeScriptArgs([{ key: 'a', policy: p, cost: 1 }], 'consume', undefined, 5000)[7]).toBe('5000');
+    expect(encodeScriptArgs([{ key: 'a', policy: p, cost: 1 }], 'consume', undefined, 5000)[8]).toBe('5000');
     expect(() => encodeScriptArgs([{ key: 'a', policy: p, cost: 1 }], 'consume', undefined, 0)).toThrow(
       /requestTtlMs/,
     );
@@ -97,7 +100,7 @@ describe('embedded decide script', () => {
   it('sends each policy once per call, however many decisions use it', () => {
     const a = makePolicy('gcra', 3, 1000);
     const b = makePolicy('fixed-window', 5, 60_000);
-    const call = new DecideCall('');
+    const call = new ScriptCall('');
     call.add([{ key: 'x:a', policy: a, cost: 1 }], 'consume');
     call.add(
       [
@@ -115,8 +118,8 @@ describe('embedded decide script', () => {
     expect(call.args()).toEqual([
       '',
       '2',
-      ...['gcra', '3', '1000', '333.3333333333333'],
-      ...['fixed-window', '5', '60000', '12000'],
+      ...['gcra', '3', '1000', '333.3333333333333', '0'],
+      ...['fixed-window', '5', '60000', '12000', '0'],
       '1',
       ...['peek', '100', '2', '1', '1', '2', '2'],
     ]);
@@ -126,7 +129,7 @@ describe('embedded decide script', () => {
   it('sends a consume of one unit of one policy without a record as one item, its policy index', () => {
     const a = makePolicy('gcra', 3, 1000);
     const b = makePolicy('fixed-window', 5, 60_000);
-    const call = new DecideCall('');
+    const call = new ScriptCall('');
     call.add([{ key: 'x:b', policy: b, cost: 1 }], 'consume');
     call.add([{ key: 'y:a', policy: a, cost: 1 }], 'consume');
     call.add([{ key: 'z:b', policy: b, cost: 1 }], 'consume');
@@ -134,7 +137,7 @@ describe('embedded decide script', () => {
     call.add([{ key: 'w:b', policy: b, cost: 2 }], 'consume');
     call.add([{ key: 'v:b', policy: b, cost: 1 }], 'peek');
     call.add([{ key: 'u:b', policy: b, cost: 1 }], 'consume', 'u:r', 100);
-    expect(call.args().slice(10)).toEqual([
+    expect(call.args().slice(12)).toEqual([
       '1',
       '2',
       '1',
@@ -148,11 +151,11 @@ describe('embedded decide script', () => {
     const p = makePolicy('token-bucket', 3, 1000);
     const prefix = fresh();
     // One call of four short-form decisions on one key, against four calls of the full form.
-    const short = new DecideCall(String(T0));
+    const short = new ScriptCall(String(T0));
     for (let i = 0; i < 4; i++) short.add([{ key: `${prefix}:s`, policy: p, cost: 1 }], 'consume');
-    expect(short.args().slice(6)).toEqual(['1', '1', '1', '1']);
+    expect(short.args().slice(7)).toEqual(['1', '1', '1', '1']);
     const fromShort = await redis.evalsha(DECIDE_SCRIPT.sha1, 4, ...short.keys, ...short.args());
-    const policyArgs = ['token-bucket', '3', '1000', '333.3333333333333'];
+    const policyArgs = ['token-bucket', '3', '1000', '333.3333333333333', '0'];
     const fullArgs = [String(T0), '1', ...policyArgs, ...['consume', '', '1', '1', '1']];
     const fromFull: unknown[] = [];
     for (let i = 0; i < 4; i++) {
@@ -180,26 +183,27 @@ describe('embedded decide script', () => {
 
   it('returns error replies for bad arguments and writes nothing', async () => {
     const key = `${fresh()}:{e}:a`;
-    const GCRA = ['gcra', 1, 1000, 1000];
+    const GCRA = ['gcra', 1, 1000, 1000, 0];
     const call = (...args: (string | number)[]) => redis.eval(DECIDE_SCRIPT.source, 1, key, ...args);
     await expect(call('', 1, ...GCRA, 'spend', '', 1, 1, 1)).rejects.toThrow(/mode/);
-    await expect(call('', 1, 'leaky', 1, 1000, 1000, 'consume', '', 1, 1, 1)).rejects.toThrow(
+    await expect(call('', 1, 'leaky', 1, 1000, 1000, 0, 'consume', '', 1, 1, 1)).rejects.toThrow(
       /unknown algorithm/,
     );
     await expect(call('', 1, ...GCRA, 'consume', '', 1, 1)).rejects.toThrow(/arguments/);
-    await expect(call('', 1, 'gcra', 1, 1000)).rejects.toThrow(/arguments/);
+    await expect(call('', 1, 'gcra', 1, 1000, 1000)).rejects.toThrow(/arguments/);
+    await expect(call('', 1, 'gcra', 1, 1000, 1000, 'yes', 'consume', '', 1, 1, 1)).rejects.toThrow(/shadow/);
     await expect(call('', 0)).rejects.toThrow(/policyCount/);
     await expect(call('', 1, ...GCRA, 'consume', '', 0, 1, 1)).rejects.toThrow(/entryCount/);
     await expect(call('', 1, ...GCRA, 'consume', '', 1, 2, 1)).rejects.toThrow(/policy index/);
-    await expect(call('', 1, 'gcra', 0, 1000, 1000, 'consume', '', 1, 1, 1)).rejects.toThrow(/positive/);
+    await expect(call('', 1, 'gcra', 0, 1000, 1000, 0, 'consume', '', 1, 1, 1)).rejects.toThrow(/positive/);
     await expect(call('', 1, ...GCRA, 'consume', '', 1, 1, 0)).rejects.toThrow(/cost/);
     await expect(call('soon', 1, ...GCRA, 'consume', '', 1, 1, 1)).rejects.toThrow(/nowMs/);
     await expect(call('-1', 1, ...GCRA, 'consume', '', 1, 1, 1)).rejects.toThrow(/nowMs/);
     await expect(call('1e13', 1, ...GCRA, 'consume', '', 1, 1, 1)).rejects.toThrow(/nowMs/);
-    await expect(call('', 1, 'sliding-log', 5, 1000, 200, 'consume', '', 1, 1, 1.5)).rejects.toThrow(
+    await expect(call('', 1, 'sliding-log', 5, 1000, 200, 0, 'consume', '', 1, 1, 1.5)).rejects.toThrow(
       /whole number/,
     );
-    await expect(call('', 1, 'sliding-log', 2e15, 1000, 1, 'consume', '', 1, 1, 1)).rejects.toThrow(
+    await expect(call('', 1, 'sliding-log', 2e15, 1000, 1, 0, 'consume', '', 1, 1, 1)).rejects.toThrow(
       /sliding-log limit/,
     );
     await expect(call('', 1, ...GCRA, 'consume', 'x', 1, 1, 1)).rejects.toThrow(/requestTtlMs/);
@@ -375,9 +379,10 @@ describe.each(ALL_ALGORITHMS)('%s on Redis (explicit time)', (algorithm) => {
       const script = scriptSide(form);
       await fc.assert(
         fc.asyncProperty(
-          policyArb(algorithm, true).chain((policy) =>
-            fc.tuple(fc.constant(policy), opsArb(policy, true, 30), startTimeArb),
-          ),
+          fc
+            .tuple(policyArb(algorithm, true), fc.boolean())
+            .map(([policy, shadow]) => ({ ...policy, shadow }) satisfies CompiledPolicy)
+            .chain((policy) => fc.tuple(fc.constant(policy), opsArb(policy, true, 30), startTimeArb)),
           async ([policy, ops, t0]) => {
             await expectSameSteps(script, memorySide(), opSteps(policy, ops, t0, fresh()));
           },
@@ -449,12 +454,12 @@ describe.each(['token-bucket', 'gcra'] as const)('%s refill on Redis', (algorith
 
 describe('MemoryStore and the Redis script decide identically', () => {
   it.each(['short', 'full'] as const)(
-    'for random multi-policy sequences with explicit time going both ways (differential, %s form)',
+    'for random multi-policy sequences, enforced and shadow mixed, with explicit time going both ways (differential, %s form)',
     async (form) => {
       const script = scriptSide(form);
       await fc.assert(
         fc.asyncProperty(
-          policiesArb.chain((ps) => fc.tuple(fc.constant(ps), multiOpsArb(ps, true), startTimeArb)),
+          mixedPoliciesArb.chain((ps) => fc.tuple(fc.constant(ps), multiOpsArb(ps, true), startTimeArb)),
           async ([policies, ops, t0]) => {
             await expectSameSteps(script, memorySide(), multiOpSteps(policies, ops, t0, fresh()));
           },
@@ -467,8 +472,8 @@ describe('MemoryStore and the Redis script decide identically', () => {
   it('writes the full form of a short-form decision out as the script parses it', () => {
     const p = makePolicy('gcra', 3, 1000);
     const short = encodeScriptArgs([{ key: 'a', policy: p, cost: 1 }], 'consume', 5);
-    expect(short).toEqual(['5', '1', 'gcra', '3', '1000', '333.3333333333333', '1']);
-    expect(fullFormArgs(short)).toEqual([...short.slice(0, 6), 'consume', '', '1', '1', '1']);
+    expect(short).toEqual(['5', '1', 'gcra', '3', '1000', '333.3333333333333', '0', '1']);
+    expect(fullFormArgs(short)).toEqual([...short.slice(0, 7), 'consume', '', '1', '1', '1']);
     const peek = encodeScriptArgs([{ key: 'a', policy: p, cost: 1 }], 'peek', 5);
     expect(fullFormArgs(peek)).toEqual(peek);
   });
@@ -518,6 +523,98 @@ describe.each([
         },
       ),
       { numRuns: 40 },
+    );
+  });
+});
+
+describe.each([
+  ['MemoryStore', () => memoryDecide().decide],
+  ['Redis script, short form', () => redisDecide(redis, 'short')],
+  ['Redis script, full form', () => redisDecide(redis, 'full')],
+] as const)('shadow entries on %s', (_name, make) => {
+  const shadowOf = (p: CompiledPolicy): CompiledPolicy => ({ ...p, shadow: true });
+  const enforced = makePolicy('fixed-window', 2, 60_000, 'enforced');
+  const probe = shadowOf(makePolicy('fixed-window', 1, 60_000, 'probe'));
+  const wide = shadowOf(makePolicy('token-bucket', 10, 60_000, 'wide'));
+
+  it('charges the enforced entries when every enforced one allows, the shadow ones when every entry allows', async () => {
+    const d = make();
+    const p = fresh();
+    const entry = (policy: CompiledPolicy): StoreEntry => ({
+      key: `${p}:{s}:${policy.name}`,
+      policy,
+      cost: 1,
+    });
+    const step = async (policies: CompiledPolicy[], mode: StoreMode = 'consume') =>
+      (await d(policies.map(entry), mode, T0)).map((v) => [v.allowed, v.remaining]);
+    // All allow: all charged.
+    expect(await step([enforced, probe, wide])).toEqual([
+      [true, 1],
+      [true, 0],
+      [true, 9],
+    ]);
+    // A peek of a mix charges nothing.
+    expect(await step([enforced, probe, wide], 'peek')).toEqual([
+      [true, 1],
+      [false, 0],
+      [true, 9],
+    ]);
+    // Only a shadow entry denies: the enforced one is charged, no shadow one.
+    expect(await step([enforced, probe, wide])).toEqual([
+      [true, 0],
+      [false, 0],
+      [true, 9],
+    ]);
+    // An enforced deny: nothing charged.
+    expect(await step([enforced, wide])).toEqual([
+      [false, 0],
+      [true, 9],
+    ]);
+    // Shadow entries only, one denies: nothing charged.
+    expect(await step([probe, wide])).toEqual([
+      [false, 0],
+      [true, 9],
+    ]);
+    // One shadow entry alone (the short form) is charged when it allows.
+    expect(await step([wide])).toEqual([[true, 8]]);
+    expect(await step([wide, probe, enforced], 'peek')).toEqual([
+      [true, 8],
+      [false, 0],
+      [false, 0],
+    ]);
+  });
+
+  it('keeps to the charge rule over random mixes of shadow and enforced entries', async () => {
+    await fc.assert(
+      fc.asyncProperty(
+        mixedPoliciesArb.chain((ps) => fc.tuple(fc.constant(ps), multiOpsArb(ps), startTimeArb)),
+        async ([policies, ops, t0]) => {
+          const decideAt = make();
+          const prefix = fresh();
+          let now = t0;
+          for (const op of ops) {
+            now += op.dtMs;
+            const entries = entriesFor(prefix, policies, op);
+            const before = await decideAt(entries, 'peek', now);
+            const verdicts = await decideAt(entries, op.mode, now);
+            const after = await decideAt(entries, 'peek', now);
+            expect(verdicts.map((v) => v.allowed)).toEqual(before.map((v) => v.allowed));
+            chargedEntries(entries, verdicts, op.mode).forEach((charged, i) => {
+              const label = `${entries[i]?.key}${entries[i]?.policy.shadow ? ' (shadow)' : ''}`;
+              if (charged) {
+                expect(after[i]?.remaining, label).toBe(verdicts[i]?.remaining);
+                expect(verdicts[i]?.remaining, label).toBeLessThanOrEqual(
+                  (before[i]?.remaining as number) - Math.floor((entries[i] as StoreEntry).cost),
+                );
+              } else {
+                expect(verdicts[i], label).toEqual(before[i]);
+                expect(after[i], label).toEqual(before[i]);
+              }
+            });
+          }
+        },
+      ),
+      { numRuns: 25 },
     );
   });
 });

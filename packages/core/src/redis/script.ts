@@ -5,9 +5,11 @@
  * One call carries one or more decisions (a batch), decided one after another in one
  * atomic script run. KEYS: per decision, its entries' keys in order, then its request
  * record key when there is one. ARGV: `[nowMs | '', policyCount, ...per policy: algorithm,
- * limit, windowMs, intervalMs, ...per decision: mode, requestTtlMs | '', entryCount, ...per
- * entry: policy index (1-based), cost]`; a decision that consumes one unit of one policy
- * without a request record (most of them) is sent as one item, its policy index. Reply:
+ * limit, windowMs, intervalMs, shadow ('1' | '0'), ...per decision: mode, requestTtlMs | '',
+ * entryCount, ...per entry: policy index (1-based), cost]`; a decision that consumes one unit
+ * of one policy without a request record (most of them) is sent as one item, its policy index.
+ * The enforced entries of a decision are charged when every enforced entry allows, the shadow
+ * entries when every entry allows: one call decides a mix of both. Reply:
  * integers, four per entry of every decision in order: `allowed` (1/0), `remaining`,
  * `resetMs`, `retryAfterMs` (ms, rounded up). See lua/decide.lua for the full contract.
  */
@@ -58,15 +60,21 @@ export function encodeScriptKeys(entries: readonly StoreEntry[], requestKey?: st
 }
 
 /**
- * The four ARGV items of a policy in the call's policy table (algorithm, limit, windowMs,
- * intervalMs) as strings, computed once per compiled policy instead of on every call.
+ * The five ARGV items of a policy in the call's policy table (algorithm, limit, windowMs,
+ * intervalMs, shadow) as strings, computed once per compiled policy instead of on every call.
  */
 const policyArgsCache = new WeakMap<CompiledPolicy, readonly string[]>();
 
 function argsOf(policy: CompiledPolicy): readonly string[] {
   let args = policyArgsCache.get(policy);
   if (args === undefined) {
-    args = [policy.algorithm, String(policy.limit), String(policy.windowMs), String(policy.intervalMs)];
+    args = [
+      policy.algorithm,
+      String(policy.limit),
+      String(policy.windowMs),
+      String(policy.intervalMs),
+      policy.shadow ? '1' : '0',
+    ];
     if (Object.isFrozen(policy)) policyArgsCache.set(policy, args);
   }
   return args;
@@ -83,7 +91,7 @@ export function encodeScriptNow(nowMs?: number): string {
  * One call of the decide script under construction: decisions are added one by one (each
  * validated before anything of it is added), policies go in the call's policy table once.
  */
-export class DecideCall {
+export class ScriptCall {
   /** KEYS, in decision order. */
   readonly keys: string[] = [];
   /** Reply items the call will return: four per entry of every decision. */
@@ -160,7 +168,7 @@ export function encodeScriptArgs(
   nowMs?: number,
   requestTtlMs?: number,
 ): string[] {
-  const call = new DecideCall(encodeScriptNow(nowMs));
+  const call = new ScriptCall(encodeScriptNow(nowMs));
   call.add(entries, mode, undefined, requestTtlMs);
   return call.args();
 }

@@ -92,7 +92,10 @@ export class MemoryStore implements Store {
     return this.#table.visitedSlots;
   }
 
-  /** Decide every entry at once, all or nothing. Never rejects for valid entries. */
+  /**
+   * Decide every entry at once: the enforced entries are charged when every enforced entry allows,
+   * the shadow ones when every entry allows (as the decide script). Never rejects for valid entries.
+   */
   decide(
     entries: readonly StoreEntry[],
     mode: StoreMode,
@@ -106,8 +109,10 @@ export class MemoryStore implements Store {
   }
 
   /**
-   * The synchronous form of `check`: phase 1 evaluates every entry, phase 2 charges all
-   * of them only when every entry allows and `mode` is `'consume'`.
+   * The synchronous form of `decide`: phase 1 evaluates every entry; phase 2, in mode
+   * `'consume'`, charges the enforced entries when every enforced entry allows and the shadow
+   * entries (`policy.shadow`) when every entry allows. So a deny of shadow entries only charges
+   * the enforced ones, an enforced deny charges nothing.
    */
   decideSync(
     entries: readonly StoreEntry[],
@@ -141,7 +146,9 @@ export class MemoryStore implements Store {
     }
 
     const evaluations: Evaluation<unknown>[] = new Array(entries.length);
-    let charge = mode === 'consume';
+    // Every entry allows; every enforced entry allows.
+    let all = true;
+    let enforced = true;
     for (let i = 0; i < entries.length; i++) {
       const { key, policy, cost } = entries[i] as StoreEntry;
       const params: AlgorithmParams = {
@@ -155,15 +162,24 @@ export class MemoryStore implements Store {
         now,
         params,
       );
-      if (!e.allowed) charge = false;
+      if (!e.allowed) {
+        all = false;
+        if (!policy.shadow) enforced = false;
+      }
       evaluations[i] = e;
     }
 
+    const consume = mode === 'consume';
+    const chargeAll = consume && all;
+    const chargeEnforced = consume && enforced && !all;
+    let charged = false;
     const verdicts: StoreVerdict[] = new Array(entries.length);
     for (let i = 0; i < entries.length; i++) {
       const e = evaluations[i] as Evaluation<unknown>;
+      const { key, policy } = entries[i] as StoreEntry;
+      const charge = chargeAll || (chargeEnforced && !policy.shadow);
       if (charge) {
-        const { key, policy } = entries[i] as StoreEntry;
+        charged = true;
         let ttlMs = Math.ceil(e.chargedResetMs) + 1;
         if (ttlMs > MAX_TTL_MS) ttlMs = MAX_TTL_MS;
         this.#table.write(key, policy.algorithm, e.charge(), now + ttlMs, now);
@@ -176,7 +192,7 @@ export class MemoryStore implements Store {
         retryAfterMs: Math.ceil(e.retryAfterMs),
       };
     }
-    if (charge) this.#table.sweep(now);
+    if (charged) this.#table.sweep(now);
     if (recordKey !== undefined) this.#record(recordKey, verdicts, now + (requestTtlMs as number), now);
     return verdicts;
   }

@@ -1,0 +1,156 @@
+/**
+ * Redis's own instructions per decide-script call, two builds of @sluice/core side by side: the
+ * redis-server runs under valgrind's callgrind with instrumentation switched on only for the
+ * measured calls (after a warm-up), so the count is the script's and Redis's work per call and
+ * does not move with the machine's load (INFO commandstats µs on this shared 2-core box move by
+ * tens of percent between rounds). Each build sends its own script with its own codec
+ * (`ScriptCall`, or `DecideCall` in earlier builds), so a change of the script's arguments is
+ * measured as callers see it. A base build is a copy of `packages/core/dist` made at the base
+ * revision (`git stash; npm run build -w @sluice/core; cp -r packages/core/dist /tmp/base-dist`).
+ *
+ *   node bench/suites/script-instructions.mjs --base-dist /tmp/base-dist [--dist packages/core/dist] [--calls 3000]
+ *
+ * Needs valgrind (Debian package `valgrind`). About a minute per case and build.
+ */
+import { spawn, spawnSync } from 'node:child_process';
+import { mkdtempSync, readdirSync, readFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { pathToFileURL } from 'node:url';
+import { parseArgs } from 'node:util';
+import { Redis } from 'ioredis';
+import { freePort } from '../lib/redis-server.mjs';
+
+const { values: opts } = parseArgs({
+  options: {
+    'base-dist': { type: 'string' },
+    dist: { type: 'string', default: join(import.meta.dirname, '..', '..', 'packages', 'core', 'dist') },
+    calls: { type: 'string', default: '3000' },
+  },
+});
+if (opts['base-dist'] === undefined) {
+  console.error(
+    'script-instructions: --base-dist DIR (a built packages/core/dist of the base revision) is required',
+  );
+  process.exit(2);
+}
+const load = (dir) => import(pathToFileURL(join(dir, 'index.js')).href);
+const variants = { base: await load(opts['base-dist']), new: await load(opts.dist) };
+const N = Number(opts.calls);
+const ids = Array.from({ length: 10_000 }, (_, i) => `user-${String(i).padStart(5, '0')}`);
+
+async function measure(core, name, run) {
+  const port = await freePort();
+  const dir = mkdtempSync(join(tmpdir(), 'shadow-cg-'));
+  const child = spawn(
+    'valgrind',
+    [
+      '--tool=callgrind',
+      '--instr-atstart=no',
+      `--callgrind-out-file=${dir}/cg.out`,
+      'redis-server',
+      '--bind',
+      '127.0.0.1',
+      '--port',
+      String(port),
+      '--save',
+      '',
+      '--appendonly',
+      'no',
+      '--dir',
+      dir,
+    ],
+    { stdio: 'ignore' },
+  );
+  const client = new Redis(port, '127.0.0.1', { retryStrategy: () => 200 });
+  client.on('error', () => {}); // refused while valgrind starts the server: retried
+  for (;;) {
+    try {
+      await client.ping();
+      break;
+    } catch {
+      await new Promise((r) => setTimeout(r, 200));
+    }
+  }
+  await client.script('LOAD', core.DECIDE_SCRIPT.source);
+  await run(client, 500, 'w'); // warm-up: keys exist, as in steady state
+  spawnSync('callgrind_control', ['-i', 'on', String(child.pid)]);
+  const calls = await run(client, N, 'm');
+  spawnSync('callgrind_control', ['-d', String(child.pid)]);
+  spawnSync('callgrind_control', ['-i', 'off', String(child.pid)]);
+  client.disconnect();
+  child.kill('SIGTERM');
+  await new Promise((r) => child.once('exit', r));
+  let total = 0;
+  for (const f of readdirSync(dir).filter((f) => f === 'cg.out.1')) {
+    const m = /^totals: (\d+)/m.exec(readFileSync(join(dir, f), 'utf8'));
+    if (m) total += Number(m[1]);
+  }
+  return { name, perCall: total / calls.calls, perUnit: total / calls.units, unit: calls.unit };
+}
+
+function cases(core) {
+  const tb = core.definePolicy({ name: 'tb', burst: 1_000_000, rate: '1000/s' });
+  const sw = core.definePolicy({ name: 'sw', algorithm: 'sliding-window', limit: 1_000_000, window: '1h' });
+  const Call = core.ScriptCall ?? core.DecideCall;
+  const send = (client, call) => client.evalsha(core.DECIDE_SCRIPT.sha1, call.keys.length, ...call.params());
+  const inFlight = async (n, op) => {
+    for (let i = 0; i < n; i += 64)
+      await Promise.all(Array.from({ length: Math.min(64, n - i) }, (_, j) => op(i + j)));
+  };
+  return {
+    'token bucket, short form': async (client, n) => {
+      await inFlight(n, (i) => {
+        const c = new Call('');
+        c.add([{ key: `s:{${ids[i % ids.length]}}:tb`, policy: tb, cost: 1 }], 'consume');
+        return send(client, c);
+      });
+      return { calls: n, units: n, unit: 'decision' };
+    },
+    'token bucket + sliding window, full form': async (client, n) => {
+      await inFlight(n, (i) => {
+        const c = new Call('');
+        const id = ids[i % ids.length];
+        c.add(
+          [tb, sw].map((p) => ({ key: `f:{${id}}:${p.name}`, policy: p, cost: 1 })),
+          'consume',
+        );
+        return send(client, c);
+      });
+      return { calls: n, units: n, unit: 'decision' };
+    },
+    'batch of 128 short-form decisions': async (client, n) => {
+      const calls = Math.ceil(n / 128);
+      await inFlight(calls, (i) => {
+        const c = new Call('');
+        for (let j = 0; j < 128; j++)
+          c.add([{ key: `b:{${ids[(i * 128 + j) % ids.length]}}:tb`, policy: tb, cost: 1 }], 'consume');
+        return send(client, c);
+      });
+      return { calls, units: calls * 128, unit: 'decision' };
+    },
+    'check denied only by a shadow policy (limiter)': async (client, n) => {
+      const limiter = core.createLimiter({
+        policies: [
+          { name: 'tb', burst: 1_000_000, rate: '1000/s' },
+          { name: 'probe', algorithm: 'fixed-window', limit: 1, window: '1h', shadow: true },
+        ],
+        prefix: 'lim',
+        store: new core.RedisStore({ client }),
+        timeoutMs: 20_000,
+        denyCache: false,
+      });
+      // Each identity's probe is full from the warm-up (the warm-up covers ids 0..499; measured ids repeat them).
+      for (let i = 0; i < n; i++) await limiter.check({ identity: ids[i % 500] });
+      return { calls: n, units: n, unit: 'check' };
+    },
+  };
+}
+
+for (const name of Object.keys(cases(variants.base))) {
+  const r = {};
+  for (const v of ['base', 'new']) r[v] = await measure(variants[v], name, cases(variants[v])[name]);
+  console.log(
+    `${name}: ${Math.round(r.base.perUnit)} -> ${Math.round(r.new.perUnit)} Redis instructions per ${r.base.unit} (${(((r.new.perUnit - r.base.perUnit) / r.base.perUnit) * 100).toFixed(2)}%)`,
+  );
+}
