@@ -1,29 +1,18 @@
-/** `createLimiter`: policies + store + deadline + breaker + fail modes + deny cache, one decision per call. */
-import { identityTag, policyKey, requestKey } from '../keys/build-keys.js';
-import { identityProblem, isIdentityInput } from '../keys/identity.js';
+/** `createLimiter`: the policies, and the store wrapped once in its layers; the calls are in pipeline.ts. */
 import { definePolicies } from '../policy/define-policy.js';
 import { describeValue } from '../policy/errors.js';
 import { MemoryStore } from '../stores/memory-store.js';
-import type {
-  CompiledPolicy,
-  Decision,
-  DecisionEvent,
-  DecisionSource,
-  Descriptor,
-  IdentityInput,
-  PolicyResult,
-  Store,
-  StoreCheckOptions,
-  StoreEntry,
-  StoreMode,
-  StoreVerdict,
-} from '../types.js';
-import { type BreakerPermit, type BreakerState, CircuitBreaker } from './breaker.js';
-import { checkCostRecord, resolveCost, selectPolicies } from './costs.js';
-import { DeadlineQueue, withDeadline } from './deadline.js';
-import { buildDecision, decisionEvent, resultFromVerdict, unavailableResult } from './decision.js';
+import type { CompiledPolicy, Decision, DecisionEvent, Descriptor, IdentityInput, Store } from '../types.js';
+import { type BreakerState, CircuitBreaker } from './breaker.js';
 import { DenyCache } from './deny-cache.js';
-import { type LimiterOptions, resolveLimiterOptions } from './options.js';
+import { type LimiterOptions, type ResolvedLimiterOptions, resolveLimiterOptions } from './options.js';
+import { check, type LimiterParts, peek, reset } from './pipeline.js';
+import { policyNamed } from './plan.js';
+import type { StoreLayer } from './store-answer.js';
+import { withBreaker } from './with-breaker.js';
+import { withDeadline } from './with-deadline.js';
+import { withDenyCache } from './with-deny-cache.js';
+import { type LocalFallbackLayer, withLocalFallback } from './with-local-fallback.js';
 
 /** A configured limiter. Share one per process (per set of policies). */
 export interface Limiter {
@@ -62,54 +51,29 @@ export interface Limiter {
   onDecision(listener: (event: DecisionEvent) => void): () => void;
 }
 
-/** A value now, or a promise of it: the limiter's steps stay synchronous while the store is. */
-type MaybePromise<T> = T | Promise<T>;
-
 /**
- * One store call behind the deadline and the breaker: the verdicts, or undefined when the store
- * could not decide. Synchronous when the store answers synchronously (`Store.decideSync`).
+ * The store in its layers, outermost first: deny cache, local fallback, breaker, deadline. A layer that could do nothing for these policies and options is left out.
  */
-type StoreCall = (
-  entries: readonly StoreEntry[],
-  mode: StoreMode,
-  options?: StoreCheckOptions,
-) => MaybePromise<StoreVerdict[] | undefined>;
-
-/** `next(value)`, now when `value` is there, else once it is: a promise hop only when one is due. */
-const andThen = <T, U>(value: MaybePromise<T>, next: (value: T) => MaybePromise<U>): MaybePromise<U> =>
-  value instanceof Promise ? value.then(next) : next(value);
-
-interface Planned {
-  readonly entries: StoreEntry[];
-  readonly tag: string;
+function composeLayers(
+  store: Store,
+  policies: readonly CompiledPolicy[],
+  resolved: ResolvedLimiterOptions,
+  breaker: CircuitBreaker | undefined,
+): { outer: StoreLayer; local: LocalFallbackLayer | undefined } {
+  const { clock } = resolved;
+  let layer = withDeadline(store, resolved.timeoutMs);
+  if (breaker !== undefined) layer = withBreaker(layer, breaker);
+  let local: LocalFallbackLayer | undefined;
+  if (policies.some((p) => p.failMode === 'local')) {
+    local = withLocalFallback(layer, clock, resolved.localFallbackMaxKeys);
+    layer = local;
+  }
+  if (resolved.denyCacheMaxKeys !== undefined) {
+    const cache = new DenyCache(resolved.denyCacheMaxKeys, resolved.denyCacheMaxAgeMs);
+    layer = withDenyCache(layer, cache, clock);
+  }
+  return { outer: layer, local };
 }
-
-interface Outcome {
-  readonly results: PolicyResult[];
-  readonly source: DecisionSource;
-}
-
-const now = (): number => globalThis.performance?.now() ?? Date.now();
-
-/** The Decision when no policy applies. */
-const NO_POLICY: Decision = Object.freeze({
-  allowed: true,
-  outcome: 'allowed',
-  policy: undefined,
-  limit: 0,
-  remaining: 0,
-  resetMs: 0,
-  retryAfterMs: 0,
-  shadowed: false,
-  source: 'store',
-  results: Object.freeze([]) as readonly PolicyResult[],
-}) as Decision;
-const NO_POLICY_PROMISE: Promise<Decision> = Promise.resolve(NO_POLICY);
-
-/** The deny cache's key for a set of entries. */
-const setKeyOf = (entries: readonly StoreEntry[]): string => entries.map((e) => e.key).join('\n');
-const costsOf = (entries: readonly StoreEntry[]): number[] => entries.map((e) => e.cost);
-const peeked = ({ results, source }: Outcome): Decision => buildDecision(results, source);
 
 /**
  * Builds a limiter. Policies are validated here (a bad one throws `PolicyError`), options too
@@ -118,285 +82,38 @@ const peeked = ({ results, source }: Outcome): Decision => buildDecision(results
 export function createLimiter(options: LimiterOptions): Limiter {
   const resolved = resolveLimiterOptions(options);
   const policies = definePolicies(options.policies);
-  const byName = new Map(policies.map((p) => [p.name, p] as const));
-  const { clock, prefix, timeoutMs } = resolved;
-  const store: Store = options.store ?? new MemoryStore({ clock });
+  const store: Store = options.store ?? new MemoryStore({ clock: resolved.clock });
   const breaker =
     resolved.breaker === undefined
       ? undefined
-      : new CircuitBreaker(resolved.breaker.failureThreshold, resolved.breaker.cooldownMs, clock);
-  const denyCache =
-    resolved.denyCacheMaxKeys === undefined
-      ? undefined
-      : new DenyCache(resolved.denyCacheMaxKeys, resolved.denyCacheMaxAgeMs);
+      : new CircuitBreaker(resolved.breaker.failureThreshold, resolved.breaker.cooldownMs, resolved.clock);
+  const layers = composeLayers(store, policies, resolved, breaker);
   const listeners = new Set<(event: DecisionEvent) => void>();
   if (options.onDecision) listeners.add(options.onDecision);
-  let localStore: MemoryStore | undefined;
-  const local = (): MemoryStore => {
-    localStore ??= new MemoryStore({ clock, maxKeys: resolved.localFallbackMaxKeys });
-    return localStore;
+  const parts: LimiterParts = {
+    policies,
+    byName: new Map(policies.map((p) => [p.name, p] as const)),
+    prefix: resolved.prefix,
+    store: layers.outer,
+    idempotencyTtlMs: resolved.idempotencyTtlMs,
+    listeners,
   };
-
-  function policy(name: string): CompiledPolicy {
-    const found = byName.get(name);
-    if (found === undefined) {
-      throw new TypeError(
-        `limiter: unknown policy ${describeValue(name)} (known: ${[...byName.keys()].join(', ')})`,
-      );
-    }
-    return found;
-  }
-
-  function plan(descriptor: Descriptor, method: string): Planned {
-    if (typeof descriptor !== 'object' || descriptor === null) {
-      throw new TypeError(
-        `limiter.${method}: the descriptor must be an object, got ${describeValue(descriptor)}`,
-      );
-    }
-    if (!isIdentityInput(descriptor.identity)) {
-      throw new TypeError(identityProblem(`limiter.${method}: "identity"`, descriptor.identity));
-    }
-    if (descriptor.route !== undefined && typeof descriptor.route !== 'string') {
-      throw new TypeError(
-        `limiter.${method}: "route" must be a string, got ${describeValue(descriptor.route)}`,
-      );
-    }
-    checkCostRecord(descriptor.cost, byName, method);
-    if (
-      method === 'check' &&
-      descriptor.requestId !== undefined &&
-      (typeof descriptor.requestId !== 'string' || descriptor.requestId === '')
-    ) {
-      throw new TypeError(
-        `limiter.check: "requestId" must be a non-empty string, got ${describeValue(descriptor.requestId)}`,
-      );
-    }
-    const applying = selectPolicies(policies, byName, descriptor.policies, method);
-    const tag = identityTag(prefix, descriptor.identity);
-    const entries = applying.map((p) => ({
-      key: policyKey(tag, p, descriptor.route),
-      policy: p,
-      cost: resolveCost(p, descriptor, method),
-    }));
-    return { entries, tag };
-  }
-
-  /** The store's verdicts, checked: undefined (and a breaker failure) when they do not fit. */
-  const accepted = (
-    verdicts: unknown,
-    entries: readonly StoreEntry[],
-    permit: BreakerPermit,
-  ): StoreVerdict[] | undefined => {
-    if (!Array.isArray(verdicts) || verdicts.length !== entries.length) {
-      // The store answered with the wrong number of verdicts: it could not decide.
-      breaker?.failure(permit);
-      return undefined;
-    }
-    breaker?.success();
-    return verdicts as StoreVerdict[];
-  };
-
-  /** The store behind the deadline and the breaker; undefined means it could not decide. */
-  const storeCheck = store.decide.bind(store);
-  // A store that answers in-process cannot be late: no deadline, no promise per call.
-  const storeCheckSync = typeof store.decideSync === 'function' ? store.decideSync.bind(store) : undefined;
-  const deadlines = new DeadlineQueue(timeoutMs);
-  const remote: StoreCall = (entries, mode, options) => {
-    const permit = breaker?.permit() ?? 'call';
-    if (permit === 'reject') return undefined;
-    if (storeCheckSync !== undefined) {
-      let verdicts: unknown;
-      try {
-        verdicts =
-          options === undefined ? storeCheckSync(entries, mode) : storeCheckSync(entries, mode, options);
-      } catch {
-        breaker?.failure(permit);
-        return undefined;
-      }
-      return accepted(verdicts, entries, permit);
-    }
-    return deadlines.settle(
-      () => (options === undefined ? storeCheck(entries, mode) : storeCheck(entries, mode, options)),
-      (verdicts) => accepted(verdicts, entries, permit),
-      () => {
-        breaker?.failure(permit);
-        return undefined;
-      },
-    );
-  };
-
-  const fallback: StoreCall = (entries, mode) => {
-    try {
-      return local().decideSync(entries, mode);
-    } catch {
-      return undefined;
-    }
-  };
-
-  /**
-   * Decides `entries` through `call` in one store call and hands the results (undefined: the call
-   * could not decide) to `next`, with no promise hop of its own. The store charges shadow and
-   * enforced entries alike by the rule of `Store.decide`: a shadow policy observes, it never blocks
-   * the others. An idempotent request (`request`) has one record for the whole check.
-   */
-  function decideWith<T>(
-    call: StoreCall,
-    entries: readonly StoreEntry[],
-    mode: StoreMode,
-    request: StoreCheckOptions | undefined,
-    next: (results: PolicyResult[] | undefined) => MaybePromise<T>,
-  ): MaybePromise<T> {
-    return andThen(call(entries, mode, request), (verdicts) => next(resultsOf(entries, verdicts)));
-  }
-
-  /** The results of a store call's verdicts (undefined: the store could not decide). */
-  function resultsOf(
-    entries: readonly StoreEntry[],
-    verdicts: StoreVerdict[] | undefined,
-  ): PolicyResult[] | undefined {
-    if (verdicts === undefined) return undefined;
-    const results: PolicyResult[] = new Array(entries.length);
-    for (let i = 0; i < entries.length; i++) {
-      const e = entries[i]!;
-      results[i] = resultFromVerdict(e.policy, e.cost, verdicts[i]!);
-    }
-    return results;
-  }
-
-  /** The store could not decide: apply each policy's fail mode. */
-  function failover(entries: readonly StoreEntry[], mode: StoreMode): MaybePromise<Outcome> {
-    const closed = entries.some((e) => !e.policy.shadow && e.policy.failMode === 'closed');
-    const localIdx = entries.flatMap((e, i) => (e.policy.failMode === 'local' ? [i] : []));
-    const finish = (localResults: PolicyResult[] | undefined): Outcome => {
-      const results = entries.map((e) =>
-        e.policy.failMode === 'local'
-          ? undefined
-          : unavailableResult(e.policy, e.cost, e.policy.failMode === 'open'),
-      );
-      localIdx.forEach((entryIndex, j) => {
-        const e = entries[entryIndex]!;
-        // If even the in-process limiter failed, a local policy behaves as closed.
-        results[entryIndex] = localResults?.[j] ?? unavailableResult(e.policy, e.cost, false);
-      });
-      const source: DecisionSource = closed ? 'fail-closed' : localIdx.length > 0 ? 'local' : 'fail-open';
-      return { results: results as PolicyResult[], source };
-    };
-    if (localIdx.length === 0) return finish([]);
-    // Under a closed denial nothing may be charged, not even locally.
-    return decideWith(
-      fallback,
-      localIdx.map((i) => entries[i]!),
-      closed ? 'peek' : mode,
-      undefined,
-      finish,
-    );
-  }
-
-  /**
-   * Decides `entries` with the store (then the fail modes when it could not) and hands the outcome
-   * to `done`. One promise hop after the store's answer in the common case.
-   */
-  function decide<T>(
-    entries: readonly StoreEntry[],
-    mode: StoreMode,
-    request: StoreCheckOptions | undefined,
-    done: (outcome: Outcome) => T,
-  ): MaybePromise<T> {
-    return decideWith(remote, entries, mode, request, (results) =>
-      andThen(results !== undefined ? { results, source: 'store' } : failover(entries, mode), done),
-    );
-  }
-
-  function emit(decision: Decision, startedAt: number): void {
-    if (listeners.size === 0) return;
-    const event = decisionEvent(decision, Math.max(0, now() - startedAt));
-    for (const listener of listeners) {
-      try {
-        listener(event);
-      } catch {
-        // A listener's failure must not change the decision.
-      }
-    }
-  }
-
-  function check(descriptor: Descriptor): Promise<Decision> {
-    try {
-      const startedAt = listeners.size > 0 ? now() : 0;
-      const { entries, tag } = plan(descriptor, 'check');
-      if (entries.length === 0) return NO_POLICY_PROMISE;
-      // An idempotent retry must get its recorded answer, so it never stops at the deny cache.
-      const request: StoreCheckOptions | undefined =
-        descriptor.requestId === undefined
-          ? undefined
-          : {
-              requestKey: requestKey(
-                tag,
-                descriptor.requestId,
-                entries.map((e) => e.key),
-              ),
-              requestTtlMs: resolved.idempotencyTtlMs,
-            };
-      // Read before the store call: the store decided after this moment, so a wait counted from
-      // here never outlasts the store's own.
-      const askedAtMs = clock();
-      if (request === undefined && denyCache !== undefined && denyCache.size > 0) {
-        const cached = denyCache.lookup(setKeyOf(entries), costsOf(entries), askedAtMs);
-        if (cached !== undefined) {
-          const decision = buildDecision(cached, 'deny-cache');
-          emit(decision, startedAt);
-          return Promise.resolve(decision);
-        }
-      }
-      const finish = ({ results, source }: Outcome): Decision => {
-        const decision = buildDecision(results, source);
-        if (denyCache && source === 'store' && !decision.allowed)
-          denyCache.remember(setKeyOf(entries), costsOf(entries), results, askedAtMs);
-        emit(decision, startedAt);
-        return decision;
-      };
-      // A native promise comes back as it is; a decision made now is wrapped.
-      return Promise.resolve(decide(entries, 'consume', request, finish));
-    } catch (error) {
-      return Promise.reject(error);
-    }
-  }
-
-  function peek(descriptor: Descriptor): Promise<Decision> {
-    try {
-      const { entries } = plan(descriptor, 'peek');
-      if (entries.length === 0) return NO_POLICY_PROMISE;
-      return Promise.resolve(decide(entries, 'peek', undefined, peeked));
-    } catch (error) {
-      return Promise.reject(error);
-    }
-  }
-
-  async function reset(identity: IdentityInput, policyName?: string, route?: string): Promise<void> {
-    if (!isIdentityInput(identity)) {
-      throw new TypeError(identityProblem('limiter.reset: "identity"', identity));
-    }
-    const targets = policyName === undefined ? policies : [policy(policyName)];
-    const tag = identityTag(prefix, identity);
-    const keys = targets.map((p) => policyKey(tag, p, route));
-    denyCache?.forget(keys);
-    if (localStore) await localStore.reset(keys);
-    await withDeadline(() => store.reset(keys), Math.max(timeoutMs, 1000));
-  }
 
   return {
     policies,
-    prefix,
+    prefix: resolved.prefix,
     get breakerState(): BreakerState {
       return breaker?.state ?? 'closed';
     },
     get liveEvictions(): number {
       const fromStore = (store as { liveEvictions?: unknown }).liveEvictions;
-      return (typeof fromStore === 'number' ? fromStore : 0) + (localStore?.liveEvictions ?? 0);
+      return (typeof fromStore === 'number' ? fromStore : 0) + (layers.local?.liveEvictions ?? 0);
     },
-    policy,
-    check,
-    peek,
-    reset,
+    policy: (name: string) => policyNamed(parts, name),
+    check: (descriptor: Descriptor): Promise<Decision> => check(parts, descriptor),
+    peek: (descriptor: Descriptor): Promise<Decision> => peek(parts, descriptor),
+    reset: (identity: IdentityInput, policy?: string, route?: string): Promise<void> =>
+      reset(parts, identity, policy, route),
     onDecision(listener) {
       if (typeof listener !== 'function') {
         throw new TypeError(

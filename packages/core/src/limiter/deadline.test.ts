@@ -1,5 +1,5 @@
 import { describe, expect, it, vi } from 'vitest';
-import { DeadlineQueue, StoreTimeoutError, withDeadline } from './deadline.js';
+import { callWithDeadline, DeadlineQueue, StoreTimeoutError } from './deadline.js';
 
 const never = () => new Promise<never>(() => {});
 const later = <T>(ms: number, value: T) => new Promise<T>((r) => setTimeout(() => r(value), ms));
@@ -20,13 +20,13 @@ async function withFakeTimers(body: () => Promise<void>): Promise<void> {
   }
 }
 
-describe('withDeadline', () => {
+describe('callWithDeadline', () => {
   it('settles with the call, or rejects when the deadline passes', async () => {
-    expect(await withDeadline(() => Promise.resolve(7), 50)).toBe(7);
-    await expect(withDeadline(() => Promise.reject(new Error('boom')), 50)).rejects.toThrow('boom');
-    await expect(withDeadline(never, 20)).rejects.toBeInstanceOf(StoreTimeoutError);
+    expect(await callWithDeadline(() => Promise.resolve(7), 50)).toBe(7);
+    await expect(callWithDeadline(() => Promise.reject(new Error('boom')), 50)).rejects.toThrow('boom');
+    await expect(callWithDeadline(never, 20)).rejects.toBeInstanceOf(StoreTimeoutError);
     await expect(
-      withDeadline(() => {
+      callWithDeadline(() => {
         throw new Error('sync');
       }, 20),
     ).rejects.toThrow('sync');
@@ -35,7 +35,7 @@ describe('withDeadline', () => {
   it('gives an answer that came in with the deadline one pass of I/O before timing out', async () => {
     await withFakeTimers(async () => {
       let answer!: (value: string) => void;
-      const call = settle(withDeadline(() => new Promise<string>((resolve) => (answer = resolve)), 10));
+      const call = settle(callWithDeadline(() => new Promise<string>((resolve) => (answer = resolve)), 10));
       // The deadline's timer fires; the expiry waits for one more pass (a 0 ms timer), and
       // the answer comes in before it, as one read in that pass would bring it.
       vi.advanceTimersToNextTimer();
@@ -43,7 +43,7 @@ describe('withDeadline', () => {
       await vi.runAllTimersAsync();
       expect(await call).toBe('decided');
       // With no answer at all, the call still times out.
-      const none = settle(withDeadline(never, 10));
+      const none = settle(callWithDeadline(never, 10));
       await vi.runAllTimersAsync();
       expect(await none).toBeInstanceOf(StoreTimeoutError);
     });

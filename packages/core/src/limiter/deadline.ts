@@ -25,7 +25,7 @@ export class StoreTimeoutError extends Error {
  * has passed and one more pass of I/O brought no answer (see `afterIoPass`). A late answer is
  * dropped (and a late failure swallowed), never surfaced.
  */
-export function withDeadline<T>(call: () => Promise<T>, timeoutMs: number): Promise<T> {
+export function callWithDeadline<T>(call: () => Promise<T>, timeoutMs: number): Promise<T> {
   return new Promise<T>((resolve, reject) => {
     // Rejecting after the call settled does nothing: the grace pass needs no flag.
     const timer = setTimeout(() => afterIoPass(() => reject(new StoreTimeoutError(timeoutMs))), timeoutMs);
@@ -89,7 +89,7 @@ export class DeadlineQueue {
     return this.queue.length - this.head;
   }
 
-  /** Like `withDeadline(call, timeoutMs)`. */
+  /** Like `callWithDeadline(call, timeoutMs)`. */
   run<T>(call: () => Promise<T>): Promise<T> {
     return this.settle(call, (value) => value, rethrow);
   }

@@ -1,6 +1,6 @@
 /** The limiter: createLimiter and what it is built from. */
 export { type BreakerState, CircuitBreaker } from './breaker.js';
 export { createLimiter, type Limiter } from './create-limiter.js';
-export { StoreTimeoutError, withDeadline } from './deadline.js';
+export { callWithDeadline, StoreTimeoutError } from './deadline.js';
 export { metricOutcome } from './decision.js';
 export { LIMITER_DEFAULTS, type LimiterOptions } from './options.js';

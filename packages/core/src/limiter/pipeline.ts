@@ -1,0 +1,119 @@
+/**
+ * The limiter's three calls, each a straight line: plan the entries, call the store (through its
+ * layers), apply the fail modes when it could not decide, build the decision, emit the event.
+ */
+import { identityTag, policyKey } from '../keys/build-keys.js';
+import { identityProblem, isIdentityInput } from '../keys/identity.js';
+import type {
+  Decision,
+  DecisionEvent,
+  Descriptor,
+  IdentityInput,
+  PolicyResult,
+  StoreEntry,
+} from '../types.js';
+import { buildDecision, decisionEvent, resultFromVerdict } from './decision.js';
+import { applyFailModes } from './fail-modes.js';
+import { type PolicySet, planCheck, policyNamed } from './plan.js';
+import { andThen, type StoreAnswer, type StoreLayer, StoreUnavailable } from './store-answer.js';
+
+/** What the calls need of a built limiter. */
+export interface LimiterParts extends PolicySet {
+  /** The store behind every layer, composed once by `createLimiter`. */
+  readonly store: StoreLayer;
+  /** How long an idempotent check's decision is remembered, in ms. */
+  readonly idempotencyTtlMs: number;
+  /** Called once per decision of `check`. */
+  readonly listeners: ReadonlySet<(event: DecisionEvent) => void>;
+}
+
+/** The Decision when no policy applies. */
+const NO_POLICY: Decision = Object.freeze({
+  allowed: true,
+  outcome: 'allowed',
+  policy: undefined,
+  limit: 0,
+  remaining: 0,
+  resetMs: 0,
+  retryAfterMs: 0,
+  shadowed: false,
+  source: 'store',
+  results: Object.freeze([]) as readonly PolicyResult[],
+}) as Decision;
+const NO_POLICY_PROMISE: Promise<Decision> = Promise.resolve(NO_POLICY);
+
+const now = (): number => globalThis.performance?.now() ?? Date.now();
+
+/** The decision for the store layers' answer: from the verdicts, or by the fail modes. */
+function decisionOf(entries: readonly StoreEntry[], answer: StoreAnswer): Decision {
+  if (answer instanceof StoreUnavailable) {
+    const { results, source } = applyFailModes(entries, answer);
+    return buildDecision(results, source);
+  }
+  const { verdicts } = answer;
+  const results = entries.map((e, i) => resultFromVerdict(e.policy, e.cost, verdicts[i]!));
+  return buildDecision(results, answer.source);
+}
+
+/** Hands the decision's event to every listener; a listener's failure never changes the decision. */
+function emit(parts: LimiterParts, decision: Decision, startedAt: number): void {
+  if (parts.listeners.size === 0) return;
+  const event = decisionEvent(decision, Math.max(0, now() - startedAt));
+  for (const listener of parts.listeners) {
+    try {
+      listener(event);
+    } catch {
+      // A listener's failure must not change the decision.
+    }
+  }
+}
+
+/**
+ * `limiter.check`: decides and charges one request, every applying policy in one store call.
+ * A decision made now (a store that answers in-process) settles one microtask later.
+ */
+export function check(parts: LimiterParts, descriptor: Descriptor): Promise<Decision> {
+  try {
+    const startedAt = parts.listeners.size > 0 ? now() : 0;
+    const { entries, options } = planCheck(parts, descriptor, 'check', parts.idempotencyTtlMs);
+    if (entries.length === 0) return NO_POLICY_PROMISE;
+    const finish = (answer: StoreAnswer): Decision => {
+      const decision = decisionOf(entries, answer);
+      emit(parts, decision, startedAt);
+      return decision;
+    };
+    // Not `andThen`: this site sees answers now (deny cache) and later (the store) in one process,
+    // and a branch of its own keeps the in-process answer's path compiled apart.
+    const answer = parts.store.decide(entries, 'consume', options);
+    return answer instanceof Promise ? answer.then(finish) : Promise.resolve(finish(answer));
+  } catch (error) {
+    return Promise.reject(error);
+  }
+}
+
+/** `limiter.peek`: like `check`, but charges nothing and emits no event. */
+export function peek(parts: LimiterParts, descriptor: Descriptor): Promise<Decision> {
+  try {
+    const { entries } = planCheck(parts, descriptor, 'peek', parts.idempotencyTtlMs);
+    if (entries.length === 0) return NO_POLICY_PROMISE;
+    const answer = parts.store.decide(entries, 'peek');
+    return Promise.resolve(andThen(answer, (decided) => decisionOf(entries, decided)));
+  } catch (error) {
+    return Promise.reject(error);
+  }
+}
+
+/** `limiter.reset`: deletes the state of `identity` for one policy (by name), or all of them. */
+export async function reset(
+  parts: LimiterParts,
+  identity: IdentityInput,
+  policyName: string | undefined,
+  route: string | undefined,
+): Promise<void> {
+  if (!isIdentityInput(identity)) {
+    throw new TypeError(identityProblem('limiter.reset: "identity"', identity));
+  }
+  const targets = policyName === undefined ? parts.policies : [policyNamed(parts, policyName)];
+  const tag = identityTag(parts.prefix, identity);
+  await parts.store.reset(targets.map((p) => policyKey(tag, p, route)));
+}

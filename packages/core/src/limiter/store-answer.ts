@@ -1,0 +1,69 @@
+/** What the limiter's store layers answer: verdicts and who gave them, or "the store could not decide". */
+import type { StoreCheckOptions, StoreEntry, StoreMode, StoreVerdict } from '../types.js';
+
+/** Why the store could not decide. */
+export type UnavailableCause = 'error' | 'timeout' | 'breaker-open' | 'wrong-verdict-count';
+
+/**
+ * The store could not decide this call: it threw or rejected, missed its deadline, answered with
+ * the wrong number of verdicts, or the breaker is open. The fail modes decide instead.
+ */
+export class StoreUnavailable {
+  /**
+   * @param cause why the store could not decide
+   * @param localVerdicts by entry index, the verdicts the in-process fallback gave for the
+   *   `failMode: 'local'` entries; undefined where it gave none
+   */
+  constructor(
+    readonly cause: UnavailableCause,
+    readonly localVerdicts?: readonly (StoreVerdict | undefined)[],
+  ) {}
+}
+
+/** Verdicts for every entry, in entry order, and where they came from. */
+export interface StoreVerdicts {
+  /** `store`: the store decided; `deny-cache`: an in-process memory of a store denial did. */
+  readonly source: 'store' | 'deny-cache';
+  readonly verdicts: readonly StoreVerdict[];
+}
+
+/** One call's answer through the store layers. */
+export type StoreAnswer = StoreVerdicts | StoreUnavailable;
+
+/**
+ * A value now, or a promise of it. A store that decides in-process (`Store.decideSync`) answers
+ * now, and so does every layer above it: no promise per layer (about 5% of an HTTP request).
+ */
+export type MaybePromise<T> = T | Promise<T>;
+
+/** `next(value)`, now when `value` is there, else once it is: a promise hop only when one is due. */
+export const andThen = <T, U>(
+  value: MaybePromise<T>,
+  next: (value: T) => MaybePromise<U>,
+): MaybePromise<U> => (value instanceof Promise ? value.then(next) : next(value));
+
+/**
+ * The store as the limiter calls it: `Store` with an answer that never rejects. The store itself
+ * is wrapped once (deadline) and each wrapper adds one thing (breaker, local fallback, deny cache).
+ */
+export interface StoreLayer {
+  /**
+   * Decides every entry in one atomic call, like `Store.decide`; a failure is `StoreUnavailable`.
+   * Answers now when the store does (`andThen` reads either).
+   */
+  decide(
+    entries: readonly StoreEntry[],
+    mode: StoreMode,
+    options?: StoreCheckOptions,
+  ): MaybePromise<StoreAnswer>;
+  /** Deletes the state behind `keys` in the store and in every layer that holds some. Rejects on failure. */
+  reset(keys: readonly string[]): Promise<void>;
+}
+
+/** The store's verdicts as an answer, or `StoreUnavailable` when they do not fit the entries. */
+export function answerOf(entries: readonly StoreEntry[], verdicts: unknown): StoreAnswer {
+  if (!Array.isArray(verdicts) || verdicts.length !== entries.length) {
+    return new StoreUnavailable('wrong-verdict-count');
+  }
+  return { source: 'store', verdicts: verdicts as StoreVerdict[] };
+}

@@ -1,0 +1,25 @@
+/** The circuit breaker as a store layer: after repeated failures, no store call for a cool-down. */
+import type { CircuitBreaker } from './breaker.js';
+import { andThen, type StoreLayer, StoreUnavailable } from './store-answer.js';
+
+const BREAKER_OPEN = new StoreUnavailable('breaker-open');
+
+/**
+ * Wraps `inner` behind `breaker`: while it is open a call answers `StoreUnavailable` at once,
+ * without reaching the store; half-open, one probe goes through. Every answer of a call that went
+ * through counts: `StoreUnavailable` as a failure, verdicts as a success. Resets pass straight on.
+ */
+export function withBreaker(inner: StoreLayer, breaker: CircuitBreaker): StoreLayer {
+  return {
+    decide(entries, mode, options) {
+      const permit = breaker.permit();
+      if (permit === 'reject') return BREAKER_OPEN;
+      return andThen(inner.decide(entries, mode, options), (answer) => {
+        if (answer instanceof StoreUnavailable) breaker.failure(permit);
+        else breaker.success();
+        return answer;
+      });
+    },
+    reset: (keys) => inner.reset(keys),
+  };
+}

@@ -1,0 +1,47 @@
+/** The store under a deadline: the innermost store layer, where a `Store` becomes a `StoreLayer`. */
+import type { Store } from '../types.js';
+import { callWithDeadline, DeadlineQueue, StoreTimeoutError } from './deadline.js';
+import { answerOf, type StoreAnswer, type StoreLayer, StoreUnavailable } from './store-answer.js';
+
+/** Resets are rarer and may touch many keys: they get at least this long, in milliseconds. */
+const RESET_MIN_TIMEOUT_MS = 1000;
+
+/**
+ * Wraps `store`: every call has `timeoutMs` to answer (one timer for all calls, plus one pass of
+ * I/O for an answer already on its way, see `DeadlineQueue`). A throw, a rejection, a missed
+ * deadline or the wrong number of verdicts answers `StoreUnavailable`; a late answer is dropped.
+ * A store that decides in-process (`decideSync`) is asked synchronously: it cannot be late, so it
+ * gets no deadline and the answer comes now. A reset rejects instead (with `StoreTimeoutError`
+ * when late), after at least 1 s.
+ */
+export function withDeadline(store: Store, timeoutMs: number): StoreLayer {
+  const reset = (keys: readonly string[]): Promise<void> =>
+    callWithDeadline(() => store.reset(keys), Math.max(timeoutMs, RESET_MIN_TIMEOUT_MS));
+  if (typeof store.decideSync === 'function') {
+    const decideSync = store.decideSync.bind(store);
+    return {
+      decide(entries, mode, options): StoreAnswer {
+        try {
+          return answerOf(
+            entries,
+            options === undefined ? decideSync(entries, mode) : decideSync(entries, mode, options),
+          );
+        } catch {
+          return new StoreUnavailable('error');
+        }
+      },
+      reset,
+    };
+  }
+  const deadlines = new DeadlineQueue(timeoutMs);
+  return {
+    decide(entries, mode, options) {
+      return deadlines.settle(
+        () => (options === undefined ? store.decide(entries, mode) : store.decide(entries, mode, options)),
+        (verdicts) => answerOf(entries, verdicts),
+        (error) => new StoreUnavailable(error instanceof StoreTimeoutError ? 'timeout' : 'error'),
+      );
+    },
+    reset,
+  };
+}

@@ -1,0 +1,64 @@
+/** The local fallback as a store layer: `failMode: 'local'` policies decided in-process while the store cannot. */
+import { MemoryStore } from '../stores/memory-store.js';
+import type { Clock, StoreEntry, StoreMode, StoreVerdict } from '../types.js';
+import { failsClosed } from './fail-modes.js';
+import { andThen, type MaybePromise, type StoreLayer, StoreUnavailable } from './store-answer.js';
+import { withDeadline } from './with-deadline.js';
+
+/** A store layer that also counts the local fallback's live evictions. */
+export interface LocalFallbackLayer extends StoreLayer {
+  /** Keys the in-process limiter evicted while their state was live (0 before it is first used). */
+  readonly liveEvictions: number;
+}
+
+/**
+ * Wraps `inner`: when it answers `StoreUnavailable`, the entries of `local` policies are decided
+ * by an in-process MemoryStore (created on first use, at most `maxKeys` keys; it answers now, so
+ * no deadline applies) and their verdicts ride on the answer for the fail modes. Under an
+ * enforced closed policy the request is denied anyway, so the fallback only peeks: nothing is
+ * charged, not even locally. The fallback keeps no request records.
+ */
+export function withLocalFallback(inner: StoreLayer, clock: Clock, maxKeys: number): LocalFallbackLayer {
+  let memory: MemoryStore | undefined;
+  let local: StoreLayer | undefined;
+  const fallback = (): StoreLayer => {
+    memory ??= new MemoryStore({ clock, maxKeys });
+    local ??= withDeadline(memory, Number.POSITIVE_INFINITY);
+    return local;
+  };
+
+  /** `unavailable`, carrying the fallback's verdicts for the local entries. */
+  const decideLocally = (
+    entries: readonly StoreEntry[],
+    mode: StoreMode,
+    unavailable: StoreUnavailable,
+  ): MaybePromise<StoreUnavailable> => {
+    const localIdx = entries.flatMap((e, i) => (e.policy.failMode === 'local' ? [i] : []));
+    if (localIdx.length === 0) return unavailable;
+    const localEntries = localIdx.map((i) => entries[i]!);
+    const answer = fallback().decide(localEntries, failsClosed(entries) ? 'peek' : mode);
+    return andThen(answer, (decided) => {
+      if (decided instanceof StoreUnavailable) return unavailable;
+      const localVerdicts: (StoreVerdict | undefined)[] = new Array(entries.length);
+      localIdx.forEach((entryIndex, j) => {
+        localVerdicts[entryIndex] = decided.verdicts[j];
+      });
+      return new StoreUnavailable(unavailable.cause, localVerdicts);
+    });
+  };
+
+  return {
+    decide(entries, mode, options) {
+      return andThen(inner.decide(entries, mode, options), (answer) =>
+        answer instanceof StoreUnavailable ? decideLocally(entries, mode, answer) : answer,
+      );
+    },
+    async reset(keys) {
+      if (memory !== undefined) await memory.reset(keys);
+      await inner.reset(keys);
+    },
+    get liveEvictions() {
+      return memory?.liveEvictions ?? 0;
+    },
+  };
+}
