@@ -67,5 +67,6 @@ export const fixedWindow = defineAlgorithm({
   },
   limits: WINDOW_LIMITS,
   store: { wholeCosts: false },
+  windows: { longestWaitWindows: 1, resetsOnBoundary: true },
   lua: { file: 'fixed-window.lua', resultFields: ['win', 'count2'] },
 });

@@ -115,5 +115,6 @@ export const gcra = defineAlgorithm({
   },
   limits: BUCKET_LIMITS,
   store: { wholeCosts: false },
+  windows: { longestWaitWindows: 1, resetsOnBoundary: false },
   lua: { file: 'gcra.lua', resultFields: ['left', 'ts', 'exact'] },
 });

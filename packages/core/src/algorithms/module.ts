@@ -63,6 +63,17 @@ export interface StoreRules {
   readonly maxLimit?: number;
 }
 
+/** How the algorithm's waits and resets relate to its window (read by the deny cache and the headers). */
+export interface WindowFacts {
+  /**
+   * The longest a denied request can be told to wait, in windows (`windowMs`): 2 for a sliding
+   * window (the previous window's weight lasts a whole window more), 1 otherwise.
+   */
+  readonly longestWaitWindows: 1 | 2;
+  /** The quota comes back at once on a window boundary (epoch-aligned windows), not gradually. */
+  readonly resetsOnBoundary: boolean;
+}
+
 /** The algorithm's Lua twin, read by packages/core/scripts/embed-lua.mjs. */
 export interface LuaFacts {
   /** Its file in lua/; it registers `ALGORITHMS['<name>']` (see lua/common.lua). */
@@ -98,6 +109,8 @@ export interface AlgorithmModule<N extends string = string, S = unknown> {
   readonly limits: LimitRules;
   /** What a store accepts for it. */
   readonly store: StoreRules;
+  /** Its waits and resets against its window. */
+  readonly windows: WindowFacts;
   /** Its Lua twin. */
   readonly lua: LuaFacts;
 }

@@ -133,6 +133,7 @@ export const slidingLog = defineAlgorithm({
     },
   },
   store: { wholeCosts: true, maxLimit: LOG_CUM_MAX },
+  windows: { longestWaitWindows: 1, resetsOnBoundary: false },
   lua: {
     file: 'sliding-log.lua',
     resultFields: ['v', 'n', 'first', 'before', 'cum', 'newest', 'stamp', 'cost', 'windowMs'],

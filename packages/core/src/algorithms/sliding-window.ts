@@ -121,5 +121,6 @@ export const slidingWindow = defineAlgorithm({
   },
   limits: WINDOW_LIMITS,
   store: { wholeCosts: false },
+  windows: { longestWaitWindows: 2, resetsOnBoundary: false },
   lua: { file: 'sliding-window.lua', resultFields: ['win', 'cur2', 'prev'] },
 });

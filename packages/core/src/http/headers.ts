@@ -4,6 +4,7 @@
  * policy, named by the policy); the older draft-7 and draft-6 forms and the de facto
  * `X-RateLimit-*` headers are there for clients that expect them.
  */
+import { ALGORITHMS } from '../algorithms/registry.js';
 import { OPTION_DEFAULTS } from '../options/defaults.js';
 import type { Algorithm, Decision, PolicyResult } from '../types.js';
 import { SF_INTEGER_MAX, serializeSfList, serializeSfString } from './structured-fields.js';
@@ -171,15 +172,16 @@ function decidingPolicy(policies: readonly HeaderPolicy[]): HeaderPolicy | undef
 }
 
 /**
- * `X-RateLimit-Reset`: epoch seconds of the reset, rounded up. A fixed window resets on a
- * window boundary (windows are multiples of `windowMs` since the epoch), so the boundary
+ * `X-RateLimit-Reset`: epoch seconds of the reset, rounded up. A fixed window (an algorithm
+ * whose `windows.resetsOnBoundary`) resets on a window boundary (windows are multiples of `windowMs` since the epoch), so the boundary
  * nearest to `nowMs + resetMs` is taken: every response of one window then says the same
  * second, although `nowMs` is read a little after the decision, or on a clock a little off
  * the store's (Redis `TIME`). Other algorithms reset continuously: rounded up as they are.
  */
 function legacyResetSeconds(p: HeaderPolicy, nowMs: number): number {
   const atMs = nowMs + Math.max(0, p.resetMs);
-  if (p.algorithm === 'fixed-window' && p.resetMs > 0 && p.windowMs !== undefined && p.windowMs > 0) {
+  const onBoundary = p.algorithm !== undefined && ALGORITHMS[p.algorithm].windows.resetsOnBoundary;
+  if (onBoundary && p.resetMs > 0 && p.windowMs !== undefined && p.windowMs > 0) {
     return Math.ceil((Math.round(atMs / p.windowMs) * p.windowMs) / 1000);
   }
   return Math.ceil(atMs / 1000);

@@ -17,14 +17,16 @@
  * however many key sets came and went.
  */
 import { LruIndex, NO_SLOT } from '../stores/lru-index.js';
+import { ALGORITHMS } from '../algorithms/registry.js';
 import type { Algorithm, PolicyResult } from '../types.js';
 
 /**
- * The longest wait a policy can ask for, in ms: a window (or a full refill) for every algorithm
- * but the sliding window counter, whose previous window still weighs during the current one.
+ * The longest wait a policy can ask for, in ms: its algorithm's `longestWaitWindows` windows
+ * (a window or a full refill; two for the sliding window counter, whose previous window still
+ * weighs during the current one).
  */
 export function longestWaitMs(algorithm: Algorithm, windowMs: number): number {
-  return Math.ceil(algorithm === 'sliding-window' ? 2 * windowMs : windowMs);
+  return Math.ceil(ALGORITHMS[algorithm].windows.longestWaitWindows * windowMs);
 }
 
 interface Remembered {

@@ -42,16 +42,7 @@ function split(numKeys: number, args: readonly (string | number)[]): NodeRedisEv
  * @param client a node-redis client or cluster client
  */
 export function fromNodeRedis(client: NodeRedisLike): NodeRedisEvalClient {
-  if (
-    typeof client !== 'object' ||
-    client === null ||
-    typeof client.evalSha !== 'function' ||
-    typeof client.eval !== 'function'
-  ) {
-    throw new TypeError(
-      'fromNodeRedis: "client" must be a node-redis client or cluster client (with evalSha() and eval())',
-    );
-  }
+  assertNodeRedisClient(client, 'fromNodeRedis');
   // A cluster client lists its primaries; a standalone client has no such member.
   const isCluster = 'masters' in client;
   return {
@@ -59,4 +50,19 @@ export function fromNodeRedis(client: NodeRedisLike): NodeRedisEvalClient {
     evalsha: (sha1, numKeys, ...args) => client.evalSha(sha1, split(numKeys, args)),
     eval: (script, numKeys, ...args) => client.eval(script, split(numKeys, args)),
   };
+}
+
+/** Throws a TypeError naming `caller` unless `client` offers node-redis's `evalSha()` and `eval()`. */
+export function assertNodeRedisClient(client: unknown, caller: string): asserts client is NodeRedisLike {
+  const c = client as Partial<NodeRedisLike> | null;
+  if (
+    typeof c !== 'object' ||
+    c === null ||
+    typeof c.evalSha !== 'function' ||
+    typeof c.eval !== 'function'
+  ) {
+    throw new TypeError(
+      `${caller}: "client" must be a node-redis client or cluster client (with evalSha() and eval())`,
+    );
+  }
 }

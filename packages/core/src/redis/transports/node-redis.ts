@@ -3,7 +3,7 @@
  * (`createClient()`) or a cluster client (`createCluster()`), which routes each call by its
  * first key, so one call stays in one hash slot there. Structural types only. Web-standard.
  */
-import type { NodeRedisLike } from '../node-redis.js';
+import { assertNodeRedisClient, type NodeRedisLike } from '../node-redis.js';
 import { defineTransport, type ScriptTransport } from '../transport.js';
 
 /** True for a node-redis cluster client: it lists its primaries; a standalone client does not. */
@@ -19,16 +19,7 @@ export function isNodeRedisCluster(client: NodeRedisLike): boolean {
  * @example new RedisStore({ transport: nodeRedisTransport(await createCluster({ rootNodes }).connect()) })
  */
 export function nodeRedisTransport(client: NodeRedisLike): ScriptTransport {
-  if (
-    typeof client !== 'object' ||
-    client === null ||
-    typeof client.evalSha !== 'function' ||
-    typeof client.eval !== 'function'
-  ) {
-    throw new TypeError(
-      'nodeRedisTransport: "client" must be a node-redis client or cluster client (with evalSha() and eval())',
-    );
-  }
+  assertNodeRedisClient(client, 'nodeRedisTransport');
   const closable = client as { close?: () => Promise<unknown>; quit?: () => Promise<unknown> };
   return defineTransport({
     singleSlot: isNodeRedisCluster(client),
