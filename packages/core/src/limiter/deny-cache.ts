@@ -16,8 +16,9 @@
  * The recency order is an `LruIndex` (typed arrays), so remembering and evicting cost the same
  * however many key sets came and went.
  */
-import { LruIndex, NO_SLOT } from '../stores/lru-index.js';
+
 import { ALGORITHMS } from '../algorithms/registry.js';
+import { LruIndex, NO_SLOT } from '../stores/lru-index.js';
 import type { Algorithm, PolicyResult } from '../types.js';
 
 /**
