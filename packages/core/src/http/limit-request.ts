@@ -4,6 +4,7 @@
  */
 import type { Limiter } from '../limiter/index.js';
 import type { Decision, Descriptor, IdentityInput } from '../types.js';
+import { addCheck, checksOf } from './check-records.js';
 import type { ResolvedRateLimitOptions } from './options.js';
 import { requestIdentity } from './request-identity.js';
 import { routeKey } from './route.js';
@@ -38,23 +39,12 @@ export interface RequestLimitResult {
   readonly duplicate: boolean;
 }
 
-/** One check made for a request marker: a list, usually of one entry. */
-interface CheckRecord {
-  readonly limiter: Limiter;
-  readonly policySet: string;
-  readonly decision: Promise<Decision>;
-  readonly next: CheckRecord | undefined;
-}
-
-/** The checks made so far per request marker, kept beside it: the marker itself is never written. */
-const checksByMarker = new WeakMap<object, CheckRecord>();
-
 function policySetKey(names: readonly string[] | undefined): string {
   return names === undefined ? '*' : [...names].sort().join('\n');
 }
 
 function findCheck(marker: object, limiter: Limiter, policySet: string): Promise<Decision> | undefined {
-  for (let record = checksByMarker.get(marker); record !== undefined; record = record.next) {
+  for (let record = checksOf(marker); record !== undefined; record = record.next) {
     if (record.limiter === limiter && record.policySet === policySet) return record.decision;
   }
   return undefined;
@@ -151,9 +141,7 @@ export function createLimitRequest<Req>(
     }
     // Reserve the slot before anything waits, so concurrent layers cannot both charge.
     const pending = check(req, facts, route);
-    if (marker !== undefined) {
-      checksByMarker.set(marker, { limiter, policySet, decision: pending, next: checksByMarker.get(marker) });
-    }
+    if (marker !== undefined) addCheck(marker, limiter, policySet, pending);
     return pending.then((d) => finish(d, route, false));
   };
 

@@ -15,7 +15,7 @@ import type {
 import { buildDecision, decisionEvent, resultFromVerdict } from './decision.js';
 import { applyFailModes } from './fail-modes.js';
 import { type PolicySet, planCheck, policyNamed } from './plan.js';
-import { andThen, type StoreAnswer, type StoreLayer, StoreUnavailable } from './store-answer.js';
+import { type StoreAnswer, type StoreLayer, StoreUnavailable } from './store-answer.js';
 
 /** What the calls need of a built limiter. */
 export interface LimiterParts extends PolicySet {
@@ -82,10 +82,8 @@ export function check(parts: LimiterParts, descriptor: Descriptor): Promise<Deci
       emit(parts, decision, startedAt);
       return decision;
     };
-    // Not `andThen`: this site sees answers now (deny cache) and later (the store) in one process,
-    // and a branch of its own keeps the in-process answer's path compiled apart.
-    const answer = parts.store.decide(entries, 'consume', options);
-    return answer instanceof Promise ? answer.then(finish) : Promise.resolve(finish(answer));
+    const decision = parts.store.decide(entries, 'consume', options, finish);
+    return decision instanceof Promise ? decision : Promise.resolve(decision);
   } catch (error) {
     return Promise.reject(error);
   }
@@ -96,8 +94,9 @@ export function peek(parts: LimiterParts, descriptor: Descriptor): Promise<Decis
   try {
     const { entries } = planCheck(parts, descriptor, 'peek', parts.idempotencyTtlMs);
     if (entries.length === 0) return NO_POLICY_PROMISE;
-    const answer = parts.store.decide(entries, 'peek');
-    return Promise.resolve(andThen(answer, (decided) => decisionOf(entries, decided)));
+    return Promise.resolve(
+      parts.store.decide(entries, 'peek', undefined, (answer) => decisionOf(entries, answer)),
+    );
   } catch (error) {
     return Promise.reject(error);
   }

@@ -6,11 +6,11 @@
 import { describe, expect, it } from 'vitest';
 import { definePolicy } from '../policy/define-policy.js';
 import { MemoryStore } from '../stores/memory-store.js';
-import type { PolicyInput, Store, StoreEntry } from '../types.js';
+import type { PolicyInput, Store, StoreCheckOptions, StoreEntry, StoreMode } from '../types.js';
 import { CircuitBreaker } from './breaker.js';
 import { DenyCache } from './deny-cache.js';
 import { applyFailModes } from './fail-modes.js';
-import { type StoreAnswer, StoreUnavailable } from './store-answer.js';
+import { type StoreAnswer, type StoreLayer, StoreUnavailable } from './store-answer.js';
 import { withBreaker } from './with-breaker.js';
 import { withDeadline } from './with-deadline.js';
 import { withDenyCache } from './with-deny-cache.js';
@@ -22,6 +22,14 @@ const entryOf = (input: PolicyInput, key = `k:${input.name}`): StoreEntry => ({
   policy: definePolicy(input),
   cost: 1,
 });
+/** The layer's answer itself (the handler a layer hands outward, as the pipeline's would be). */
+const ask = (
+  layer: StoreLayer,
+  entries: readonly StoreEntry[],
+  mode: StoreMode,
+  options?: StoreCheckOptions,
+): StoreAnswer | Promise<StoreAnswer> =>
+  layer.decide(entries, mode, options, (answer: StoreAnswer) => answer);
 const bucket = entryOf({ name: 'b', burst: 1, rate: '1/m' });
 
 /** A store whose `decide` does what `answer` says. */
@@ -34,7 +42,7 @@ const storeOf = (decide: Store['decide']): Store => ({
 describe('withDeadline', () => {
   it('names why the store could not decide: error, timeout, wrong verdict count', async () => {
     const cause = async (store: Store): Promise<unknown> => {
-      const answer = await withDeadline(store, 10).decide([bucket], 'consume');
+      const answer = await ask(withDeadline(store, 10), [bucket], 'consume');
       return answer instanceof StoreUnavailable ? answer.cause : answer.source;
     };
     expect(await cause(storeOf(() => Promise.reject(new Error('down'))))).toBe('error');
@@ -51,7 +59,7 @@ describe('withDeadline', () => {
   });
 
   it('asks a store that decides in-process synchronously: the answer is there now', () => {
-    const answer = withDeadline(new MemoryStore({ clock: () => T0 }), 10).decide([bucket], 'consume');
+    const answer = ask(withDeadline(new MemoryStore({ clock: () => T0 }), 10), [bucket], 'consume');
     expect(answer).toMatchObject({ source: 'store', verdicts: [{ allowed: true }] });
   });
 });
@@ -68,8 +76,8 @@ describe('withBreaker', () => {
     );
     const layer = withBreaker(failing, new CircuitBreaker(2, 1000, () => T0));
     for (let i = 0; i < 2; i++)
-      expect(await layer.decide([bucket], 'consume')).toMatchObject({ cause: 'error' });
-    expect(await layer.decide([bucket], 'consume')).toMatchObject({ cause: 'breaker-open' });
+      expect(await ask(layer, [bucket], 'consume')).toMatchObject({ cause: 'error' });
+    expect(await ask(layer, [bucket], 'consume')).toMatchObject({ cause: 'breaker-open' });
     expect(calls).toBe(2);
   });
 });
@@ -86,7 +94,7 @@ describe('withLocalFallback', () => {
   it('adds verdicts for the local entries only; the fail modes read them', async () => {
     const layer = withLocalFallback(down, () => T0, 100);
     const entries = [open, local];
-    const answer = (await layer.decide(entries, 'consume')) as StoreUnavailable;
+    const answer = (await ask(layer, entries, 'consume')) as StoreUnavailable;
     expect(answer).toBeInstanceOf(StoreUnavailable);
     expect(answer.localVerdicts?.[0]).toBeUndefined();
     expect(answer.localVerdicts?.[1]).toMatchObject({ allowed: true, remaining: 1 });
@@ -100,8 +108,8 @@ describe('withLocalFallback', () => {
 
   it('only peeks under an enforced closed policy: nothing is charged locally', async () => {
     const layer = withLocalFallback(down, () => T0, 100);
-    for (let i = 0; i < 3; i++) await layer.decide([closed, local], 'consume');
-    const answer = (await layer.decide([local], 'consume')) as StoreUnavailable;
+    for (let i = 0; i < 3; i++) await ask(layer, [closed, local], 'consume');
+    const answer = (await ask(layer, [local], 'consume')) as StoreUnavailable;
     expect(answer.localVerdicts?.[0]).toMatchObject({ allowed: true, remaining: 1 });
   });
 });
@@ -117,16 +125,16 @@ describe('withDenyCache', () => {
     const layer = withDenyCache(withDeadline(counting, 50), new DenyCache(10, 1000), () => T0);
     const sources: string[] = [];
     const sourceOf = (a: StoreAnswer) => (a instanceof StoreUnavailable ? a.cause : a.source);
-    sources.push(sourceOf(await layer.decide([bucket], 'consume')));
-    sources.push(sourceOf(await layer.decide([bucket], 'consume')));
-    sources.push(sourceOf(await layer.decide([bucket], 'consume')));
+    sources.push(sourceOf(await ask(layer, [bucket], 'consume')));
+    sources.push(sourceOf(await ask(layer, [bucket], 'consume')));
+    sources.push(sourceOf(await ask(layer, [bucket], 'consume')));
     expect(sources).toEqual(['store', 'store', 'deny-cache']);
     expect(calls).toBe(2);
     const record = { requestKey: 'k:~rid:1', requestTtlMs: 1000 };
-    expect(sourceOf(await layer.decide([bucket], 'consume', record))).toBe('store');
-    expect(sourceOf(await layer.decide([bucket], 'peek'))).toBe('store');
+    expect(sourceOf(await ask(layer, [bucket], 'consume', record))).toBe('store');
+    expect(sourceOf(await ask(layer, [bucket], 'peek'))).toBe('store');
     expect(calls).toBe(4);
     await layer.reset([bucket.key]);
-    expect(sourceOf(await layer.decide([bucket], 'consume'))).toBe('store');
+    expect(sourceOf(await ask(layer, [bucket], 'consume'))).toBe('store');
   });
 });

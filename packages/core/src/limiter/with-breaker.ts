@@ -1,6 +1,6 @@
 /** The circuit breaker as a store layer: after repeated failures, no store call for a cool-down. */
 import type { CircuitBreaker } from './breaker.js';
-import { andThen, type StoreLayer, StoreUnavailable } from './store-answer.js';
+import { type StoreLayer, StoreUnavailable } from './store-answer.js';
 
 const BREAKER_OPEN = new StoreUnavailable('breaker-open');
 
@@ -11,13 +11,13 @@ const BREAKER_OPEN = new StoreUnavailable('breaker-open');
  */
 export function withBreaker(inner: StoreLayer, breaker: CircuitBreaker): StoreLayer {
   return {
-    decide(entries, mode, options) {
+    decide(entries, mode, options, then) {
       const permit = breaker.permit();
-      if (permit === 'reject') return BREAKER_OPEN;
-      return andThen(inner.decide(entries, mode, options), (answer) => {
+      if (permit === 'reject') return then(BREAKER_OPEN);
+      return inner.decide(entries, mode, options, (answer) => {
         if (answer instanceof StoreUnavailable) breaker.failure(permit);
         else breaker.success();
-        return answer;
+        return then(answer);
       });
     },
     reset: (keys) => inner.reset(keys),

@@ -1,7 +1,11 @@
 /** The store under a deadline: the innermost store layer, where a `Store` becomes a `StoreLayer`. */
-import type { Store } from '../types.js';
+import type { Store, StoreCheckOptions, StoreEntry, StoreMode } from '../types.js';
 import { callWithDeadline, DeadlineQueue, StoreTimeoutError } from './deadline.js';
-import { answerOf, type StoreAnswer, type StoreLayer, StoreUnavailable } from './store-answer.js';
+import { answerOf, type StoreLayer, StoreUnavailable } from './store-answer.js';
+
+/** The answer for a store call that threw, rejected or missed its deadline. */
+const unavailableFor = (error: unknown): StoreUnavailable =>
+  new StoreUnavailable(error instanceof StoreTimeoutError ? 'timeout' : 'error');
 
 /** Resets are rarer and may touch many keys: they get at least this long, in milliseconds. */
 const RESET_MIN_TIMEOUT_MS = 1000;
@@ -19,27 +23,29 @@ export function withDeadline(store: Store, timeoutMs: number): StoreLayer {
     callWithDeadline(() => store.reset(keys), Math.max(timeoutMs, RESET_MIN_TIMEOUT_MS));
   if (typeof store.decideSync === 'function') {
     const decideSync = store.decideSync.bind(store);
+    const answerNow = (entries: readonly StoreEntry[], mode: StoreMode, options?: StoreCheckOptions) => {
+      try {
+        return answerOf(
+          entries,
+          options === undefined ? decideSync(entries, mode) : decideSync(entries, mode, options),
+        );
+      } catch {
+        return new StoreUnavailable('error');
+      }
+    };
     return {
-      decide(entries, mode, options): StoreAnswer {
-        try {
-          return answerOf(
-            entries,
-            options === undefined ? decideSync(entries, mode) : decideSync(entries, mode, options),
-          );
-        } catch {
-          return new StoreUnavailable('error');
-        }
-      },
+      // Outside the try: a handler's own throw is not the store's failure.
+      decide: (entries, mode, options, then) => then(answerNow(entries, mode, options)),
       reset,
     };
   }
   const deadlines = new DeadlineQueue(timeoutMs);
   return {
-    decide(entries, mode, options) {
+    decide(entries, mode, options, then) {
       return deadlines.settle(
         () => (options === undefined ? store.decide(entries, mode) : store.decide(entries, mode, options)),
-        (verdicts) => answerOf(entries, verdicts),
-        (error) => new StoreUnavailable(error instanceof StoreTimeoutError ? 'timeout' : 'error'),
+        (verdicts) => then(answerOf(entries, verdicts)),
+        (error) => then(unavailableFor(error)),
       );
     },
     reset,

@@ -2,7 +2,7 @@
 import type { Clock, PolicyResult, StoreEntry, StoreVerdict } from '../types.js';
 import { resultFromVerdict } from './decision.js';
 import type { DenyCache } from './deny-cache.js';
-import { andThen, type StoreAnswer, type StoreLayer, StoreUnavailable } from './store-answer.js';
+import { type StoreLayer, StoreUnavailable } from './store-answer.js';
 
 /** The deny cache's key for a set of entries. */
 const setKeyOf = (entries: readonly StoreEntry[]): string => entries.map((e) => e.key).join('\n');
@@ -24,23 +24,24 @@ function enforcedDenial(entries: readonly StoreEntry[], verdicts: readonly Store
  */
 export function withDenyCache(inner: StoreLayer, cache: DenyCache, clock: Clock): StoreLayer {
   return {
-    decide(entries, mode, options) {
-      if (mode === 'peek') return inner.decide(entries, mode, options);
+    decide(entries, mode, options, then) {
+      if (mode === 'peek') return inner.decide(entries, mode, options, then);
       // Read before the store call: the store decided after this moment, so a wait counted from
       // here never outlasts the store's own.
       const askedAtMs = clock();
       if (options?.requestKey === undefined && cache.size > 0) {
         const cached = cache.lookup(setKeyOf(entries), costsOf(entries), askedAtMs);
         // A result holds every field of a verdict: it reads back as the same result.
-        if (cached !== undefined) return { source: 'deny-cache', verdicts: cached };
+        if (cached !== undefined) return then({ source: 'deny-cache', verdicts: cached });
       }
-      return andThen(inner.decide(entries, mode, options), (answer): StoreAnswer => {
-        if (answer instanceof StoreUnavailable || !enforcedDenial(entries, answer.verdicts)) return answer;
-        const results: PolicyResult[] = entries.map((e, i) =>
-          resultFromVerdict(e.policy, e.cost, answer.verdicts[i]!),
-        );
-        cache.remember(setKeyOf(entries), costsOf(entries), results, askedAtMs);
-        return answer;
+      return inner.decide(entries, mode, options, (answer) => {
+        if (!(answer instanceof StoreUnavailable) && enforcedDenial(entries, answer.verdicts)) {
+          const results: PolicyResult[] = entries.map((e, i) =>
+            resultFromVerdict(e.policy, e.cost, answer.verdicts[i]!),
+          );
+          cache.remember(setKeyOf(entries), costsOf(entries), results, askedAtMs);
+        }
+        return then(answer);
       });
     },
     reset(keys) {

@@ -1,8 +1,8 @@
 /** The local fallback as a store layer: `failMode: 'local'` policies decided in-process while the store cannot. */
 import { MemoryStore } from '../stores/memory-store.js';
-import type { Clock, StoreEntry, StoreMode, StoreVerdict } from '../types.js';
+import type { Clock, StoreCheckOptions, StoreEntry, StoreMode, StoreVerdict } from '../types.js';
 import { failsClosed } from './fail-modes.js';
-import { andThen, type MaybePromise, type StoreLayer, StoreUnavailable } from './store-answer.js';
+import { type AnswerHandler, type MaybePromise, type StoreLayer, StoreUnavailable } from './store-answer.js';
 import { withDeadline } from './with-deadline.js';
 
 /** A store layer that also counts the local fallback's live evictions. */
@@ -28,30 +28,36 @@ export function withLocalFallback(inner: StoreLayer, clock: Clock, maxKeys: numb
   };
 
   /** `unavailable`, carrying the fallback's verdicts for the local entries. */
-  const decideLocally = (
+  const decideLocally = <T>(
     entries: readonly StoreEntry[],
     mode: StoreMode,
     unavailable: StoreUnavailable,
-  ): MaybePromise<StoreUnavailable> => {
+    then: AnswerHandler<T>,
+  ): MaybePromise<T> => {
     const localIdx = entries.flatMap((e, i) => (e.policy.failMode === 'local' ? [i] : []));
-    if (localIdx.length === 0) return unavailable;
+    if (localIdx.length === 0) return then(unavailable);
     const localEntries = localIdx.map((i) => entries[i]!);
-    const answer = fallback().decide(localEntries, failsClosed(entries) ? 'peek' : mode);
-    return andThen(answer, (decided) => {
-      if (decided instanceof StoreUnavailable) return unavailable;
+    // In-process: the handler runs now, inside the outer store's settlement.
+    return fallback().decide(localEntries, failsClosed(entries) ? 'peek' : mode, undefined, (decided) => {
+      if (decided instanceof StoreUnavailable) return then(unavailable);
       const localVerdicts: (StoreVerdict | undefined)[] = new Array(entries.length);
       localIdx.forEach((entryIndex, j) => {
         localVerdicts[entryIndex] = decided.verdicts[j];
       });
-      return new StoreUnavailable(unavailable.cause, localVerdicts);
-    });
+      return then(new StoreUnavailable(unavailable.cause, localVerdicts));
+    }) as MaybePromise<T>;
   };
 
   return {
-    decide(entries, mode, options) {
-      return andThen(inner.decide(entries, mode, options), (answer) =>
-        answer instanceof StoreUnavailable ? decideLocally(entries, mode, answer) : answer,
-      );
+    decide<T>(
+      entries: readonly StoreEntry[],
+      mode: StoreMode,
+      options: StoreCheckOptions | undefined,
+      then: AnswerHandler<T>,
+    ): MaybePromise<T> {
+      return inner.decide(entries, mode, options, (answer) =>
+        answer instanceof StoreUnavailable ? decideLocally(entries, mode, answer, then) : then(answer),
+      ) as MaybePromise<T>;
     },
     async reset(keys) {
       if (memory !== undefined) await memory.reset(keys);
