@@ -1,12 +1,11 @@
 /**
  * The checks made so far per request marker (double-count protection). On a marker that is a
- * direct instance of a class (Hono's `Context`, Fastify's request) they are kept in a private field
- * only this module can read: every such instance shares one hidden class, so the field costs one
- * cached transition, and it is cheaper than a WeakMap entry (1.7% of an allowed and 3.9% of a
- * denied Hono request, counted with bench/instructions.mjs; see bench/README.md). Any other marker
- * keeps them beside it in a WeakMap: Express's `req`, whose prototype is swapped on every request,
- * would get a hidden class of its own per field (23-27k instructions), and a frozen or sealed
- * object cannot take one. The marker's own properties, `for...in` and `Object.keys` over it stay
+ * direct instance of a class (Hono's `Context`, Fastify's request) or a plain object (Koa's `ctx`)
+ * they are kept in a private field only this module can read: such objects of one framework share
+ * one hidden class, so the field costs one cached transition, and it is cheaper than a WeakMap
+ * entry (see bench/README.md). Any other marker keeps them beside it in a WeakMap: Express's
+ * `req`, whose prototype is swapped on every request, would get a hidden class of its own per
+ * field (23-27k instructions), and a frozen or sealed object cannot take one. The marker's own properties, `for...in` and `Object.keys` over it stay
  * as they were.
  */
 import type { Limiter } from '../limiter/index.js';
@@ -49,12 +48,18 @@ class CheckStamp extends ReturnGiven {
   }
 }
 
-/** True for an extensible direct instance of a class: its prototype is its constructor's. */
+/**
+ * True for an extensible object that is what its constructor made it: a direct instance of its
+ * class (its prototype is the class's), or an object whose constructor is `Object` whatever it
+ * inherits from (Koa's `ctx`, made by `Object.create(app.context)`). False for an instance whose
+ * prototype was swapped for another object (Express's `req` and `res`).
+ */
 function takesField(marker: object): boolean {
+  if (!Object.isExtensible(marker)) return false;
   const proto: unknown = Object.getPrototypeOf(marker);
-  if (proto === null || proto === Object.prototype || !Object.isExtensible(marker)) return false;
+  if (proto === null) return false;
   const ctor = (proto as { constructor?: unknown }).constructor;
-  return typeof ctor === 'function' && ctor.prototype === proto;
+  return ctor === Object || (typeof ctor === 'function' && ctor.prototype === proto);
 }
 
 /** The records of markers that do not take the field. */
