@@ -85,6 +85,22 @@ describe('sliding window waits', () => {
     expect(v.retryAfterMs).toBe(500);
     expect(slidingWindow.evaluate(state, 1_000, p).allowed).toBe(true);
   });
+
+  it('adds the margin at the window end when current + cost rounds above the limit there (fractional limit)', () => {
+    // current = limit - cost exactly, yet current + cost rounds above limit + EPS: at the window
+    // end the current window weighs fully, so the room comes 2^-10 ms after it.
+    const limit = 105_855_093.45598401;
+    const cost = 13_538_273.82860341;
+    const current = limit - cost;
+    expect(current + cost).toBeGreaterThan(limit + 1e-9);
+    const state: SlidingWindowState = { startMs: 0, current, previous: 2 };
+    const p = params(limit, 1_000, cost);
+    const v = slidingWindow.evaluate(state, 500, p);
+    expect(v.allowed).toBe(false);
+    expect(slidingWindow.evaluate(state, 1_000, p).allowed).toBe(false);
+    expect(v.retryAfterMs).toBe(500 + MARGIN_MS);
+    expect(slidingWindow.evaluate(state, 500 + v.retryAfterMs, p).allowed).toBe(true);
+  });
 });
 
 describe('GCRA ticks and drain', () => {
