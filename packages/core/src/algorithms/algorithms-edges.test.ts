@@ -70,14 +70,15 @@ describe('sliding window waits', () => {
     expect(slidingWindow.evaluate(state, win + 499.999, p).allowed).toBe(false);
   });
 
-  it('waits for the window end when the current window alone leaves room for the cost (fractional units)', () => {
-    // limit - current - cost rounds below 0 although current <= limit - cost: the current window's
+  it('waits for the window end, no margin, when current = limit - cost fits there (fractional units)', () => {
+    // limit - current - cost rounds below 0 although current is limit - cost: the current window's
     // units alone fit with the cost, so the room comes when the previous window stops weighing.
     const limit = 1e7;
     const current = 9_563_568.8;
     const cost = 436_431.2;
     expect(limit - current - cost).toBeLessThan(0);
-    expect(current).toBeLessThanOrEqual(limit - cost);
+    expect(current).toBe(limit - cost);
+    expect(current + cost).toBeLessThanOrEqual(limit + 1e-9);
     const state: SlidingWindowState = { startMs: 0, current, previous: 2 };
     const p = params(limit, 1_000, cost);
     const v = slidingWindow.evaluate(state, 500, p);
