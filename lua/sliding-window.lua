@@ -85,7 +85,9 @@ ALGORITHMS['sliding-window'] = function(r, key, now, limit, windowMs, intervalMs
       at = sliding_window_at(win, windowMs, room, prev, cur, cost, limit)
     else
       local room2 = limit - cost
-      if cur <= room2 then
+      -- cur == room2: the window end, where cur + cost may still round above the limit;
+      -- sliding_window_at returns it, with the margin when it does.
+      if cur < room2 then
         at = win + windowMs
       else
         at = sliding_window_at(win + windowMs, windowMs, room2, cur, 0, cost, limit)

@@ -83,7 +83,9 @@ const evaluate: AlgorithmFn<SlidingWindowState> = (state, now, { limit, windowMs
         at = windowAt(win, windowMs, room, prev, cur, cost, limit);
       } else {
         const room2 = limit - cost;
-        at = cur <= room2 ? win + windowMs : windowAt(win + windowMs, windowMs, room2, cur, 0, cost, limit);
+        // cur === room2: the window end, where cur + cost may still round above the limit;
+        // windowAt returns it, with the margin when it does (lua/sliding-window.lua).
+        at = cur < room2 ? win + windowMs : windowAt(win + windowMs, windowMs, room2, cur, 0, cost, limit);
       }
       retryAfterMs = at - now;
       if (retryAfterMs < 0) retryAfterMs = 0;

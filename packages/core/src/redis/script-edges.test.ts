@@ -147,6 +147,21 @@ describe.each(Object.keys(stores))('decide edges on %s', (storeName) => {
     expect(late).toMatchObject({ allowed: true, remaining: 7 });
   });
 
+  it('sliding-window: a wait to the window end where current + cost rounds above the limit admits', async () => {
+    // Current = limit - cost exactly, yet current + cost rounds above limit + EPS (a fractional
+    // limit): the window end has no room yet, 2^-10 ms later it has.
+    const limit = 105_855_093.45598401;
+    const cost = 13_538_273.82860341;
+    const policy = makePolicy('sliding-window', limit, 1000);
+    const e = entry(policy, cost);
+    expect((await decide([entry(policy, 2, e.key)], 'consume', T0 - 500))[0]!.allowed).toBe(true);
+    expect((await decide([entry(policy, limit - cost, e.key)], 'consume', T0 + 100))[0]!.allowed).toBe(true);
+    const [denied] = await decide([e], 'peek', T0 + 500);
+    expect(denied).toMatchObject({ allowed: false, retryAfterMs: 501 }); // 500 + 2^-10, rounded up
+    expect((await decide([e], 'peek', T0 + 1000))[0]!.allowed).toBe(false);
+    expect((await decide([e], 'peek', T0 + 1001))[0]!.allowed).toBe(true);
+  });
+
   it('sliding-log: units charged after a step back leave no earlier than the newest ones', async () => {
     const policy = makePolicy('sliding-log', 2, 1000);
     const e = entry(policy, 1);
