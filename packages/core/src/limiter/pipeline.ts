@@ -51,7 +51,7 @@ function decisionOf(entries: readonly StoreEntry[], answer: StoreAnswer): Decisi
     return buildDecision(results, source);
   }
   const { verdicts } = answer;
-  const results = entries.map((e, i) => resultFromVerdict(e.policy, e.cost, verdicts[i]!));
+  const results = answer.results ?? entries.map((e, i) => resultFromVerdict(e.policy, e.cost, verdicts[i]!));
   return buildDecision(results, answer.source);
 }
 

@@ -1,5 +1,5 @@
 /** What the limiter's store layers answer: verdicts and who gave them, or "the store could not decide". */
-import type { StoreCheckOptions, StoreEntry, StoreMode, StoreVerdict } from '../types.js';
+import type { PolicyResult, StoreCheckOptions, StoreEntry, StoreMode, StoreVerdict } from '../types.js';
 
 /** Why the store could not decide. */
 export type UnavailableCause = 'error' | 'timeout' | 'breaker-open' | 'wrong-verdict-count';
@@ -25,6 +25,11 @@ export interface StoreVerdicts {
   /** `store`: the store decided; `deny-cache`: an in-process memory of a store denial did. */
   readonly source: 'store' | 'deny-cache';
   readonly verdicts: readonly StoreVerdict[];
+  /**
+   * The per-policy results themselves when the answer already holds them (a deny-cache hit: the
+   * remembered results, waits counted down), so they are not made again; undefined otherwise.
+   */
+  readonly results: readonly PolicyResult[] | undefined;
 }
 
 /** One call's answer through the store layers. */
@@ -67,5 +72,5 @@ export function answerOf(entries: readonly StoreEntry[], verdicts: unknown): Sto
   if (!Array.isArray(verdicts) || verdicts.length !== entries.length) {
     return new StoreUnavailable('wrong-verdict-count');
   }
-  return { source: 'store', verdicts: verdicts as StoreVerdict[] };
+  return { source: 'store', verdicts: verdicts as StoreVerdict[], results: undefined };
 }

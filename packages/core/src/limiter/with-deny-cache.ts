@@ -31,8 +31,8 @@ export function withDenyCache(inner: StoreLayer, cache: DenyCache, clock: Clock)
       const askedAtMs = clock();
       if (options?.requestKey === undefined && cache.size > 0) {
         const cached = cache.lookup(setKeyOf(entries), costsOf(entries), askedAtMs);
-        // A result holds every field of a verdict: it reads back as the same result.
-        if (cached !== undefined) return then({ source: 'deny-cache', verdicts: cached });
+        // A result holds every field of a verdict, so it serves as both.
+        if (cached !== undefined) return then({ source: 'deny-cache', verdicts: cached, results: cached });
       }
       return inner.decide(entries, mode, options, (answer) => {
         if (!(answer instanceof StoreUnavailable) && enforcedDenial(entries, answer.verdicts)) {
