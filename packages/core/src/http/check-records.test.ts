@@ -21,7 +21,7 @@ const markers: [string, () => object][] = [
   ['a direct class instance', () => new RequestLike()],
   ['an object with a swapped prototype', expressLike],
   ['a plain object', () => ({ method: 'GET' })],
-  ['an object made from a plain prototype, like Koa\'s ctx', () => Object.create(Object.create({ app: {} }))],
+  ["an object made from a plain prototype, like Koa's ctx", () => Object.create(Object.create({ app: {} }))],
   ['a frozen class instance', () => Object.freeze(new RequestLike())],
   ['an object without a prototype', () => Object.create(null) as object],
 ];
