@@ -93,6 +93,26 @@ function identityKindScenario(kind: 'key' | 'app'): Scenario {
   };
 }
 
+/**
+ * Two requests of a one-request quota in shadow mode: both answered 200 with no rate-limit headers,
+ * the first decision not shadowed, the second shadowed and allowed.
+ */
+async function secondRequestShadowed(client: Client): Promise<void> {
+  const first = await client.get('/items/1');
+  const second = await client.get('/items/1');
+  for (const reply of [first, second]) {
+    expect(reply.status).toBe(200);
+    expect(reply.headers.ratelimit).toBeUndefined();
+    expect(reply.headers['ratelimit-policy']).toBeUndefined();
+    expect(reply.headers['retry-after']).toBeUndefined();
+  }
+  expect((json(first) as { rateLimit: { shadowed: boolean } }).rateLimit.shadowed).toBe(false);
+  expect((json(second) as { rateLimit: unknown }).rateLimit).toMatchObject({
+    shadowed: true,
+    allowed: true,
+  });
+}
+
 const SCENARIOS: Scenario[] = [
   {
     name: '200s then 429 with exact headers and a problem+json body; the clock restores the quota',
@@ -232,23 +252,7 @@ const SCENARIOS: Scenario[] = [
       limiter: w.limiter([{ name: 'api', algorithm: 'fixed-window', limit: 1, window: '10s' }]),
       shadow: true,
     }),
-    async run(client) {
-      const first = await client.get('/items/1');
-      const second = await client.get('/items/1');
-      for (const reply of [first, second]) {
-        expect(reply.status).toBe(200);
-        expect(reply.headers.ratelimit).toBeUndefined();
-        expect(reply.headers['ratelimit-policy']).toBeUndefined();
-        expect(reply.headers['retry-after']).toBeUndefined();
-      }
-      expect((json(first) as { rateLimit: { shadowed: boolean } }).rateLimit.shadowed).toBe(false);
-      expect(
-        (json(second) as { rateLimit: { shadowed: boolean; allowed: boolean } }).rateLimit,
-      ).toMatchObject({
-        shadowed: true,
-        allowed: true,
-      });
-    },
+    run: secondRequestShadowed,
   },
   {
     name: 'shadow on policies built here: never enforced, no headers',
@@ -271,21 +275,7 @@ const SCENARIOS: Scenario[] = [
       store: new MemoryStore({ clock: () => w.now }),
       shadow: true,
     }),
-    async run(client) {
-      const first = await client.get('/items/1');
-      const second = await client.get('/items/1');
-      for (const reply of [first, second]) {
-        expect(reply.status).toBe(200);
-        expect(reply.headers.ratelimit).toBeUndefined();
-        expect(reply.headers['ratelimit-policy']).toBeUndefined();
-        expect(reply.headers['retry-after']).toBeUndefined();
-      }
-      expect((json(first) as { rateLimit: { shadowed: boolean } }).rateLimit.shadowed).toBe(false);
-      expect((json(second) as { rateLimit: unknown }).rateLimit).toMatchObject({
-        shadowed: true,
-        allowed: true,
-      });
-    },
+    run: secondRequestShadowed,
   },
   {
     name: 'skip: skipped requests are neither charged nor decorated',
