@@ -259,3 +259,42 @@ describe('LIMITER_DEFAULTS', () => {
     expect(Object.isFrozen(LIMITER_DEFAULTS)).toBe(true);
   });
 });
+
+describe('programmer errors outside the descriptor fields', () => {
+  const policies: PolicyInput[] = [{ name: 'p', limit: 5, window: '1s' }];
+
+  it.each([
+    ['check', null, 'limiter.check: the descriptor must be an object, got null'],
+    ['check', 'alice', 'limiter.check: the descriptor must be an object, got "alice"'],
+    ['peek', undefined, 'limiter.peek: the descriptor must be an object, got undefined'],
+    [
+      'peek',
+      { identity: 'a', policies: ['nope'] },
+      'limiter.peek: unknown policy "nope" in "policies" (known: p)',
+    ],
+  ] as const)('limiter.%s(%j) rejects with the method named', async (method, descriptor, message) => {
+    const { limiter, store } = setup(policies);
+    await expect(limiter[method](descriptor as never)).rejects.toThrow(new TypeError(message));
+    expect(store.calls).toHaveLength(0);
+  });
+
+  it('onDecision takes only a function', () => {
+    const { limiter } = setup(policies);
+    expect(() => limiter.onDecision('log' as never)).toThrow(
+      new TypeError('limiter.onDecision: the listener must be a function, got "log"'),
+    );
+  });
+
+  it('createLimiter takes only an options object', () => {
+    expect(() => createLimiter(null as never)).toThrow(
+      'createLimiter: "options" must be an object, got null',
+    );
+    expect(() => createLimiter('x' as never)).toThrow('createLimiter: "options" must be an object, got "x"');
+  });
+
+  it('limiter.policy names the known policies for an unknown name', () => {
+    const { limiter } = setup([...policies, { name: 'q', limit: 1, window: '1s' }]);
+    expect(limiter.policy('q').name).toBe('q');
+    expect(() => limiter.policy('r')).toThrow(new TypeError('limiter: unknown policy "r" (known: p, q)'));
+  });
+});
