@@ -157,6 +157,46 @@ describe('DeadlineQueue', () => {
     ]);
   });
 
+  it('settles each call once, by one callback: a late answer or failure is dropped, an answer in the grace pass wins', async () => {
+    await withFakeTimers(async () => {
+      const queue = new DeadlineQueue(10);
+      const seen: string[] = [];
+      const track = (name: string) =>
+        [
+          (value: number) => seen.push(`${name}: value ${value}`),
+          (error: unknown) => seen.push(`${name}: failure ${(error as Error).message}`),
+        ] as const;
+      let answerLate!: (value: number) => void;
+      let failLate!: (error: Error) => void;
+      let answerInGrace!: (value: number) => void;
+      const late = queue.settle(
+        () => new Promise<number>((resolve) => (answerLate = resolve)),
+        ...track('late'),
+      );
+      const failing = queue.settle(
+        () => new Promise<number>((_, reject) => (failLate = reject)),
+        ...track('failing'),
+      );
+      const inGrace = queue.settle(
+        () => new Promise<number>((resolve) => (answerInGrace = resolve)),
+        ...track('in grace'),
+      );
+      // The deadline's timer fires; the answer of one call comes in before the grace pass ends.
+      vi.advanceTimersToNextTimer();
+      answerInGrace(3);
+      await vi.runAllTimersAsync();
+      answerLate(1);
+      failLate(new Error('too late'));
+      await vi.runAllTimersAsync();
+      await Promise.all([late, failing, inGrace]);
+      expect(seen.sort()).toEqual([
+        'failing: failure store did not answer within 10 ms',
+        'in grace: value 3',
+        'late: failure store did not answer within 10 ms',
+      ]);
+    });
+  });
+
   it('stays small in a loop that never yields to timers', async () => {
     const queue = new DeadlineQueue(100);
     for (let i = 0; i < 50_000; i++) await queue.run(() => Promise.resolve(i));

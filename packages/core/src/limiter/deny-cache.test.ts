@@ -89,6 +89,77 @@ describe('DenyCache', () => {
   });
 });
 
+describe('DenyCache: what a hit answers', () => {
+  const long = denied({ name: 'long', limit: 1, window: '1h' }, 30_000);
+  const short = denied({ name: 'short', limit: 1, window: '1m' }, 2_000);
+  const watch: PolicyResult = { ...denied({ name: 'watch', limit: 1, window: '1m' }, 5_000), shadow: true };
+  const ok: PolicyResult = {
+    ...denied({ name: 'ok', limit: 5, window: '1m' }, 0),
+    allowed: true,
+    outcome: 'allowed',
+    remaining: 3,
+    resetMs: 10_000,
+  };
+  const row = (r: PolicyResult) => [r.policy, r.allowed, r.outcome, r.retryAfterMs, r.resetMs, r.cost];
+
+  it('counts every wait and reset down from the moment remembered; an entry whose wait is over admits', () => {
+    const cache = new DenyCache(10, 60_000);
+    cache.remember('k', [1, 1, 1, 1], [long, short, watch, ok], T0);
+    expect(cache.lookup('k', [1, 1, 1, 1], T0 + 1000)?.map(row)).toEqual([
+      ['long', false, 'over_limit', 30_000 - 1 - 1000, 29_000, 1],
+      ['short', false, 'over_limit', 999, 1000, 1],
+      ['watch', false, 'over_limit', 4000, 4000, 1],
+      ['ok', true, 'allowed', 0, 9000, 1],
+    ]);
+    // Past the short wait: that entry might fit now, so it admits; the shadow one only counts down.
+    expect(cache.lookup('k', [1, 1, 1, 2], T0 + 6000)?.map(row)).toEqual([
+      ['long', false, 'over_limit', 30_000 - 1 - 6000, 24_000, 1],
+      ['short', true, 'allowed', 0, 0, 1],
+      ['watch', false, 'over_limit', 0, 0, 1],
+      ['ok', true, 'allowed', 0, 4000, 2],
+    ]);
+  });
+
+  it('a lower cost on the denying entry is a miss', () => {
+    const cache = new DenyCache(10, 60_000);
+    cache.remember('k', [2], [{ ...long, cost: 2 }], T0);
+    expect(cache.lookup('k', [1], T0 + 1)).toBeUndefined();
+    expect(cache.lookup('k', [2], T0 + 1)?.[0]).toMatchObject({ allowed: false, cost: 2 });
+  });
+
+  it('a shadow denial alone, or a wait of 1 ms, is never remembered', () => {
+    const cache = new DenyCache(10, 60_000);
+    cache.remember('s', [1], [watch], T0);
+    cache.remember('m', [1], [denied({ name: 'm', limit: 1, window: '1m' }, 1)], T0);
+    expect(cache.size).toBe(0);
+    expect(cache.lookup('s', [1], T0)).toBeUndefined();
+  });
+
+  it('a clock that went back is a miss, and forgets the entry', () => {
+    const cache = new DenyCache(10, 60_000);
+    cache.remember('k', [1], [long], T0);
+    expect(cache.lookup('k', [1], T0 - 1)).toBeUndefined();
+    expect(cache.size).toBe(0);
+    expect(cache.lookup('k', [1], T0 + 1)).toBeUndefined();
+  });
+
+  it('remembering a set again replaces it; forgetting no keys keeps everything; clear empties it', () => {
+    const cache = new DenyCache(2, 60_000);
+    cache.remember('a', [1], [long], T0);
+    cache.remember('b', [1], [long], T0);
+    cache.remember('a', [1], [short], T0 + 10);
+    expect(cache.size).toBe(2);
+    expect(cache.lookup('a', [1], T0 + 20)?.[0]?.retryAfterMs).toBe(2000 - 1 - 10);
+    expect(cache.lookup('b', [1], T0 + 20)?.[0]?.retryAfterMs).toBe(30_000 - 1 - 20);
+    cache.forget([]);
+    expect(cache.size).toBe(2);
+    cache.forget(['b']);
+    expect([cache.size, cache.lookup('b', [1], T0 + 20)]).toEqual([1, undefined]);
+    cache.clear();
+    expect([cache.size, cache.lookup('a', [1], T0 + 20)]).toEqual([0, undefined]);
+  });
+});
+
 describe('deny cache in the limiter', () => {
   it('answers a wait no longer than the policy allows when the store reports more', async () => {
     const clock = () => T0;

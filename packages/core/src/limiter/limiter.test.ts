@@ -260,6 +260,13 @@ describe('createLimiter: costs', () => {
       'limiter.check: "policies" must name at least one policy of the limiter (payments, transfers, sized), got an empty array (leave it unset for all of them)',
     ],
     [{ route: 7 }, 'limiter.check: "route" must be a string, got 7'],
+    [{ policies: 'payments' }, 'limiter.check: "policies" must be an array of policy names, got "payments"'],
+    [{ cost: 'x' }, 'limiter.check: "cost" must be a number or a record of policy name to number, got "x"'],
+    [{ cost: null }, 'limiter.check: "cost" must be a number or a record of policy name to number, got null'],
+    [
+      { cost: [1] },
+      'limiter.check: "cost" must be a number or a record of policy name to number, got an array',
+    ],
   ] as const)('rejects %j as a programmer error', async (patch, message) => {
     const { limiter, store } = setup(policies);
     await expect(limiter.check({ identity: 'a', ...patch } as never)).rejects.toThrow(new TypeError(message));
