@@ -16,8 +16,11 @@ export type { Algorithm };
  */
 export type FailMode = 'closed' | 'open' | 'local';
 
-/** Why a decision came out the way it did. */
-export type Outcome = 'allowed' | 'over_limit' | 'unavailable';
+/**
+ * Why a decision came out the way it did. `forbidden`: the request's client IP or identity is
+ * on the adapter's deny list (answered 403; no policy was asked).
+ */
+export type Outcome = 'allowed' | 'over_limit' | 'unavailable' | 'forbidden';
 
 /** A rate such as `'100/s'`, `'5/10s'` or `{ limit: 100, windowMs: 1000 }`. */
 export type RateInput = string | { readonly limit: number; readonly window: string | number };
@@ -117,8 +120,8 @@ export interface Descriptor {
   readonly requestId?: string;
 }
 
-/** Where a decision was made. */
-export type DecisionSource = 'store' | 'deny-cache' | 'local' | 'fail-open' | 'fail-closed';
+/** Where a decision was made. `deny-list`: the adapter's deny list, before any policy. */
+export type DecisionSource = 'store' | 'deny-cache' | 'local' | 'fail-open' | 'fail-closed' | 'deny-list';
 
 /** The verdict for one policy. */
 export interface PolicyResult {
