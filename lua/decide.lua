@@ -8,8 +8,9 @@
 -- (one chunk, embedded with its SHA1 for EVALSHA).
 --
 -- KEYS     for each decision in order: the state key of each of its entries (distinct
---          within the decision), then its request record key when it has one. On Redis
---          Cluster every key of a call shares one hash tag (one slot).
+--          within the decision), then the ban key of each entry whose policy has a ban (in
+--          entry order; none for policies without one), then its request record key when it
+--          has one. On Redis Cluster every key of a call shares one hash tag (one slot).
 -- ARGV[1]  nowMs: '' = use Redis TIME (production; microsecond precision, fractional ms
 --          kept); a number = explicit time in ms since the epoch, 0 <= nowMs < 1e13
 --          (tests). With an explicit time Redis still expires keys by its own clock, so
@@ -24,7 +25,15 @@
 --     windowMs    window length in ms (window algorithms; positive)
 --     intervalMs  ms to earn back one unit (token bucket, GCRA; positive)
 --     shadow      '0' = enforced: its deny charges no entry; '1' = shadow: its deny charges
---                 no shadow entry, the enforced ones still are when they all allow (phase 2)
+--                 no shadow entry, the enforced ones still are when they all allow (phase 2).
+--                 A policy with a ban appends its ban, all whole ms:
+--                 '<0|1>:<blockMs>:<violations>:<violationWindowMs>:<escalatedBlockMs>'
+--                 (violations 0 = no escalation). Its entries then have a ban key each: while
+--                 the ban key's block lasts the entry denies (and is never charged); in mode
+--                 'consume' an entry of it that denies (not banned already) counts a violation
+--                 in the ban key (a window of violationWindowMs from its first violation) and
+--                 bans for blockMs, or escalatedBlockMs from the violations-th of a window on.
+--                 The ban key's TTL: until the later of the block's end and the window's end.
 -- Then, for each decision, either the short form, one item:
 --   policy        index into the policy table ('1'..policyCount, as written by tostring):
 --                 mode 'consume', no request record, one entry of that policy, cost 1 (the
@@ -53,19 +62,22 @@
 -- sets a TTL on every written key of ceil(ms until full) + 1, so idle keys vanish once they
 -- are equivalent to a fresh key (a sliding log adds an eighth of its window, sliding-log.lua).
 --
--- Reply: a flat array of integers, for each decision in order four per entry, in KEYS
+-- Reply: a flat array of integers, for each decision in order four per entry, in entry
 -- order:
---   allowed       1 or 0: this entry alone would admit the cost
+--   allowed       1 or 0: this entry alone would admit the cost; 2: it denies because the
+--                 identity is banned (by this call's denial or an earlier one)
 --   remaining     whole units left after this call (0..limit); when this entry was not
 --                 charged (peek, or a deny that blocks its charge, see phase 2) the units
 --                 left now
 --   resetMs       ms until this entry's quota is fully restored, rounded up
 --   retryAfterMs  ms until this entry could admit its cost, rounded up; 0 when allowed,
---                 -1 when never (cost > limit)
+--                 -1 when never (cost > limit); when banned, the rest of the block if longer
 -- Bad arguments anywhere return an error reply before anything is read or written.
 
 local EXPLICIT_TTL_FLOOR_MS = 600000
 local MAX_TTL_MS = 1e15
+-- A ban key's state: 'b<untilMs>|<violations>|<windowStartMs>'.
+local TAG_BAN = 98
 
 local function positive(value)
   local n = tonumber(value)
@@ -102,18 +114,26 @@ for p = 1, policyCount do
     return redis.error_reply('ERR sluice: ' .. name .. ' limit must be at most ' .. fmt(maxLimit) .. ' (policy ' .. p .. ')')
   end
   local shadow = ARGV[base + 5]
+  local ban = false
   if shadow ~= '0' and shadow ~= '1' then
-    return redis.error_reply('ERR sluice: shadow must be 0 or 1 (policy ' .. p .. ')')
+    local flag, blockMs, violations, windowMs, escalatedMs = string.match(shadow, '^([01]):(%d+):(%d+):(%d+):(%d+)$')
+    if flag == nil or tonumber(blockMs) < 1 or tonumber(escalatedMs) < tonumber(blockMs) then
+      return redis.error_reply('ERR sluice: shadow must be 0 or 1, then optionally a ban (policy ' .. p .. ')')
+    end
+    shadow = flag
+    ban = { blockMs = tonumber(blockMs), violations = tonumber(violations), windowMs = tonumber(windowMs),
+      escalatedMs = tonumber(escalatedMs) }
   end
   policies[tostring(p)] = { algorithm = algorithm, name = name, whole = WHOLE_COSTS[name] == true,
-    limit = limit, windowMs = windowMs, intervalMs = intervalMs, shadow = shadow == '1' }
+    limit = limit, windowMs = windowMs, intervalMs = intervalMs, shadow = shadow == '1', ban = ban }
 end
 
 -- The decisions, parsed into two flat arrays (no table per decision or entry). Decision d
 -- is dec[5d-4 .. 5d]: consume (mode 'consume'), recordTtl (false: no record), count (of
 -- entries), key (index of its first KEY), entry (index of its first entry). Entry e is
--- ent[2e-1] (its policy) and ent[2e] (its cost).
-local dec, ent = {}, {}
+-- ent[2e-1] (its policy) and ent[2e] (its cost). banKeys[d]: how many ban keys decision d
+-- has, only when it has any (a decision without bans never touches it).
+local dec, ent, banKeys = {}, {}, {}
 local nDecisions, nEntries = 0, 0
 local argc = #ARGV
 local argi, keyi = 3 + 5 * policyCount, 1
@@ -128,6 +148,9 @@ while argi <= argc do
     nEntries = nEntries + 1
     ent[2 * nEntries - 1], ent[2 * nEntries] = short, 1
     consume, recordTtl, count, firstEntry, nextArg = true, false, 1, nEntries, argi + 1
+    if short.ban then
+      banKeys[d] = 1
+    end
   else
     if mode ~= 'consume' and mode ~= 'peek' then
       return redis.error_reply('ERR sluice: mode must be consume or peek (decision ' .. d .. ')')
@@ -173,13 +196,16 @@ while argi <= argc do
       end
       nEntries = nEntries + 1
       ent[2 * nEntries - 1], ent[2 * nEntries] = policy, cost
+      if policy.ban then
+        banKeys[d] = (banKeys[d] or 0) + 1
+      end
     end
     consume, nextArg = mode == 'consume', first + 2 * count
   end
   local at = 5 * d
   dec[at - 4], dec[at - 3], dec[at - 2], dec[at - 1], dec[at] = consume, recordTtl, count, keyi, firstEntry
   nDecisions = d
-  keyi = keyi + count
+  keyi = keyi + count + (banKeys[d] or 0)
   if recordTtl then
     keyi = keyi + 1
   end
@@ -210,14 +236,60 @@ local nReply = 0
 -- One result table per entry position, reused by every decision of the call (an
 -- algorithm fills every field it reads back): nothing is allocated per decision.
 local results = {}
+-- Per entry position of the decision being decided, for entries of policies with a ban: the
+-- ban key, its state (untilMs, violations, windowStartMs; false when absent) and whether the
+-- entry is banned now. Written for each such entry before it is read, like `results`.
+local banKey, banUntil, banCount, banStart, banned = {}, {}, {}, {}, {}
+
+-- The reply items of entry position i of a policy with a ban (written at reply[at + 1..4]):
+-- banned while its ban lasts; when `violation` (a denial in mode 'consume', not banned) the
+-- violation is counted and the ban written. Banned: allowed 2, retryAfterMs the rest of the
+-- block when that is longer (-1, never, stays).
+local function ban_reply(ban, i, violation, at)
+  local untilMs
+  if banned[i] then
+    untilMs = banUntil[i]
+  elseif violation then
+    local violations, startMs = 1, now
+    if banUntil[i] and now - banStart[i] < ban.windowMs then
+      violations, startMs = banCount[i] + 1, banStart[i]
+    end
+    local blockMs = ban.blockMs
+    if ban.violations > 0 and violations >= ban.violations then
+      blockMs = ban.escalatedMs
+    end
+    untilMs = now + blockMs
+    local lastMs = untilMs
+    if ban.violations > 0 and startMs + ban.windowMs > lastMs then
+      lastMs = startMs + ban.windowMs
+    end
+    local ttl = ceil(lastMs - now) + 1
+    if explicit and ttl < EXPLICIT_TTL_FLOOR_MS then
+      ttl = EXPLICIT_TTL_FLOOR_MS
+    end
+    if ttl > MAX_TTL_MS then
+      ttl = MAX_TTL_MS
+    end
+    rcall('SET', banKey[i], 'b' .. fmt(untilMs) .. '|' .. violations .. '|' .. fmt(startMs), 'PX', ttl)
+  else
+    return
+  end
+  reply[at + 1] = 2
+  local restMs = ceil(untilMs - now)
+  local retry = reply[at + 4]
+  if retry ~= -1 and retry < restMs then
+    reply[at + 4] = restMs
+  end
+end
 
 -- One decision: its reply items appended to `reply`.
 local function decide(d)
   local at = 5 * d
   local consume, recordTtl, count, keyBase, e0 = dec[at - 4], dec[at - 3], dec[at - 2], dec[at - 1], dec[at] - 1
+  local nBans = banKeys[d]
   local recordKey = nil
   if recordTtl and consume then
-    recordKey = KEYS[keyBase + count]
+    recordKey = KEYS[keyBase + count + (nBans or 0)]
   end
   -- A request seen before: its saved reply, nothing decided or charged. The record is
   -- "<expiresAtMs>|<reply items...>"; expiresAtMs (nowMs + requestTtlMs) decides with an
@@ -245,6 +317,7 @@ local function decide(d)
 
   -- Phase 1: evaluate, no writes. `all`: every entry allows; `enforced`: every enforced one.
   local all, enforced = true, true
+  local nextBan = keyBase + count
   for i = 1, count do
     local r = results[i]
     if r == nil then
@@ -255,7 +328,19 @@ local function decide(d)
     local policy = ent[2 * (e0 + i) - 1]
     policy.algorithm(r, KEYS[keyBase + i - 1], now, policy.limit, policy.windowMs,
       policy.intervalMs, ent[2 * (e0 + i)])
-    if not r.allowed then
+    local ok = r.allowed
+    if nBans and policy.ban then
+      -- A ban in force denies, whatever the policy's state says.
+      local key = KEYS[nextBan]
+      nextBan = nextBan + 1
+      local untilMs, violations, startMs = tagged3(get_string(key), TAG_BAN)
+      banKey[i], banUntil[i], banCount[i], banStart[i] = key, untilMs or false, violations, startMs
+      banned[i] = untilMs ~= nil and now < untilMs
+      if banned[i] then
+        ok = false
+      end
+    end
+    if not ok then
       all = false
       enforced = enforced and policy.shadow
     end
@@ -268,7 +353,8 @@ local function decide(d)
   for i = 1, count do
     local r = results[i]
     local remaining, resetMs = r.remaining, r.resetMs
-    if chargeAll or (chargeEnforced and not ent[2 * (e0 + i) - 1].shadow) then
+    local policy = ent[2 * (e0 + i) - 1]
+    if chargeAll or (chargeEnforced and not policy.shadow) then
       local ttl = ceil(r.chargedResetMs) + 1
       if explicit and ttl < EXPLICIT_TTL_FLOOR_MS then
         ttl = EXPLICIT_TTL_FLOOR_MS
@@ -283,6 +369,9 @@ local function decide(d)
     reply[nReply + 2] = remaining
     reply[nReply + 3] = ceil(resetMs)
     reply[nReply + 4] = ceil(r.retryAfterMs)
+    if nBans and policy.ban then
+      ban_reply(policy.ban, i, consume and not r.allowed, nReply)
+    end
     nReply = nReply + 4
   end
   if recordKey ~= nil then

@@ -26,6 +26,7 @@ import { ExpressAdapter } from '@nestjs/platform-express';
 import { FastifyAdapter } from '@nestjs/platform-fastify';
 import type {
   Decision,
+  DenyListInput,
   FailMode,
   HeaderFormat,
   IdentityInput,
@@ -70,6 +71,8 @@ export interface NeutralOptions {
   failMode?: FailMode;
   /** Client IPs never limited. */
   allowList?: readonly string[];
+  /** Client IPs and identities answered 403. */
+  denyList?: DenyListInput;
   /**
    * Replace the limited response with 418 `{"custom":true,"status":<verdict status>,"policy":<the
    * decision's policy>}`.

@@ -319,3 +319,62 @@ describe.each(EXAMPLE_APPS)('$name example app, 4 nodes on one Redis', (spec) =>
     expect(failures(replies)).toEqual([]);
   });
 });
+
+describe.each(EXAMPLE_APPS)('$name example app and SLUICE_DENY_LIST', (spec) => {
+  const FORBIDDEN = { type: 'about:blank', title: 'Forbidden', status: 403, error: 'forbidden' };
+  const nodes: AppNode[] = [];
+  afterAll(async () => {
+    await stopApps(nodes);
+  });
+
+  function expectForbidden(reply: Reply) {
+    expect(reply.status).toBe(403);
+    expect(mediaType(reply)).toBe('application/problem+json');
+    expect(reply.headers['cache-control']).toBe('no-store');
+    expect(reply.headers.ratelimit).toBeUndefined();
+    expect(reply.headers['retry-after']).toBeUndefined();
+    expect(json(reply)).toEqual(FORBIDDEN);
+  }
+
+  test('a listed API key and a listed CIDR get 403 problem+json on limited routes; others, and /health, are served', async () => {
+    const prefix = `deny-${randomUUID().slice(0, 8)}`;
+    const leaked = apiKey();
+    const byKey = await startApps([spec.name], {
+      ...nodeEnv(prefix),
+      SLUICE_DENY_LIST: `203.0.113.0/24, ${leaked}`,
+    });
+    const byIp = await startApps([spec.name], {
+      ...nodeEnv(prefix),
+      SLUICE_DENY_LIST: '2001:db8::/32,127.0.0.0/8',
+    });
+    nodes.push(...byKey, ...byIp);
+    const [keyNode, ipNode] = [byKey[0]!, byIp[0]!];
+    const headers = { 'x-api-key': leaked };
+    for (let i = 0; i < 25; i++) expectForbidden(await request(`${keyNode.url}/limited`, { headers }));
+    expectForbidden(await request(`${keyNode.url}/transfers/t1`, { method: 'POST', headers }));
+    expect((await request(`${keyNode.url}/health`, { headers })).status).toBe(200);
+    // Other keys, and the client address itself, are limited as usual.
+    const other = await request(`${keyNode.url}/limited`, { headers: { 'x-api-key': apiKey() } });
+    expect(other.status).toBe(200);
+    expect(remainingOf(other.headers.ratelimit, 'burst')).toBe(19);
+    expect((await request(`${keyNode.url}/limited`)).status).toBe(200);
+    // The 25 denied requests charged nothing: a node without the list (same Redis, same prefix)
+    // finds the key's bucket full.
+    const plain = await startApps([spec.name], nodeEnv(prefix));
+    nodes.push(...plain);
+    const first = await request(`${plain[0]!.url}/limited`, { headers });
+    expect(first.status).toBe(200);
+    expect(remainingOf(first.headers.ratelimit, 'burst')).toBe(19);
+    // The client 127.0.0.1 is in 127.0.0.0/8: whatever key it sends.
+    expectForbidden(await request(`${ipNode.url}/limited`, { headers: { 'x-api-key': apiKey() } }));
+    expectForbidden(await request(`${ipNode.url}/limited`));
+    expect((await request(`${ipNode.url}/health`)).status).toBe(200);
+    // Nothing of the list in the metrics.
+    expect((await request(`${keyNode.url}/metrics`)).text).not.toContain(leaked);
+  });
+
+  test('a bad CIDR in SLUICE_DENY_LIST stops the app at start with a message naming it', async () => {
+    const start = startApps([spec.name], { SLUICE_DENY_LIST: 'ok-key,10.0.0.0/33' });
+    await expect(start).rejects.toThrow(/SLUICE_DENY_LIST: "10\.0\.0\.0\/33" has a prefix length above 32/);
+  });
+});

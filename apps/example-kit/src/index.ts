@@ -2,6 +2,7 @@
  * What the four example apps share: the contract's policy table, the store and the store
  * deadline chosen by the environment, and the start-up warm-up. Each app adds only its framework's routes.
  */
+export { denyListFromEnv } from './deny-list.js';
 export { API_KEY_HEADER, apiKeyIdentity } from './identity.js';
 export { POLICIES, ROUTE_LIMITS } from './policies.js';
 export { type StoreChoice, storeFromEnv } from './store.js';

@@ -1,5 +1,13 @@
 /** The example-app contract on Express: routes, policies and /metrics. */
-import { createLimiter, createMetrics, type Identity, type Limiter, type Store } from '@sluice/core';
+import {
+  createDenyList,
+  createLimiter,
+  createMetrics,
+  type DenyListEntries,
+  type Identity,
+  type Limiter,
+  type Store,
+} from '@sluice/core';
 import { API_KEY_HEADER, apiKeyIdentity, POLICIES, ROUTE_LIMITS } from '@sluice/example-kit';
 import { rateLimit } from '@sluice/express';
 import express, { type Express, type Request } from 'express';
@@ -12,6 +20,8 @@ export interface ExampleAppOptions {
   readonly prefix?: string;
   /** Deadline for every store call in milliseconds; core's default (100) when unset. */
   readonly timeoutMs?: number;
+  /** Client IPs and API keys answered 403 on every limited route (`SLUICE_DENY_LIST`); none when unset. */
+  readonly denyList?: DenyListEntries;
 }
 
 /** The app and the limiter behind it. */
@@ -37,8 +47,10 @@ export function createApp(options: ExampleAppOptions = {}): ExampleApp {
     timeoutMs: options.timeoutMs,
   });
   const metrics = createMetrics({ limiter, policies: POLICIES.map((policy) => policy.name) });
+  // One list for every route; `denyList.replace(...)` would change it for all of them at once.
+  const denyList = createDenyList(options.denyList);
   const limit = (route: { policies: readonly string[]; cost?: Readonly<Record<string, number>> }) =>
-    rateLimit({ limiter, identity, policies: route.policies, cost: route.cost });
+    rateLimit({ limiter, identity, policies: route.policies, cost: route.cost, denyList });
 
   const app = express();
   app.disable('x-powered-by');

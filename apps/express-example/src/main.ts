@@ -1,11 +1,12 @@
 /**
  * Starts the Express example app: PORT (default 3000, 0 = any free port) on 127.0.0.1,
  * REDIS_URL / REDIS_CLUSTER_NODES for the store, SLUICE_PREFIX for the key prefix, and
- * SLUICE_TIMEOUT_MS for the store deadline (default: core's 100 ms).
+ * SLUICE_TIMEOUT_MS for the store deadline (default: core's 100 ms), SLUICE_DENY_LIST for the
+ * CIDRs and API keys answered 403.
  * Prints `listening on <port>` when ready.
  */
 import type { AddressInfo } from 'node:net';
-import { storeFromEnv, timeoutMsFromEnv, warmUp } from '@sluice/example-kit';
+import { denyListFromEnv, storeFromEnv, timeoutMsFromEnv, warmUp } from '@sluice/example-kit';
 import { createApp } from './app.js';
 
 const port = Number(process.env.PORT ?? 3000);
@@ -14,7 +15,13 @@ if (!Number.isInteger(port) || port < 0 || port > 65535) {
 }
 const timeoutMs = timeoutMsFromEnv(process.env);
 const { store, description } = storeFromEnv(process.env);
-const { app, limiter } = createApp({ store, prefix: process.env.SLUICE_PREFIX || undefined, timeoutMs });
+const denyList = denyListFromEnv(process.env);
+const { app, limiter } = createApp({
+  store,
+  prefix: process.env.SLUICE_PREFIX || undefined,
+  timeoutMs,
+  ...(denyList !== undefined && { denyList }),
+});
 await warmUp(limiter);
 const server = app.listen(port, '127.0.0.1', () => {
   const bound = (server.address() as AddressInfo).port;

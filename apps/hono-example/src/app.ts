@@ -1,6 +1,13 @@
 /** The example-app contract on Hono: routes, policies and /metrics. */
 import { getConnInfo } from '@hono/node-server/conninfo';
-import { createLimiter, createMetrics, type Limiter, type Store } from '@sluice/core';
+import {
+  createDenyList,
+  createLimiter,
+  createMetrics,
+  type DenyListEntries,
+  type Limiter,
+  type Store,
+} from '@sluice/core';
 import { API_KEY_HEADER, POLICIES, ROUTE_LIMITS } from '@sluice/example-kit';
 import { type RateLimitEnv, rateLimit } from '@sluice/hono';
 import { type Context, Hono } from 'hono';
@@ -13,6 +20,8 @@ export interface ExampleAppOptions {
   readonly prefix?: string;
   /** Store deadline in ms; core's default when unset. */
   readonly timeoutMs?: number;
+  /** Client IPs and API keys answered 403 on every limited route (`SLUICE_DENY_LIST`); none when unset. */
+  readonly denyList?: DenyListEntries;
 }
 
 /** The app and the limiter behind it. */
@@ -36,6 +45,8 @@ export function createApp(options: ExampleAppOptions = {}): ExampleApp {
   });
   const metrics = createMetrics();
   limiter.onDecision((event) => metrics.record(event));
+  // One list for every route; `denyList.replace(...)` would change it for all of them at once.
+  const denyList = createDenyList(options.denyList);
   const limit = (route: { policies: readonly string[]; cost?: Readonly<Record<string, number>> }) =>
     // Identity: the API key (kind `key`) when the client sends one, a stand-in for a tenant that
     // something in front of the app has authenticated; else the client IP (kind `ip`).
@@ -45,6 +56,7 @@ export function createApp(options: ExampleAppOptions = {}): ExampleApp {
       clientIp,
       policies: route.policies,
       cost: route.cost,
+      denyList,
     });
   const ok = (c: Context) => c.json({ ok: true });
 

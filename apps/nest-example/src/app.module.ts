@@ -1,7 +1,7 @@
 /** The example-app contract on NestJS: one global guard, policies named per route. */
 import { type DynamicModule, Module } from '@nestjs/common';
 import { APP_GUARD } from '@nestjs/core';
-import type { Identity, Store } from '@sluice/core';
+import type { DenyListEntries, Identity, Store } from '@sluice/core';
 import { API_KEY_HEADER, apiKeyIdentity, POLICIES } from '@sluice/example-kit';
 import { RateLimitGuard, RateLimitModule, type RateLimitRequest } from '@sluice/nestjs';
 import { ExampleController } from './example.controller.js';
@@ -15,6 +15,8 @@ export interface ExampleAppOptions {
   readonly prefix?: string;
   /** Store deadline in ms; core's default when unset. */
   readonly timeoutMs?: number;
+  /** Client IPs and API keys answered 403 on every limited route (`SLUICE_DENY_LIST`); none when unset. */
+  readonly denyList?: DenyListEntries;
 }
 
 /**
@@ -40,6 +42,7 @@ export class AppModule {
           prefix: options.prefix,
           timeoutMs: options.timeoutMs,
           identity,
+          ...(options.denyList !== undefined && { denyList: options.denyList }),
           defaultPolicies: [],
         }),
       ],

@@ -1,13 +1,14 @@
 /**
  * Starts the NestJS example app: PORT (default 3000, 0 = any free port) on 127.0.0.1,
  * REDIS_URL / REDIS_CLUSTER_NODES for the store, SLUICE_PREFIX for the key prefix,
- * SLUICE_TIMEOUT_MS for the store deadline (default: core's 100 ms) and NEST_PLATFORM (`express`, the default, or `fastify`). Prints `listening on <port>` when ready.
+ * SLUICE_TIMEOUT_MS for the store deadline (default: core's 100 ms), SLUICE_DENY_LIST for the CIDRs and
+ * API keys answered 403, and NEST_PLATFORM (`express`, the default, or `fastify`). Prints `listening on <port>` when ready.
  */
 import 'reflect-metadata';
 import type { AddressInfo } from 'node:net';
 import { NestFactory } from '@nestjs/core';
 import type { Limiter } from '@sluice/core';
-import { storeFromEnv, timeoutMsFromEnv, warmUp } from '@sluice/example-kit';
+import { denyListFromEnv, storeFromEnv, timeoutMsFromEnv, warmUp } from '@sluice/example-kit';
 import { RATE_LIMITER } from '@sluice/nestjs';
 import { AppModule } from './app.module.js';
 
@@ -21,7 +22,13 @@ if (platform !== 'express' && platform !== 'fastify') {
 }
 const timeoutMs = timeoutMsFromEnv(process.env);
 const { store, description } = storeFromEnv(process.env);
-const appModule = AppModule.register({ store, prefix: process.env.SLUICE_PREFIX || undefined, timeoutMs });
+const denyList = denyListFromEnv(process.env);
+const appModule = AppModule.register({
+  store,
+  prefix: process.env.SLUICE_PREFIX || undefined,
+  timeoutMs,
+  ...(denyList !== undefined && { denyList }),
+});
 const logger = ['error', 'warn'] as const;
 const app =
   platform === 'fastify'

@@ -4,9 +4,10 @@
  */
 
 import type { Algorithm } from './algorithms/registry.js';
+import type { BanInput, CompiledBan } from './policy/ban.js';
 
 /** The algorithm a policy uses to decide: a name in the algorithm registry (algorithms/registry.ts). */
-export type { Algorithm };
+export type { Algorithm, BanInput, CompiledBan };
 
 /**
  * What a policy does when the store cannot decide (timeout, connection error, open breaker):
@@ -16,8 +17,11 @@ export type { Algorithm };
  */
 export type FailMode = 'closed' | 'open' | 'local';
 
-/** Why a decision came out the way it did. */
-export type Outcome = 'allowed' | 'over_limit' | 'unavailable';
+/**
+ * Why a decision came out the way it did. `forbidden`: the request's client IP or identity is
+ * on the adapter's deny list (answered 403; no policy was asked).
+ */
+export type Outcome = 'allowed' | 'over_limit' | 'unavailable' | 'forbidden';
 
 /** A rate such as `'100/s'`, `'5/10s'` or `{ limit: 100, windowMs: 1000 }`. */
 export type RateInput = string | { readonly limit: number; readonly window: string | number };
@@ -50,6 +54,12 @@ export interface PolicyInput {
   readonly shadow?: boolean;
   /** `'identity'` (default): one counter per identity. `'route'`: one per identity and route. */
   readonly scope?: 'identity' | 'route';
+  /**
+   * Ban after a denial: once this policy denies a request, that identity is denied by this
+   * policy for `blockMs`, on every instance (the ban lives in the store next to the policy's
+   * state). Unset: no ban.
+   */
+  readonly ban?: BanInput;
 }
 
 /** A validated policy in the units the algorithms use. Built once, at construction. */
@@ -72,6 +82,8 @@ export interface CompiledPolicy {
   readonly failMode: FailMode;
   readonly shadow: boolean;
   readonly scope: 'identity' | 'route';
+  /** The ban after a denial; absent for a policy without one. */
+  readonly ban?: CompiledBan;
 }
 
 /**
@@ -117,8 +129,8 @@ export interface Descriptor {
   readonly requestId?: string;
 }
 
-/** Where a decision was made. */
-export type DecisionSource = 'store' | 'deny-cache' | 'local' | 'fail-open' | 'fail-closed';
+/** Where a decision was made. `deny-list`: the adapter's deny list, before any policy. */
+export type DecisionSource = 'store' | 'deny-cache' | 'local' | 'fail-open' | 'fail-closed' | 'deny-list';
 
 /** The verdict for one policy. */
 export interface PolicyResult {
@@ -138,6 +150,12 @@ export interface PolicyResult {
   readonly cost: number;
   readonly shadow: boolean;
   readonly failMode: FailMode;
+  /**
+   * True when this policy denied because the identity is banned (`policy.ban`): by an earlier
+   * denial, or by this one, which started the ban. `retryAfterMs` is then the rest of the block.
+   * Absent otherwise.
+   */
+  readonly banned?: true;
 }
 
 /** The answer to `limiter.check()`. */
@@ -179,6 +197,8 @@ export interface StoreVerdict {
   readonly resetMs: number;
   /** Whole milliseconds until the cost could be admitted, rounded up; 0 when allowed, -1 when never. */
   readonly retryAfterMs: number;
+  /** Denied because the identity is banned under this entry's policy (`policy.ban`); absent otherwise. */
+  readonly banned?: true;
 }
 
 /**

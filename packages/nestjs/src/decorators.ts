@@ -7,6 +7,7 @@ import {
   optionNames,
   type PolicyInput,
   RateLimitOptionsError,
+  toDenyList,
 } from '@sluice/core';
 import type { RateLimitRouteOptions } from './module-options.js';
 import { RATE_LIMIT_METADATA, SKIP_RATE_LIMIT_METADATA } from './tokens.js';
@@ -20,12 +21,16 @@ export type RateLimitMetadata =
       readonly policies: readonly string[];
       readonly cost: RateLimitRouteOptions['cost'];
       readonly shadow: boolean | undefined;
+      /** The route's deny list (instead of the module's), as given. */
+      readonly denyList?: RateLimitRouteOptions['denyList'];
     }
   | {
       readonly kind: 'own';
       readonly policy: PolicyInput;
       readonly cost: RateLimitRouteOptions['cost'];
       readonly shadow: boolean | undefined;
+      /** The route's deny list (instead of the module's), as given. */
+      readonly denyList?: RateLimitRouteOptions['denyList'];
     };
 
 /** What `@SkipRateLimit()` stores: `true` skips every policy, a list skips those named. */
@@ -82,6 +87,8 @@ function toMetadata(
   if (options.shadow !== undefined && typeof options.shadow !== 'boolean') {
     throw new RateLimitOptionsError('shadow', options.shadow, 'must be true or false', SOURCE);
   }
+  // A bad deny list throws here, when the class is defined; the list itself is kept (it may be replaced later).
+  const denyList = options.denyList === undefined ? undefined : toDenyList(options.denyList, SOURCE);
   const own = OWN_POLICY_FIELDS.some((field) => options[field] !== undefined);
   if (own && options.policies !== undefined) {
     throw new RateLimitOptionsError(
@@ -105,6 +112,7 @@ function toMetadata(
       policies: policyNames(options.policies, '@RateLimit()'),
       cost: options.cost,
       shadow: options.shadow,
+      ...(denyList !== undefined && { denyList }),
     };
   }
   const policy: PolicyInput = {
@@ -118,7 +126,13 @@ function toMetadata(
     ...(options.failMode !== undefined && { failMode: options.failMode }),
   };
   definePolicy(policy); // a bad policy throws here, when the class is defined
-  return { kind: 'own', policy: Object.freeze(policy), cost: options.cost, shadow: options.shadow };
+  return {
+    kind: 'own',
+    policy: Object.freeze(policy),
+    cost: options.cost,
+    shadow: options.shadow,
+    ...(denyList !== undefined && { denyList }),
+  };
 }
 
 function setMetadata(

@@ -139,6 +139,8 @@ export class RateLimitService implements OnModuleInit {
     }
     const cost = meta?.cost ?? this.options.cost;
     if (cost !== undefined) shared.cost = cost;
+    const denyList = meta?.denyList ?? this.options.denyList;
+    if (denyList !== undefined) shared.denyList = denyList;
     // Module-wide shadow is built into the policies the module (or an own-policy route) builds;
     // a given `limiter` has its policies already, so the module's `shadow` applies per decision.
     const routeShadow = meta?.kind === 'named' ? meta.shadow : undefined;

@@ -206,6 +206,12 @@ class DecoratedController {
   cost() {
     return { ok: true };
   }
+
+  @Get('denied')
+  @RateLimit({ policies: ['a'], denyList: ['127.0.0.0/8', '::1', '::ffff:127.0.0.1'] })
+  denied() {
+    return { ok: true };
+  }
 }
 
 @Controller('plain')
@@ -420,6 +426,28 @@ describe.each(['express', 'fastify'] as const)('NestJS on %s', (platform) => {
       expect(seen).toHaveLength(2);
     });
 
+    it("@RateLimit({ denyList }) answers 403 on that route only; the module's denyList on every other", async () => {
+      const { client } = await decorated();
+      const denied = await client.get('/deco/denied');
+      expect(denied.status).toBe(403);
+      expect(denied.headers['cache-control']).toBe('no-store');
+      expect(json(denied)).toEqual({
+        type: 'about:blank',
+        title: 'Forbidden',
+        status: 403,
+        error: 'forbidden',
+      });
+      // Nothing of policy a was charged by the denied request.
+      expect((await client.get('/deco/inherits')).headers.ratelimit).toBe('"a";r=4;t=10');
+      await served?.close();
+      served = undefined;
+      const moduleWide = await decorated({
+        denyList: { key: ['k'], ip: ['127.0.0.1', '::1', '::ffff:127.0.0.1'] },
+      });
+      expect((await moduleWide.client.get('/deco/inherits')).status).toBe(403);
+      expect((await moduleWide.client.get('/plain')).status).toBe(403);
+    });
+
     it('@RateLimit({ policies, cost }) charges that cost', async () => {
       const { client } = await decorated();
       expect((await client.get('/deco/cost')).headers.ratelimit).toBe('"a";r=0;t=10');
@@ -567,6 +595,15 @@ describe('construction errors', () => {
     await expect(
       compile({ limit: 5, window: '1m', limiter: createLimiter({ policies: POLICIES }) }),
     ).rejects.toThrow(/"limiter" cannot be combined with "policies"/);
+  });
+
+  it('rejects a bad denyList at start-up, and in @RateLimit() when the class is defined', async () => {
+    await expect(compile({ policies: POLICIES, denyList: ['nope'] }, [PlainController])).rejects.toThrow(
+      /"denyList\.ip" is not an IPv4 or IPv6 address or CIDR range, got "nope"/,
+    );
+    expect(() => RateLimit({ policies: ['a'], denyList: { key: [''] } })(class Denied {})).toThrow(
+      '@RateLimit(): "denyList.key" must be a non-empty string, got ""',
+    );
   });
 
   it('validates the limit + window shorthand through core', async () => {

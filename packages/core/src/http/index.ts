@@ -10,6 +10,14 @@ export {
 } from './cidr.js';
 export { type IpIdentityOptions, ipIdentity } from './client-ip.js';
 export {
+  createDenyList,
+  type DenyList,
+  type DenyListEntries,
+  type DenyListInput,
+  isDenyList,
+  toDenyList,
+} from './deny-list.js';
+export {
   HEADER_FORMATS,
   type HeaderFormat,
   type RateLimitHeaderOptions,
@@ -20,6 +28,7 @@ export {
 export { formatIp, type IpAddress, maskIp, normalizeIp, parseIp } from './ip-address.js';
 export {
   createLimitRequest,
+  FORBIDDEN,
   previousCheck,
   type RequestFacts,
   type RequestLimitResult,
@@ -47,6 +56,7 @@ export {
 } from './options.js';
 export { RateLimitOptionsError } from './options-error.js';
 export {
+  forbiddenProblem,
   PROBLEM_CONTENT_TYPE,
   type ProblemBody,
   problemJson,

@@ -1,9 +1,9 @@
 /**
- * The request path every adapter shares: skip -> identity -> cost -> `limiter.check` ->
+ * The request path every adapter shares: skip -> identity -> deny list -> cost -> `limiter.check` ->
  * `toHttpVerdict`, with double-count protection per request.
  */
 import type { Limiter } from '../limiter/index.js';
-import type { Decision, Descriptor, IdentityInput } from '../types.js';
+import type { Decision, Descriptor, IdentityInput, PolicyResult } from '../types.js';
 import { addCheck, checksOf } from './check-records.js';
 import type { ResolvedRateLimitOptions } from './options.js';
 import { requestIdentity } from './request-identity.js';
@@ -92,18 +92,20 @@ export function shadowDecision(decision: Decision): Decision {
 export function createLimitRequest<Req>(
   options: ResolvedRateLimitOptions<Req>,
 ): (req: Req, facts: RequestFacts) => Promise<RequestLimitResult | undefined> {
-  const { limiter, policyNames, identity: identityOf, cost: costOption, skip, allowList } = options;
+  const { limiter, policyNames, identity: identityOf, cost: costOption, skip, allowList, denyList } = options;
   const verdictOptions = { headers: options.headerFormat, shadowHeaders: options.shadowHeaders };
   const policySet = policySetKey(policyNames);
 
   const finish = (decision: Decision, route: string, duplicate: boolean): RequestLimitResult => {
-    const shown = options.shadowDecisions ? shadowDecision(decision) : decision;
+    // The deny list is enforced in shadow mode too: shadow is about policies.
+    const shown = options.shadowDecisions && decision !== FORBIDDEN ? shadowDecision(decision) : decision;
     return { decision: shown, verdict: toHttpVerdict(shown, verdictOptions), route, duplicate };
   };
 
   /** The limiter call once the identity is known (may throw: the caller turns that into a rejection). */
   const checkAs = (req: Req, facts: RequestFacts, route: string, value: unknown): Promise<Decision> => {
     const who = requestIdentity(value, facts.ip, options.ipv6Subnet, options.adapter);
+    if (denyList?.denies(facts.ip, who) === true) return FORBIDDEN_PROMISE;
     const cost = typeof costOption === 'function' ? costOption(req) : costOption;
     if (isThenable(cost))
       return Promise.resolve(cost).then((c) => limiter.check(descriptorOf(who, route, c)));
@@ -163,3 +165,21 @@ export function createLimitRequest<Req>(
 }
 
 const SKIPPED: Promise<undefined> = Promise.resolve(undefined);
+
+/**
+ * The decision for a deny-listed request: denied, outcome `forbidden`, source `deny-list`, no
+ * policy asked (nothing charged, nothing reported as a policy's decision).
+ */
+export const FORBIDDEN: Decision = Object.freeze({
+  allowed: false,
+  outcome: 'forbidden',
+  policy: undefined,
+  limit: 0,
+  remaining: 0,
+  resetMs: 0,
+  retryAfterMs: 0,
+  shadowed: false,
+  source: 'deny-list',
+  results: Object.freeze([]) as readonly PolicyResult[],
+}) as Decision;
+const FORBIDDEN_PROMISE: Promise<Decision> = Promise.resolve(FORBIDDEN);

@@ -14,6 +14,7 @@ import {
 import { isCompiledPolicy } from '../policy/index.js';
 import type { IdentityInput, PolicyInput } from '../types.js';
 import type { IpList } from './cidr.js';
+import type { DenyList } from './deny-list.js';
 import type { HeaderFormat } from './headers.js';
 import { createLimitRequest, type RequestFacts, type RequestLimitResult } from './limit-request.js';
 import { checkOptionNames, closestName } from './option-names.js';
@@ -60,6 +61,8 @@ export interface ResolvedRateLimitOptions<Req> {
   readonly skip: ((req: Req) => boolean | Promise<boolean>) | undefined;
   /** IPs never limited, or undefined. */
   readonly allowList: IpList | undefined;
+  /** Client IPs and identities answered 403 before any charge, or undefined. */
+  readonly denyList: DenyList | undefined;
 }
 
 /** The resolved options and the function that limits one request. */
@@ -131,6 +134,7 @@ export function resolveRateLimitOptions<Req>(
   const shadow = checked(o, 'shadow') as boolean;
   const ipv6Subnet = checked(o, 'ipv6Subnet') as number | false;
   const allowList = checked(o, 'allowList') as IpList | undefined;
+  const denyList = checked(o, 'denyList') as DenyList | undefined;
   checked(o, 'failMode');
   checked(o, 'policies');
   const shorthand = options.limit !== undefined || options.window !== undefined;
@@ -207,6 +211,7 @@ export function resolveRateLimitOptions<Req>(
     cost: options.cost,
     skip: options.skip,
     allowList,
+    denyList,
   };
 }
 

@@ -1,5 +1,5 @@
 /**
- * Problem details bodies (RFC 9457) for denied (429) and unavailable (503) requests. They
+ * Problem details bodies (RFC 9457) for denied (429), unavailable (503) and deny-listed (403) requests. They
  * carry policy names and a wait time, never the identity, a storage key or anything internal.
  */
 import type { Decision } from '../types.js';
@@ -22,7 +22,7 @@ export interface ProblemBody {
   status: number;
   /** Names of the policies whose quota was exceeded (429 only). */
   'violated-policies'?: string[];
-  /** `rate limit exceeded` or `rate limiter unavailable`. */
+  /** `rate limit exceeded`, `rate limiter unavailable` or `forbidden`. */
   error: string;
   /** 429: the denying policy with the longest wait. */
   policy?: string;
@@ -64,6 +64,18 @@ export function problemJson(body: ProblemBody): string {
 /** The 503 body, serialized once. */
 const UNAVAILABLE_JSON = JSON.stringify(unavailableProblem());
 
+/**
+ * The 403 body for a deny-listed request:
+ * `{"type":"about:blank","title":"Forbidden","status":403,"error":"forbidden"}`. It says nothing
+ * of which entry matched, nor the identity.
+ */
+export function forbiddenProblem(): ProblemBody {
+  return { type: 'about:blank', title: 'Forbidden', status: 403, error: 'forbidden' };
+}
+
+/** The 403 body, serialized once. */
+const FORBIDDEN_JSON = JSON.stringify(forbiddenProblem());
+
 /** Serialized 429 bodies by their variable fields (seconds and policy name only); cleared when full. */
 const MAX_CACHED_BODIES = 1024;
 const bodyJson = new Map<string, string>();
@@ -77,6 +89,7 @@ const bodyJson = new Map<string, string>();
  */
 export function freshProblemJson(body: ProblemBody): string {
   if (body.status === 503) return UNAVAILABLE_JSON;
+  if (body.status === 403) return FORBIDDEN_JSON;
   const violated = body['violated-policies'];
   const policy = body.policy;
   // Cached: the common case of one violated policy, which is the policy named.

@@ -3,6 +3,7 @@ import { OPTION_DEFAULTS } from '../options/defaults.js';
 import type { Decision } from '../types.js';
 import { type HeaderFormat, type RateLimitHeaderOptions, rateLimitHeaders } from './headers.js';
 import {
+  forbiddenProblem,
   freshProblemJson,
   PROBLEM_CONTENT_TYPE,
   type ProblemBody,
@@ -22,7 +23,7 @@ import {
 export interface HttpVerdict {
   /** 'pass': call next(); 'deny': respond with status, headers and body. */
   readonly action: 'pass' | 'deny';
-  readonly status: 200 | 429 | 503;
+  readonly status: 200 | 403 | 429 | 503;
   /**
    * Set these in both cases (may be empty). Denies include `Cache-Control: no-store`,
    * `Content-Type` and (429) `Retry-After`.
@@ -59,7 +60,9 @@ export interface HttpVerdictOptions {
  *   wait among denying policies, at least 1), `Content-Type: application/problem+json`,
  *   `Cache-Control: no-store` and a quota-exceeded problem body;
  * - unavailable under `closed`: deny with 503, `Content-Type`, `Cache-Control: no-store` and an
- *   unavailable problem body.
+ *   unavailable problem body;
+ * - forbidden (the deny list): deny with 403, `Content-Type`, `Cache-Control: no-store` and a
+ *   forbidden problem body, no rate-limit headers (no policy was asked).
  * Every call returns fresh header records and a fresh body: changing one changes nobody else's.
  */
 export function toHttpVerdict(decision: Decision, options: HttpVerdictOptions = {}): HttpVerdict {
@@ -82,13 +85,14 @@ export function toHttpVerdict(decision: Decision, options: HttpVerdictOptions = 
     };
   }
   if (decision.outcome === 'unavailable') return denial(503, headers, unavailableProblem(decision));
+  if (decision.outcome === 'forbidden') return denial(403, headers, forbiddenProblem());
   const body = quotaExceededProblem(decision);
   headers['Retry-After'] = String(body.retry_after_seconds);
   return denial(429, headers, body);
 }
 
 /** A deny verdict from the rate-limit headers (and `Retry-After`) and the problem body. */
-function denial(status: 429 | 503, headers: Record<string, string>, body: ProblemBody): HttpVerdict {
+function denial(status: 403 | 429 | 503, headers: Record<string, string>, body: ProblemBody): HttpVerdict {
   headers['Content-Type'] = PROBLEM_CONTENT_TYPE;
   // A refusal answers this moment only: no cache may keep it (RFC 6585 for 429).
   headers['Cache-Control'] = NO_STORE;
@@ -106,7 +110,7 @@ function denial(status: 429 | 503, headers: Record<string, string>, body: Proble
   };
 }
 
-/** `Cache-Control` of every 429 and 503 answer. */
+/** `Cache-Control` of every 403, 429 and 503 answer. */
 const NO_STORE = 'no-store';
 
 const WITH_SHADOW: RateLimitHeaderOptions = { shadowHeaders: true };

@@ -65,3 +65,13 @@ export function requestKey(tag: string, requestId: string, policyKeys: readonly 
   const scope = JSON.stringify([requestId, ...policyKeys.map((key) => key.slice(tag.length))]);
   return `${tag}:~rid:${encodeKeyComponent(scope)}`;
 }
+
+/**
+ * The ban key of a policy key (`policy.ban`): `<policy key>:~ban`, in the same slot. Policy names
+ * never start with `~`, and `~ban` is no component `encodeKeyComponent` writes (its last base64url
+ * character would carry nonzero padding bits), so this never meets a policy key (route-scoped
+ * ones included) nor a request record.
+ */
+export function banKeyOf(policyKey: string): string {
+  return `${policyKey}:~ban`;
+}

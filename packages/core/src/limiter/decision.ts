@@ -13,6 +13,16 @@ import type {
 /** A policy's result from a store verdict. Remaining is whole units in [0, limit]. */
 export function resultFromVerdict(policy: CompiledPolicy, cost: number, verdict: StoreVerdict): PolicyResult {
   const remaining = Math.min(policy.limit, Math.max(0, Math.floor(verdict.remaining + 1e-9)));
+  if (verdict.banned === true) return { ...resultOf(policy, cost, verdict, remaining), banned: true };
+  return resultOf(policy, cost, verdict, remaining);
+}
+
+function resultOf(
+  policy: CompiledPolicy,
+  cost: number,
+  verdict: StoreVerdict,
+  remaining: number,
+): PolicyResult {
   return {
     policy: policy.name,
     algorithm: policy.algorithm,

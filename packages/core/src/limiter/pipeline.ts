@@ -2,7 +2,7 @@
  * The limiter's three calls, each a straight line: plan the entries, call the store (through its
  * layers), apply the fail modes when it could not decide, build the decision, emit the event.
  */
-import { identityTag, policyKey } from '../keys/build-keys.js';
+import { banKeyOf, identityTag, policyKey } from '../keys/build-keys.js';
 import { identityProblem, isIdentityInput } from '../keys/identity.js';
 import type {
   Decision,
@@ -114,5 +114,12 @@ export async function reset(
   }
   const targets = policyName === undefined ? parts.policies : [policyNamed(parts, policyName)];
   const tag = identityTag(parts.prefix, identity);
-  await parts.store.reset(targets.map((p) => policyKey(tag, p, route)));
+  const keys: string[] = [];
+  for (const p of targets) {
+    const key = policyKey(tag, p, route);
+    keys.push(key);
+    // A reset lifts the identity's ban too.
+    if (p.ban !== undefined) keys.push(banKeyOf(key));
+  }
+  await parts.store.reset(keys);
 }

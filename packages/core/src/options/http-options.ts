@@ -1,6 +1,8 @@
 /** The schema of the options every adapter shares (`RateLimitOptions`): one entry per option. */
 import { CidrError, createIpList, type IpList } from '../http/cidr.js';
+import { type DenyList, type DenyListInput, toDenyList } from '../http/deny-list.js';
 import { HEADER_FORMATS, type HeaderFormat } from '../http/headers.js';
+import { RateLimitOptionsError } from '../http/options-error.js';
 import { storeProblem } from '../http/store-check.js';
 import { isValidPrefix } from '../keys/build-keys.js';
 import type { Limiter } from '../limiter/index.js';
@@ -51,6 +53,15 @@ function checkAllowList(list: unknown, fail: OptionFail): IpList {
     }
   }
   return fail('must be an array of CIDR ranges or an IpList');
+}
+
+function checkDenyList(list: unknown, fail: OptionFail): DenyList {
+  try {
+    return toDenyList(list);
+  } catch (error) {
+    if (error instanceof RateLimitOptionsError) fail(error.requirement, error.option, error.value);
+    throw error;
+  }
 }
 
 const describeFormats = (): string =>
@@ -181,6 +192,19 @@ export const HTTP_OPTIONS = Object.freeze({
     doc: 'Client IPs never limited: CIDR ranges, addresses, range names, or an `IpList`.',
     surfaces: HTTP,
     check: checkAllowList,
+  }),
+  /**
+   * Answered `403 Forbidden` (problem+json, `"error":"forbidden"`) before any policy is
+   * charged: client IPs as CIDR ranges (an array), or lists by kind `{ ip, key, app }`
+   * (identities of kind `key`, `app`), or a `DenyList` from `createDenyList()` to replace at
+   * run time (`denyList.replace(...)`). Requests `skip` or `allowList` exempts are not checked.
+   */
+  denyList: option<DenyListInput>({
+    default: undefined,
+    defaultDoc: '-',
+    doc: 'Answered 403 before any charge: CIDR ranges, `{ ip, key, app }` lists, or a `DenyList` (replaceable).',
+    surfaces: ROUTE,
+    check: checkDenyList,
   }),
   /** Header format, default `'draft-10'`. */
   headers: option<HeaderFormat>({

@@ -51,6 +51,7 @@ describe('option schema', () => {
         'failMode',
         'scope',
         'name',
+        'denyList',
       ].sort(),
     );
     expect(optionNames('nestjs-module')).toContain('defaultPolicies');

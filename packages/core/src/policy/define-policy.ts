@@ -1,6 +1,7 @@
 /** `definePolicy`: validates a policy as written and compiles it to the units the algorithms use. */
 import { ALGORITHM_LIST, ALGORITHM_NAMES, ALGORITHMS, isAlgorithm } from '../algorithms/registry.js';
 import type { Algorithm, CompiledPolicy, CostInput, PolicyInput } from '../types.js';
+import { compileBan } from './ban.js';
 import { FAIL_MODES, MAX_POLICY_NAME_LENGTH, POLICY_DEFAULTS } from './defaults.js';
 import { parseDuration, parseRate } from './duration.js';
 import { PolicyError } from './errors.js';
@@ -16,6 +17,7 @@ const KNOWN_FIELDS: readonly string[] = [
   'failMode',
   'shadow',
   'scope',
+  'ban',
 ];
 
 const NAME = /^[A-Za-z0-9_][A-Za-z0-9_.-]*$/;
@@ -185,6 +187,7 @@ export function definePolicy(input: PolicyInput | CompiledPolicy): CompiledPolic
     }
   }
 
+  const ban = compileBan(p.ban, name);
   const policy: CompiledPolicy = Object.freeze({
     name,
     algorithm,
@@ -195,6 +198,7 @@ export function definePolicy(input: PolicyInput | CompiledPolicy): CompiledPolic
     failMode,
     shadow,
     scope,
+    ...(ban !== undefined && { ban }),
   });
   compiled.add(policy);
   return policy;

@@ -177,7 +177,11 @@ describe('embedded decide script', () => {
       { allowed: false, remaining: 0, resetMs: 1000, retryAfterMs: -1 },
     ]);
     expect(() => decodeScriptReply([1, 2, 3], entries)).toThrow(/shape/);
-    expect(() => decodeScriptReply([2, 2, 3, 0], entries)).toThrow(/allowed/);
+    // 2 is a deny of a banned identity (policy.ban); anything else is malformed.
+    expect(decodeScriptReply([2, 2, 3, 9000], entries)).toEqual([
+      { allowed: false, remaining: 2, resetMs: 3, retryAfterMs: 9000, banned: true },
+    ]);
+    expect(() => decodeScriptReply([3, 2, 3, 0], entries)).toThrow(/allowed/);
     expect(() => decodeScriptReply([1, 'x', 3, 0], entries)).toThrow(/remaining/);
   });
 

@@ -21,6 +21,7 @@ import {
   RESET_SCRIPT_SHA1,
   RESET_SCRIPT_SOURCE,
 } from '../generated/scripts.js';
+import { banKeyOf } from '../keys/build-keys.js';
 import type { CompiledPolicy, StoreEntry, StoreMode, StoreVerdict } from '../types.js';
 
 /** The decide script: Lua source and its SHA1 (hex), for EVALSHA with EVAL as fallback. */
@@ -44,12 +45,24 @@ export { assertValidEntries };
 export const REPLY_ITEMS_PER_ENTRY = 4;
 
 /**
- * KEYS for one decision: the entries' keys in order, then `requestKey` (the record of an
- * idempotent request, same hash tag as the entries) when given.
+ * KEYS for one decision: the entries' keys in order, then the ban key of each entry whose policy
+ * has a ban (`banKeyOf`, same hash tag), then `requestKey` (the record of an idempotent request,
+ * same hash tag as the entries) when given.
  */
 export function encodeScriptKeys(entries: readonly StoreEntry[], requestKey?: string): string[] {
   const keys: string[] = [];
-  for (let i = 0; i < entries.length; i++) keys.push((entries[i] as StoreEntry).key);
+  let bans = false;
+  for (let i = 0; i < entries.length; i++) {
+    const entry = entries[i] as StoreEntry;
+    keys.push(entry.key);
+    if (entry.policy.ban !== undefined) bans = true;
+  }
+  if (bans) {
+    for (let i = 0; i < entries.length; i++) {
+      const entry = entries[i] as StoreEntry;
+      if (entry.policy.ban !== undefined) keys.push(banKeyOf(entry.key));
+    }
+  }
   if (requestKey !== undefined) {
     if (typeof requestKey !== 'string' || requestKey === '' || keys.includes(requestKey)) {
       throw new Error('store: "requestKey" must be a non-empty key distinct from the entry keys');
@@ -73,11 +86,22 @@ function argsOf(policy: CompiledPolicy): readonly string[] {
       String(policy.limit),
       String(policy.windowMs),
       String(policy.intervalMs),
-      policy.shadow ? '1' : '0',
+      shadowArg(policy),
     ];
     if (Object.isFrozen(policy)) policyArgsCache.set(policy, args);
   }
   return args;
+}
+
+/**
+ * The policy table's fifth item: '0' or '1' (shadow), and for a policy with a ban its ban after
+ * it, `'<0|1>:<blockMs>:<violations>:<violationWindowMs>:<escalatedBlockMs>'` (lua/decide.lua).
+ */
+function shadowArg(policy: CompiledPolicy): string {
+  const flag = policy.shadow ? '1' : '0';
+  const { ban } = policy;
+  if (ban === undefined) return flag;
+  return `${flag}:${ban.blockMs}:${ban.violations}:${ban.violationWindowMs}:${ban.escalatedBlockMs}`;
 }
 
 /** The ARGV head of a call: the explicit time (tests) or '' for Redis TIME. */
@@ -201,6 +225,10 @@ export function decodeVerdicts(
   for (let k = offset; k < end; k += REPLY_ITEMS_PER_ENTRY) {
     const allowed = reply[k];
     if (allowed !== 0 && allowed !== 1 && allowed !== '0' && allowed !== '1') {
+      if (allowed === 2 || allowed === '2') {
+        verdicts.push(bannedVerdict(reply, k));
+        continue;
+      }
       throw new Error('store: unexpected decide script reply (allowed)');
     }
     verdicts.push({
@@ -211,4 +239,15 @@ export function decodeVerdicts(
     });
   }
   return verdicts;
+}
+
+/** The verdict of reply items from `k` whose `allowed` is 2: denied, the identity banned. */
+function bannedVerdict(reply: readonly unknown[], k: number): StoreVerdict {
+  return {
+    allowed: false,
+    remaining: toNumber(reply[k + 1], 'remaining'),
+    resetMs: toNumber(reply[k + 2], 'resetMs'),
+    retryAfterMs: toNumber(reply[k + 3], 'retryAfterMs'),
+    banned: true,
+  };
 }

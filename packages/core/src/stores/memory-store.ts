@@ -16,6 +16,7 @@ import { ALGORITHMS, type AlgorithmParams, type Evaluation } from '../algorithms
 import { assertValidEntries } from '../algorithms/validate.js';
 import type { Clock, Store, StoreEntry, StoreMode, StoreVerdict } from '../types.js';
 import { LruIndex, NO_SLOT } from './lru-index.js';
+import { BanTable, banInForce, banVerdict } from './memory-bans.js';
 import { StateTable } from './memory-store-table.js';
 
 /** Options of `MemoryStore`. */
@@ -63,6 +64,8 @@ export class MemoryStore implements Store {
   #recordIndex: LruIndex | undefined;
   /** The record in each slot of `#recordIndex`. */
   readonly #recordValues: (RequestRecord | undefined)[] = [];
+  /** Ban states (`policy.ban`), by ban key; built at the first policy with a ban. */
+  #bans: BanTable | undefined;
 
   constructor(options: MemoryStoreOptions = {}) {
     const maxKeys = options.maxKeys ?? 1_000_000;
@@ -146,6 +149,8 @@ export class MemoryStore implements Store {
     }
 
     const evaluations: Evaluation<unknown>[] = new Array(entries.length);
+    // Per entry of a policy with a ban: the end of its ban now in force, or 0 (undefined: no ban).
+    let bannedUntil: number[] | undefined;
     // Every entry allows; every enforced entry allows.
     let all = true;
     let enforced = true;
@@ -162,7 +167,15 @@ export class MemoryStore implements Store {
         now,
         params,
       );
-      if (!e.allowed) {
+      let allowed = e.allowed;
+      if (policy.ban !== undefined) {
+        bannedUntil ??= new Array(entries.length);
+        this.#bans ??= new BanTable(this.#maxKeys);
+        const until = banInForce(this.#bans, key, now);
+        bannedUntil[i] = until;
+        if (until !== 0) allowed = false;
+      }
+      if (!allowed) {
         all = false;
         if (!policy.shadow) enforced = false;
       }
@@ -191,16 +204,29 @@ export class MemoryStore implements Store {
         resetMs: Math.ceil(charge ? e.chargedResetMs : e.resetMs),
         retryAfterMs: Math.ceil(e.retryAfterMs),
       };
+      if (bannedUntil !== undefined && policy.ban !== undefined) {
+        const bans = this.#bans as BanTable;
+        verdicts[i] = banVerdict(
+          bans,
+          key,
+          policy.ban,
+          verdicts[i] as StoreVerdict,
+          bannedUntil[i] as number,
+          consume,
+          now,
+        );
+      }
     }
     if (charged) this.#table.sweep(now);
     if (recordKey !== undefined) this.#record(recordKey, verdicts, now + (requestTtlMs as number), now);
     return verdicts;
   }
 
-  /** Forget these keys (state keys or request record keys). */
+  /** Forget these keys (state keys, ban keys or request record keys). */
   reset(keys: readonly string[]): Promise<void> {
     for (const key of keys) {
       this.#table.delete(key);
+      this.#bans?.delete(key);
       const slot = this.#recordIndex?.delete(key);
       if (slot !== undefined) this.#recordValues[slot] = undefined;
     }
@@ -210,6 +236,7 @@ export class MemoryStore implements Store {
   /** Forget every key and request record. */
   clear(): void {
     this.#table.clear();
+    this.#bans?.clear();
     this.#recordIndex?.clear();
     this.#recordValues.length = 0;
   }
