@@ -275,7 +275,9 @@ local function ban_reply(ban, i, violation, at)
     return
   end
   reply[at + 1] = 2
-  local restMs = ceil(untilMs - now)
+  -- Whole ms, rounded up; half a microsecond off first, so the rounding error of untilMs - now
+  -- (about 2e-4 ms at today's epoch) never adds a millisecond (times are whole microseconds).
+  local restMs = ceil(untilMs - now - 0.0005)
   local retry = reply[at + 4]
   if retry ~= -1 and retry < restMs then
     reply[at + 4] = restMs

@@ -505,6 +505,68 @@ export const LUA_MUTANTS = [
     replace: 'reply[nReply + 4] = floor(r.retryAfterMs)',
   },
 
+  // decide.lua: bans (policy.ban)
+  {
+    id: 'decide/ban-never-in-force',
+    file: 'decide.lua',
+    find: 'banned[i] = untilMs ~= nil and now < untilMs',
+    replace: 'banned[i] = false',
+  },
+  {
+    id: 'decide/ban-end-inclusive',
+    file: 'decide.lua',
+    find: 'banned[i] = untilMs ~= nil and now < untilMs',
+    replace: 'banned[i] = untilMs ~= nil and now <= untilMs',
+  },
+  {
+    id: 'decide/ban-admits',
+    file: 'decide.lua',
+    find: 'if banned[i] then\n        ok = false',
+    replace: 'if false then\n        ok = false',
+  },
+  {
+    id: 'decide/ban-on-peek',
+    file: 'decide.lua',
+    find: 'ban_reply(policy.ban, i, consume and not r.allowed, nReply)',
+    replace: 'ban_reply(policy.ban, i, not r.allowed, nReply)',
+  },
+  {
+    id: 'decide/ban-window-never-ends',
+    file: 'decide.lua',
+    find: 'if banUntil[i] and now - banStart[i] < ban.windowMs then',
+    replace: 'if banUntil[i] then',
+  },
+  {
+    id: 'decide/ban-escalate-late',
+    file: 'decide.lua',
+    find: 'if ban.violations > 0 and violations >= ban.violations then',
+    replace: 'if ban.violations > 0 and violations > ban.violations then',
+  },
+  {
+    id: 'decide/ban-ttl-block-only',
+    file: 'decide.lua',
+    find: 'if ban.violations > 0 and startMs + ban.windowMs > lastMs then',
+    replace: 'if false then',
+  },
+  {
+    id: 'decide/ban-retry-not-rest',
+    file: 'decide.lua',
+    find: 'if retry ~= -1 and retry < restMs then',
+    replace: 'if false then',
+  },
+  {
+    id: 'decide/ban-reply-unflagged',
+    file: 'decide.lua',
+    find: 'reply[at + 1] = 2',
+    replace: 'reply[at + 1] = 0',
+  },
+  {
+    id: 'decide/ban-keys-uncounted',
+    file: 'decide.lua',
+    find: 'keyi = keyi + count + (banKeys[d] or 0)',
+    replace: 'keyi = keyi + count',
+  },
+
   // reset.lua
   {
     id: 'reset/chunk-short',

@@ -13,6 +13,7 @@ import { type RedisCluster, startRedisCluster } from '../support/redis-cluster.j
 import { type RedisProcess, startRedis } from '../support/redis-server.js';
 import {
   type Algorithm,
+  banKeyOf,
   createLimiter,
   type Decision,
   type EvalClient,
@@ -460,6 +461,57 @@ describe('the hot-key limit', () => {
     const turns = DECISIONS / TURN;
     expect(hotDenied.scriptCalls).toBeGreaterThanOrEqual(turns * CONNECTIONS);
     expect(hotDeniedCached.scriptCalls).toBeLessThanOrEqual(2 * CONNECTIONS);
+  });
+});
+
+describe('bans on the Cluster', () => {
+  it("a ban key lives in its identity's slot, is decided in the same call as the policies, and holds on every connection", async () => {
+    const p = prefix();
+    const policies: PolicyInput[] = [
+      { name: 'wide', burst: 1000, rate: '1/h' },
+      { name: 'strict', algorithm: 'fixed-window', limit: 2, window: '1m', ban: { blockMs: '10m' } },
+    ];
+    await clearOfWindowBoundary(60);
+    const limiters = clients.map((client) =>
+      createLimiter({
+        policies,
+        prefix: p,
+        store: new RedisStore({ client: recording(client) }),
+        timeoutMs: 20_000,
+        breaker: false,
+        denyCache: false,
+      }),
+    );
+    const identities = Array.from({ length: 12 }, (_, i) => `banned-${i}`);
+    for (const identity of identities) {
+      expect((await limiters[0]!.check({ identity })).allowed).toBe(true);
+      expect((await limiters[1]!.check({ identity })).allowed).toBe(true);
+      const denied = await limiters[2]!.check({ identity });
+      expect(denied.results.find((r) => r.policy === 'strict')).toMatchObject({
+        banned: true,
+        retryAfterMs: 600_000,
+      });
+      // Every connection sees the ban; nothing is charged while it lasts.
+      const seen = await Promise.all(limiters.map((limiter) => limiter.check({ identity })));
+      for (const d of seen) {
+        expect(d.allowed).toBe(false);
+        expect(d.results.find((r) => r.policy === 'strict')?.banned).toBe(true);
+        expect(d.results.find((r) => r.policy === 'wide')?.remaining).toBe(998);
+      }
+      const stateKey = `${identityTag(p, identity)}:strict`;
+      const banKey = banKeyOf(stateKey);
+      expect(keySlot(banKey)).toBe(keySlot(stateKey));
+      expect(Number(await clients[0]!.cluster('KEYSLOT', banKey))).toBe(keySlot(stateKey));
+      const ttl = await clients[3]!.pttl(banKey);
+      expect(ttl).toBeGreaterThan(500_000);
+      expect(ttl).toBeLessThanOrEqual(600_001);
+    }
+    // The identities spread over more than one primary, each with its ban beside its state.
+    const { primaries } = await cluster.topology();
+    const owners = new Set(
+      identities.map((identity) => ownerOf(keySlot(identityTag(p, identity)), primaries)),
+    );
+    expect(owners.size).toBeGreaterThan(1);
   });
 });
 

@@ -23,6 +23,8 @@ let cluster: RedisCluster;
 let nodes: AppNode[] = [];
 const prefix = `itc-${randomUUID().slice(0, 8)}`;
 const apiKey = () => `itc-${randomUUID()}`;
+/** The API key every node's SLUICE_DENY_LIST names. */
+const DENIED_KEY = `itc-denied-${randomUUID().slice(0, 8)}`;
 
 beforeAll(async () => {
   cluster = await startRedisCluster();
@@ -31,6 +33,7 @@ beforeAll(async () => {
     REDIS_CLUSTER_NODES: cluster.nodesEnv,
     SLUICE_PREFIX: prefix,
     SLUICE_TIMEOUT_MS: String(TIMEOUT_MS),
+    SLUICE_DENY_LIST: `${DENIED_KEY},203.0.113.0/24`,
   });
   // Each node's Cluster client is connected and has loaded the script before the bursts.
   for (const node of nodes) {
@@ -128,6 +131,34 @@ describe(`example apps on Redis Cluster (${EXAMPLE_APPS.map((a) => a.name).join(
       expect(json(reply)).toEqual({ ok: true });
       expect(reply.headers.ratelimit).toBeUndefined();
       expect(reply.headers['ratelimit-policy']).toBeUndefined();
+    }
+  });
+
+  it('SLUICE_DENY_LIST on every node: the listed API key gets 403 problem+json, nothing charged; other keys are served', async () => {
+    const headers = { 'x-api-key': DENIED_KEY };
+    for (const node of nodes) {
+      for (const path of ['/limited', '/strict']) {
+        const reply = await request(`${node.url}${path}`, { headers });
+        expect(reply.status, `${node.app} ${path}`).toBe(403);
+        expect(reply.headers['cache-control']).toBe('no-store');
+        expect(reply.headers.ratelimit).toBeUndefined();
+        expect(json(reply)).toEqual({
+          type: 'about:blank',
+          title: 'Forbidden',
+          status: 403,
+          error: 'forbidden',
+        });
+      }
+      expect((await request(`${node.url}/health`, { headers })).status).toBe(200);
+      expect((await request(`${node.url}/limited`, { headers: { 'x-api-key': apiKey() } })).status).toBe(200);
+    }
+    // Nothing of the denied key reached the Cluster.
+    const { primaries } = await cluster.topology();
+    for (const p of primaries) {
+      const client = new Redis({ host: '127.0.0.1', port: p.port });
+      const keys = await client.keys(`${prefix}:*${DENIED_KEY}*`);
+      client.disconnect();
+      expect(keys).toEqual([]);
     }
   });
 

@@ -111,6 +111,47 @@ const SCENARIOS: Scenario[] = [
   },
 ];
 
+/** The clock of the ban scenario's limiter. */
+const banClock = { now: T0 };
+
+describe.each(HARNESSES)('$name: a policy ban', (harness) => {
+  let served: Served | undefined;
+  afterEach(async () => {
+    await served?.close();
+    served = undefined;
+  });
+
+  test('after the policy denies, 429 with Retry-After the rest of the block until it ends, nothing charged', async () => {
+    banClock.now = T0;
+    const clock = () => banClock.now;
+    const policy: PolicyInput = { ...API, ban: { blockMs: '1m' } };
+    const limiter = createLimiter({
+      policies: [policy],
+      store: new MemoryStore({ clock }),
+      clock,
+      denyCache: false,
+    });
+    served = await harness.serve({ limiter }, 'route');
+    const get = (path: string) => request(`${served!.url}${path}`);
+    await expectFullQuota(get);
+    const denied = await get('/items/1');
+    expect(denied.status).toBe(429);
+    expect(denied.headers['retry-after']).toBe('60');
+    expect(json(denied)).toMatchObject({
+      error: 'rate limit exceeded',
+      policy: 'api',
+      retry_after_seconds: 60,
+    });
+    banClock.now += 30_000; // the policy's window is over: only the ban denies
+    const banned = await get('/items/1');
+    expect(banned.status).toBe(429);
+    expect(banned.headers['retry-after']).toBe('30');
+    expect(banned.headers.ratelimit).toBe('"api";r=3;t=0');
+    banClock.now += 30_000;
+    await expectFullQuota(get);
+  });
+});
+
 describe.each(HARNESSES)('$name: deny list', (harness) => {
   let served: Served | undefined;
   afterEach(async () => {

@@ -59,3 +59,11 @@ describe('createDenyList', () => {
     expect(isDenyList({ denies: () => true, replace() {}, size: 0 })).toBe(false);
   });
 });
+
+describe('option-name hints', () => {
+  it("point other libraries' ban and deny-list names at Sluice's", async () => {
+    const { unknownOptionHint } = await import('./option-names.js');
+    expect(unknownOptionHint('blockDuration', [])).toContain('"ban"');
+    expect(unknownOptionHint('blacklist', [])).toBe('did you mean "denyList"?');
+  });
+});

@@ -122,7 +122,8 @@ export function banVerdict(
     bans.write(banKey, state, nowMs);
     end = state.untilMs;
   }
-  const restMs = Math.ceil(end - nowMs);
+  // Half a microsecond off first, as the script does: the rounding error of end - nowMs never adds a millisecond.
+  const restMs = Math.ceil(end - nowMs - 0.0005);
   const { retryAfterMs } = verdict;
   return {
     allowed: false,
