@@ -8,7 +8,7 @@ import {
   type PolicyInput,
   RateLimitOptionsError,
 } from '@sluice/core';
-import type { RateLimitRouteOptions } from './module-options.js';
+import type { PolicyNamesOf, RateLimitRequest, RateLimitRouteOptions } from './module-options.js';
 import { RATE_LIMIT_METADATA, SKIP_RATE_LIMIT_METADATA } from './tokens.js';
 
 export type { RateLimitRouteOptions } from './module-options.js';
@@ -17,7 +17,8 @@ export type { RateLimitRouteOptions } from './module-options.js';
 export type RateLimitMetadata =
   | {
       readonly kind: 'named';
-      readonly policies: readonly string[];
+      /** The names, or a function of the request choosing them. */
+      readonly policies: readonly string[] | PolicyNamesOf<RateLimitRequest>;
       readonly cost: RateLimitRouteOptions['cost'];
       readonly shadow: boolean | undefined;
     }
@@ -92,11 +93,14 @@ function toMetadata(
     );
   }
   if (!own) {
+    if (typeof options.policies === 'function') {
+      return { kind: 'named', policies: options.policies, cost: options.cost, shadow: options.shadow };
+    }
     if (!Array.isArray(options.policies)) {
       throw new RateLimitOptionsError(
         'policies',
         options.policies,
-        'must be an array of policy names, or give "limit" and "window"',
+        'must be an array of policy names or a function of the request, or give "limit" and "window"',
         SOURCE,
       );
     }

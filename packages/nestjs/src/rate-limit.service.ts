@@ -16,6 +16,7 @@ import {
 import type { RateLimitMetadata, SkipRateLimitMetadata } from './decorators.js';
 import {
   limiterOptionsOf,
+  type PolicyNamesOf,
   RATE_LIMIT_MODULE_OPTIONS,
   type RateLimitModuleOptions,
   type RateLimitRequest,
@@ -38,6 +39,24 @@ const PER_REQUEST_OPTIONS = (Object.keys(HTTP_OPTIONS) as (keyof typeof HTTP_OPT
     !HTTP_OPTIONS[name].surfaces.includes('createLimiter') &&
     !HTTP_OPTIONS[name].surfaces.includes('nestjs-decorator'),
 );
+
+/**
+ * Names chosen per request, less those `@SkipRateLimit('name')` skips on the route. A request
+ * whose every chosen policy is skipped has nothing left to apply: an empty answer, which makes it
+ * `unavailable` like any other bad answer (skip the whole route with `@SkipRateLimit()` instead).
+ */
+function chosenWithout(
+  choose: PolicyNamesOf<RateLimitRequest>,
+  skipped: ReadonlySet<string>,
+): PolicyNamesOf<RateLimitRequest> {
+  if (skipped.size === 0) return choose;
+  const without = (names: readonly string[]): readonly string[] =>
+    Array.isArray(names) ? names.filter((name) => !skipped.has(name)) : names;
+  return (req) => {
+    const names = choose(req);
+    return names instanceof Promise ? names.then(without) : without(names);
+  };
+}
 
 /**
  * Resolves, once per controller and handler, which policies apply (decorators, skip lists,
@@ -130,7 +149,10 @@ export class RateLimitService implements OnModuleInit {
           ? [meta.policy.name]
           : (this.options.defaultPolicies ?? this.limiter.policies.map((policy) => policy.name));
     const skipped = new Set(skip ?? []);
-    const policies = selected.filter((name) => !skipped.has(name));
+    const policies =
+      typeof selected === 'function'
+        ? chosenWithout(selected, skipped)
+        : selected.filter((name) => !skipped.has(name));
     if (policies.length === 0) return null;
     const shared: RateLimitOptions<RateLimitRequest> = { limiter, policies };
     for (const name of PER_REQUEST_OPTIONS) {

@@ -47,6 +47,13 @@ export {
 } from './options.js';
 export { RateLimitOptionsError } from './options-error.js';
 export {
+  MAX_COMPILED_CHOICES,
+  type PolicyChoice,
+  PolicyChoiceFailure,
+  type PolicyChooser,
+  unchosenFailMode,
+} from './policy-choice.js';
+export {
   PROBLEM_CONTENT_TYPE,
   type ProblemBody,
   problemJson,
