@@ -24,7 +24,10 @@ export type RateLimitMetadata =
     }
   | {
       readonly kind: 'own';
+      /** The route's own policy; with `limitOf`, its `limit` is a stand-in (1) for validation. */
       readonly policy: PolicyInput;
+      /** The limit chosen per request, or undefined when `policy.limit` is the limit. */
+      readonly limitOf?: ((req: RateLimitRequest) => number | Promise<number>) | undefined;
       readonly cost: RateLimitRouteOptions['cost'];
       readonly shadow: boolean | undefined;
     };
@@ -111,18 +114,19 @@ function toMetadata(
       shadow: options.shadow,
     };
   }
+  const limitOf = typeof options.limit === 'function' ? options.limit : undefined;
   const policy: PolicyInput = {
     name: options.name ?? defaultName(target, propertyKey),
     scope: options.scope ?? OPTION_DEFAULTS.routeScope,
     ...(options.algorithm !== undefined && { algorithm: options.algorithm }),
-    ...(options.limit !== undefined && { limit: options.limit }),
+    ...(options.limit !== undefined && { limit: limitOf === undefined ? (options.limit as number) : 1 }),
     ...(options.window !== undefined && { window: options.window }),
     ...(options.rate !== undefined && { rate: options.rate }),
     ...(options.burst !== undefined && { burst: options.burst }),
     ...(options.failMode !== undefined && { failMode: options.failMode }),
   };
   definePolicy(policy); // a bad policy throws here, when the class is defined
-  return { kind: 'own', policy: Object.freeze(policy), cost: options.cost, shadow: options.shadow };
+  return { kind: 'own', policy: Object.freeze(policy), limitOf, cost: options.cost, shadow: options.shadow };
 }
 
 function setMetadata(

@@ -53,8 +53,13 @@ export type PolicyNamesOf<Req> = (req: Req) => readonly string[] | Promise<reado
  */
 export type RateLimitRouteOptions = Pick<
   RateLimitModuleOptions,
-  'cost' | 'shadow' | 'limit' | 'window' | 'algorithm' | 'failMode'
+  'cost' | 'shadow' | 'window' | 'algorithm' | 'failMode'
 > & {
+  /**
+   * Limit of the route's own policy, or a function of the request choosing it per request (sync
+   * or async; each limit compiled once).
+   */
+  limit?: number | ((req: RateLimitRequest) => number | Promise<number>);
   /**
    * Names of module policies to apply here (instead of the module's `defaultPolicies`), or a
    * function of the request choosing them per request (sync or async).

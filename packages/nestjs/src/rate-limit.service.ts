@@ -3,11 +3,15 @@ import { Inject, Injectable, type OnModuleInit } from '@nestjs/common';
 import { PATH_METADATA } from '@nestjs/common/constants.js';
 import { DiscoveryService, MetadataScanner, Reflector } from '@nestjs/core';
 import {
+  chooseLimit,
   createLimiter,
+  createLimitRequest,
   createRateLimitHandler,
   type DecisionEvent,
   HTTP_OPTIONS,
   type Limiter,
+  ownFailMode,
+  type PolicyInput,
   type RateLimitHandler,
   type RateLimitOptions,
   RateLimitOptionsError,
@@ -167,7 +171,10 @@ export class RateLimitService implements OnModuleInit {
     const shadow = routeShadow ?? (this.options.limiter !== undefined ? this.options.shadow : undefined);
     if (meta?.kind !== 'own' && shadow !== undefined) shared.shadow = shadow;
     try {
-      return createRateLimitHandler<RateLimitRequest>(shared, ADAPTER);
+      const handler = createRateLimitHandler<RateLimitRequest>(shared, ADAPTER);
+      return meta?.kind === 'own' && meta.limitOf !== undefined
+        ? this.perRequestLimit(handler, meta)
+        : handler;
     } catch (error) {
       // Name the route: `@RateLimit() on PaymentsController.create: "policies" must name ...`.
       if (error instanceof RateLimitOptionsError && error.option === 'policies') {
@@ -184,6 +191,57 @@ export class RateLimitService implements OnModuleInit {
     }
   }
 
+  /**
+   * `@RateLimit({ limit: (req) => n, window })`: the route's handler with each limit compiled once
+   * into a limiter of the route's own policy (on the module's store and options).
+   */
+  private perRequestLimit(
+    handler: RouteRateLimit,
+    meta: Extract<RateLimitMetadata, { kind: 'own' }>,
+  ): RouteRateLimit {
+    const input = this.ownPolicyInput(meta);
+    const choose = chooseLimit<RateLimitRequest>(
+      meta.limitOf as (req: RateLimitRequest) => unknown,
+      (limit) => ({ ...input, limit }),
+      {
+        store: this.store as Store,
+        prefix: undefined,
+        prepare: (p) => p,
+        failMode: ownFailMode(input.failMode),
+        create: (policies) => this.adopt(this.createOwnLimiter(policies)),
+      },
+      ADAPTER,
+    );
+    const resolved = { ...handler, limiter: undefined, policyNames: undefined, choose };
+    return { ...resolved, limitRequest: createLimitRequest(resolved) };
+  }
+
+  /** The policy of a route's own `@RateLimit()`, with the module's fail mode and shadow. */
+  private ownPolicyInput(meta: Extract<RateLimitMetadata, { kind: 'own' }>): PolicyInput {
+    const shadow = meta.shadow ?? this.options.shadow;
+    return {
+      ...(this.options.failMode !== undefined && { failMode: this.options.failMode }),
+      ...meta.policy,
+      ...(shadow !== undefined && { shadow }),
+    };
+  }
+
+  private createOwnLimiter(policies: readonly PolicyInput[]): Limiter {
+    return createLimiter({
+      ...limiterOptionsOf(this.options),
+      prefix: this.options.prefix ?? this.limiter.prefix,
+      policies,
+      store: this.store as Store,
+    });
+  }
+
+  /** A limiter of the module's own: its decisions go to every `onDecision` listener. */
+  private adopt(limiter: Limiter): Limiter {
+    for (const [listener, offs] of this.listeners) offs.push(limiter.onDecision(listener));
+    this.ownLimiterList.push(limiter);
+    return limiter;
+  }
+
   /** One limiter per `@RateLimit({ limit, window })`, on the module's store and options. */
   private ownLimiter(meta: Extract<RateLimitMetadata, { kind: 'own' }>): Limiter {
     let limiter = this.ownLimiters.get(meta);
@@ -197,22 +255,7 @@ export class RateLimitService implements OnModuleInit {
           'RateLimitModule',
         );
       }
-      const shadow = meta.shadow ?? this.options.shadow;
-      limiter = createLimiter({
-        ...limiterOptionsOf(this.options),
-        prefix: this.options.prefix ?? this.limiter.prefix,
-        policies: [
-          {
-            ...(this.options.failMode !== undefined && { failMode: this.options.failMode }),
-            ...meta.policy,
-            ...(shadow !== undefined && { shadow }),
-          },
-        ],
-        store: this.store,
-      });
-      for (const [listener, offs] of this.listeners) offs.push(limiter.onDecision(listener));
-      this.ownLimiters.set(meta, limiter);
-      this.ownLimiterList.push(limiter);
+      limiter = this.adopt(this.createOwnLimiter([this.ownPolicyInput(meta)]));
       this.ownLimiters.set(meta, limiter);
     }
     return limiter;

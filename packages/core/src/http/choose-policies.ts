@@ -77,9 +77,15 @@ export interface CompileTarget {
   readonly prepare: (input: PolicyInput) => PolicyInput;
   /** The fail mode of a request whose value could not be compiled. */
   readonly failMode: FailMode;
+  /**
+   * Builds the limiter of the prepared policies (default: `createLimiter` with `store` and
+   * `prefix`); a surface with more limiter options (the Nest module) passes its own.
+   */
+  readonly create?: ((policies: readonly PolicyInput[]) => Limiter) | undefined;
 }
 
 function limiterOf(target: CompileTarget, inputs: readonly PolicyInput[]): Limiter {
+  if (target.create !== undefined) return target.create(inputs.map(target.prepare));
   return createLimiter({
     policies: inputs.map(target.prepare),
     store: target.store,

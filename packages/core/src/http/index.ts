@@ -1,4 +1,6 @@
 /** The framework-neutral HTTP layer: headers, problem bodies, verdicts, routes, client IPs, metrics, adapter options. */
+
+export { type CompileTarget, chooseLimit, ownFailMode } from './choose-policies.js';
 export {
   CidrError,
   type CidrRange,
@@ -47,6 +49,7 @@ export {
 } from './options.js';
 export { RateLimitOptionsError } from './options-error.js';
 export {
+  CompiledCache,
   MAX_COMPILED_CHOICES,
   type PolicyChoice,
   PolicyChoiceFailure,
