@@ -105,6 +105,7 @@ export function chooseLimit<Req>(
   adapter: string,
   cache: CompiledCache<Limiter> = new CompiledCache(),
 ): PolicyChooser<Req> {
+  const choices = new WeakMap<Limiter, PolicyChoice>();
   const accept = (limit: unknown): ChoiceAnswer => {
     if (typeof limit !== 'number' || !Number.isSafeInteger(limit) || limit <= 0) {
       return choiceFailed(
@@ -115,7 +116,13 @@ export function chooseLimit<Req>(
       );
     }
     const limiter = cache.get(limit, () => limiterOf(target, [policyOf(limit)]));
-    return { limiter, policyNames: undefined, policySet: '*' };
+    // One choice object per limiter, not one per request.
+    let choice = choices.get(limiter);
+    if (choice === undefined) {
+      choice = { limiter, policyNames: undefined, policySet: '*' };
+      choices.set(limiter, choice);
+    }
+    return choice;
   };
   const rejected = (error: unknown) => choiceFailed(adapter, 'limit', thrownProblem(error), target.failMode);
   return (req) => callChooser(fn, req, accept, rejected);
