@@ -122,6 +122,22 @@ describe(`example apps on Redis Cluster (${EXAMPLE_APPS.map((a) => a.name).join(
     expect(JSON.parse(fourth.text)['violated-policies']).toEqual(['transfers']);
   });
 
+  it('GET /tiered across the apps: a pro- key gets tier-pro (10 per 60 s), another key tier-free (3 per 60 s)', async () => {
+    for (const [key, policy, limit] of [
+      [`pro-${apiKey()}`, 'tier-pro', 10],
+      [apiKey(), 'tier-free', 3],
+    ] as const) {
+      for (let i = 0; i < limit; i++) {
+        const reply = await request(`${nodeFor(i).url}/tiered`, { headers: { 'x-api-key': key } });
+        expect(reply.status, reply.text).toBe(200);
+        expect(reply.headers['ratelimit-policy']).toBe(`"${policy}";q=${limit};w=60`);
+      }
+      const denied = await request(`${nodeFor(limit).url}/tiered`, { headers: { 'x-api-key': key } });
+      expect(denied.status).toBe(429);
+      expect(JSON.parse(denied.text)['violated-policies']).toEqual([policy]);
+    }
+  });
+
   it('GET /health on every node: 200 {"ok":true}, no rate-limit headers, never limited', async () => {
     const replies = await Promise.all(
       nodes.flatMap((node) => Array.from({ length: 30 }, () => request(`${node.url}/health`))),

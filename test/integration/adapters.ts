@@ -58,8 +58,14 @@ export interface NeutralRequest {
 /** Framework-neutral rate-limit options; harnesses translate the functions. */
 export interface NeutralOptions {
   limiter?: Limiter;
-  policies?: readonly (PolicyInput | string)[];
-  limit?: number;
+  /** Policies, or a function of the request choosing them (names of `limiter`'s, or inputs). */
+  policies?:
+    | readonly (PolicyInput | string)[]
+    | ((
+        req: NeutralRequest,
+      ) => readonly (PolicyInput | string)[] | Promise<readonly (PolicyInput | string)[]>);
+  /** The shorthand's limit, or a function of the request choosing it. */
+  limit?: number | ((req: NeutralRequest) => number | Promise<number>);
   window?: string | number;
   store?: Store;
   identity?: (req: NeutralRequest) => IdentityInput | undefined;
@@ -141,9 +147,15 @@ function neutralFunctions<Req>(
   header: (req: Req, name: string) => string | undefined,
 ) {
   const wrap = (req: Req): NeutralRequest => ({ header: (name) => header(req, name) });
-  const { identity, cost, skip, teapot: _teapot, ...rest } = options;
+  const { identity, cost, skip, teapot: _teapot, policies, limit, ...rest } = options;
   return {
     ...rest,
+    ...(policies !== undefined
+      ? { policies: typeof policies === 'function' ? (req: Req) => policies(wrap(req)) : policies }
+      : {}),
+    ...(limit !== undefined
+      ? { limit: typeof limit === 'function' ? (req: Req) => limit(wrap(req)) : limit }
+      : {}),
     ...(identity ? { identity: (req: Req) => identity(wrap(req)) } : {}),
     ...(skip ? { skip: (req: Req) => skip(wrap(req)) } : {}),
     ...(cost !== undefined
@@ -324,6 +336,11 @@ function nestModuleOptions(options: NeutralOptions): RateLimitModuleOptions {
     return typeof value === 'string' ? value : undefined;
   }) as RateLimitModuleOptions & { policies?: readonly (PolicyInput | string)[] };
   const { policies } = translated;
+  if (typeof policies === 'function') {
+    // Chosen per request: the module's defaultPolicies as a function.
+    const { policies: choose, ...rest } = translated;
+    return { ...rest, defaultPolicies: choose as never };
+  }
   if (policies?.every((policy) => typeof policy === 'string')) {
     const { policies: _names, ...rest } = translated;
     return { ...rest, defaultPolicies: policies as string[] };

@@ -170,6 +170,32 @@ describe.each(EXAMPLE_APPS)('$name example app, 4 nodes on one Redis', (spec) =>
     expectNoLeak(denied, key);
   });
 
+  test('GET /tiered: tier-pro (10 per 60 s) for pro- keys, tier-free (3 per 60 s) for other keys and no key, chosen per request', async () => {
+    const expectTier = async (headers: Record<string, string>, policy: string, limit: number) => {
+      for (let i = 1; i <= limit; i++) {
+        const reply = await request(`${pick(nodes).url}/tiered`, { headers });
+        expect(reply.status, reply.text).toBe(200);
+        expect(json(reply)).toEqual({ ok: true });
+        expect(reply.headers['ratelimit-policy']).toBe(`"${policy}";q=${limit};w=60`);
+        expect(remainingOf(reply.headers.ratelimit, policy)).toBe(limit - i);
+      }
+      const denied = await request(`${pick(nodes).url}/tiered`, { headers });
+      expect(denied.status).toBe(429);
+      const retryAfter = Number(denied.headers['retry-after']);
+      expect(json(denied)).toEqual(EXPECTED.tooManyRequests([policy], policy, retryAfter));
+      return denied;
+    };
+    const pro = `pro-${apiKey()}`;
+    const free = apiKey();
+    expectNoLeak(await expectTier({ 'x-api-key': pro }, 'tier-pro', 10), pro);
+    expectNoLeak(await expectTier({ 'x-api-key': free }, 'tier-free', 3), free);
+    // Without a key the client IP is the identity, on the free plan.
+    await expectTier({}, 'tier-free', 3);
+    // Each plan counted apart: another pro key still has its 10.
+    const other = await request(`${pick(nodes).url}/tiered`, { headers: { 'x-api-key': `pro-${apiKey()}` } });
+    expect(remainingOf(other.headers.ratelimit, 'tier-pro')).toBe(9);
+  });
+
   test('transfers: three POSTs admitted, the fourth denied by "transfers" without charging "payments"', async () => {
     const key = apiKey();
     const headers = { 'x-api-key': key };

@@ -4,7 +4,7 @@
  */
 export { denyListFromEnv } from './deny-list.js';
 export { API_KEY_HEADER, apiKeyIdentity } from './identity.js';
-export { POLICIES, ROUTE_LIMITS } from './policies.js';
+export { POLICIES, PRO_KEY_PREFIX, ROUTE_LIMITS, tieredPolicies } from './policies.js';
 export { type StoreChoice, storeFromEnv } from './store.js';
 export { timeoutMsFromEnv } from './timeout.js';
 export { warmUp } from './warm-up.js';

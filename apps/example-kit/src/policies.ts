@@ -13,7 +13,23 @@ export const POLICIES: readonly PolicyInput[] = [
   { name: 'shadow-probe', algorithm: 'fixed-window', limit: 5, window: '60s', shadow: true },
   { name: 'strict', algorithm: 'token-bucket', rate: '1000/s', burst: 1000, failMode: 'closed' },
   { name: 'lenient', algorithm: 'token-bucket', rate: '1000/s', burst: 1000, failMode: 'open' },
+  { name: 'tier-pro', algorithm: 'fixed-window', limit: 10, window: '60s' },
+  { name: 'tier-free', algorithm: 'fixed-window', limit: 3, window: '60s' },
 ];
+
+/** The API key prefix of the pro plan: a stand-in for a plan looked up from the tenant. */
+export const PRO_KEY_PREFIX = 'pro-';
+
+/**
+ * GET /tiered: the policies of the caller's plan, chosen per request from its `x-api-key`
+ * header: `tier-pro` for keys starting with `pro-`, else (another key, or none) `tier-free`.
+ */
+export function tieredPolicies(apiKey: string | readonly string[] | undefined): readonly string[] {
+  return typeof apiKey === 'string' && apiKey.startsWith(PRO_KEY_PREFIX) ? PRO_TIER : FREE_TIER;
+}
+
+const PRO_TIER: readonly string[] = Object.freeze(['tier-pro']);
+const FREE_TIER: readonly string[] = Object.freeze(['tier-free']);
 
 /** Which policies each limited route uses, and what it costs per policy. */
 export const ROUTE_LIMITS = {

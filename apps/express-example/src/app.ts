@@ -8,7 +8,7 @@ import {
   type Limiter,
   type Store,
 } from '@sluice/core';
-import { API_KEY_HEADER, apiKeyIdentity, POLICIES, ROUTE_LIMITS } from '@sluice/example-kit';
+import { API_KEY_HEADER, apiKeyIdentity, POLICIES, ROUTE_LIMITS, tieredPolicies } from '@sluice/example-kit';
 import { rateLimit } from '@sluice/express';
 import express, { type Express, type Request } from 'express';
 
@@ -64,6 +64,9 @@ export function createApp(options: ExampleAppOptions = {}): ExampleApp {
   app.get('/shadow', limit(ROUTE_LIMITS.shadow), ok);
   app.get('/strict', limit(ROUTE_LIMITS.strict), ok);
   app.get('/lenient', limit(ROUTE_LIMITS.lenient), ok);
+  // The plan's policies, chosen per request.
+  const tiered = rateLimit({ limiter, identity, policies: (req) => tieredPolicies(req.get(API_KEY_HEADER)) });
+  app.get('/tiered', tiered, ok);
   app.get('/metrics', (_req, res) => {
     res.setHeader('Content-Type', metrics.contentType);
     res.end(metrics.render());

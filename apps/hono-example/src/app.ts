@@ -8,7 +8,7 @@ import {
   type Limiter,
   type Store,
 } from '@sluice/core';
-import { API_KEY_HEADER, POLICIES, ROUTE_LIMITS } from '@sluice/example-kit';
+import { API_KEY_HEADER, POLICIES, ROUTE_LIMITS, tieredPolicies } from '@sluice/example-kit';
 import { type RateLimitEnv, rateLimit } from '@sluice/hono';
 import { type Context, Hono } from 'hono';
 
@@ -68,6 +68,14 @@ export function createApp(options: ExampleAppOptions = {}): ExampleApp {
   app.get('/shadow', limit(ROUTE_LIMITS.shadow), ok);
   app.get('/strict', limit(ROUTE_LIMITS.strict), ok);
   app.get('/lenient', limit(ROUTE_LIMITS.lenient), ok);
+  // The plan's policies, chosen per request.
+  const tiered = rateLimit({
+    limiter,
+    identityHeader: API_KEY_HEADER,
+    clientIp,
+    policies: (c) => tieredPolicies(c.req.header(API_KEY_HEADER)),
+  });
+  app.get('/tiered', tiered, ok);
   app.get('/metrics', (c) => c.body(metrics.render(), 200, { 'Content-Type': metrics.contentType }));
   return { app, limiter };
 }

@@ -9,7 +9,7 @@ import {
   type Limiter,
   type Store,
 } from '@sluice/core';
-import { API_KEY_HEADER, apiKeyIdentity, POLICIES, ROUTE_LIMITS } from '@sluice/example-kit';
+import { API_KEY_HEADER, apiKeyIdentity, POLICIES, ROUTE_LIMITS, tieredPolicies } from '@sluice/example-kit';
 import { rateLimit } from '@sluice/koa';
 import Koa, { type Context } from 'koa';
 
@@ -64,6 +64,9 @@ export function createApp(options: ExampleAppOptions = {}): ExampleApp {
   router.get('/shadow', limit(ROUTE_LIMITS.shadow), ok);
   router.get('/strict', limit(ROUTE_LIMITS.strict), ok);
   router.get('/lenient', limit(ROUTE_LIMITS.lenient), ok);
+  // The plan's policies, chosen per request.
+  const tiered = rateLimit({ limiter, identity, policies: (ctx) => tieredPolicies(ctx.get(API_KEY_HEADER)) });
+  router.get('/tiered', tiered, ok);
   router.get('/metrics', (ctx) => {
     ctx.set('Content-Type', metrics.contentType);
     ctx.body = metrics.render();

@@ -1,6 +1,6 @@
 /** The routes of the example-app contract. */
 import { Controller, Get, HttpCode, Post } from '@nestjs/common';
-import { ROUTE_LIMITS } from '@sluice/example-kit';
+import { API_KEY_HEADER, ROUTE_LIMITS, tieredPolicies } from '@sluice/example-kit';
 import { RateLimit } from '@sluice/nestjs';
 
 const OK = { ok: true } as const;
@@ -47,6 +47,12 @@ export class ExampleController {
   @Get('lenient')
   @RateLimit(...ROUTE_LIMITS.lenient.policies)
   lenient() {
+    return OK;
+  }
+
+  @Get('tiered')
+  @RateLimit({ policies: (req) => tieredPolicies(req.headers[API_KEY_HEADER]) })
+  tiered() {
     return OK;
   }
 }

@@ -9,7 +9,7 @@ import {
   RateLimitOptionsError,
   toDenyList,
 } from '@sluice/core';
-import type { RateLimitRouteOptions } from './module-options.js';
+import type { PolicyNamesOf, RateLimitRequest, RateLimitRouteOptions } from './module-options.js';
 import { RATE_LIMIT_METADATA, SKIP_RATE_LIMIT_METADATA } from './tokens.js';
 
 export type { RateLimitRouteOptions } from './module-options.js';
@@ -18,7 +18,8 @@ export type { RateLimitRouteOptions } from './module-options.js';
 export type RateLimitMetadata =
   | {
       readonly kind: 'named';
-      readonly policies: readonly string[];
+      /** The names, or a function of the request choosing them. */
+      readonly policies: readonly string[] | PolicyNamesOf<RateLimitRequest>;
       readonly cost: RateLimitRouteOptions['cost'];
       readonly shadow: boolean | undefined;
       /** The route's deny list (instead of the module's), as given. */
@@ -26,7 +27,10 @@ export type RateLimitMetadata =
     }
   | {
       readonly kind: 'own';
+      /** The route's own policy; with `limitOf`, its `limit` is a stand-in (1) for validation. */
       readonly policy: PolicyInput;
+      /** The limit chosen per request, or undefined when `policy.limit` is the limit. */
+      readonly limitOf?: ((req: RateLimitRequest) => number | Promise<number>) | undefined;
       readonly cost: RateLimitRouteOptions['cost'];
       readonly shadow: boolean | undefined;
       /** The route's deny list (instead of the module's), as given. */
@@ -99,11 +103,14 @@ function toMetadata(
     );
   }
   if (!own) {
+    if (typeof options.policies === 'function') {
+      return { kind: 'named', policies: options.policies, cost: options.cost, shadow: options.shadow };
+    }
     if (!Array.isArray(options.policies)) {
       throw new RateLimitOptionsError(
         'policies',
         options.policies,
-        'must be an array of policy names, or give "limit" and "window"',
+        'must be an array of policy names or a function of the request, or give "limit" and "window"',
         SOURCE,
       );
     }
@@ -115,11 +122,12 @@ function toMetadata(
       ...(denyList !== undefined && { denyList }),
     };
   }
+  const limitOf = typeof options.limit === 'function' ? options.limit : undefined;
   const policy: PolicyInput = {
     name: options.name ?? defaultName(target, propertyKey),
     scope: options.scope ?? OPTION_DEFAULTS.routeScope,
     ...(options.algorithm !== undefined && { algorithm: options.algorithm }),
-    ...(options.limit !== undefined && { limit: options.limit }),
+    ...(options.limit !== undefined && { limit: limitOf === undefined ? (options.limit as number) : 1 }),
     ...(options.window !== undefined && { window: options.window }),
     ...(options.rate !== undefined && { rate: options.rate }),
     ...(options.burst !== undefined && { burst: options.burst }),
@@ -129,6 +137,7 @@ function toMetadata(
   return {
     kind: 'own',
     policy: Object.freeze(policy),
+    limitOf,
     cost: options.cost,
     shadow: options.shadow,
     ...(denyList !== undefined && { denyList }),

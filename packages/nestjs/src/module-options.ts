@@ -26,8 +26,10 @@ export interface RateLimitRequest {
  * `createLimiter()` (both from core's option schema), with the module's own `policies` and
  * `defaultPolicies`.
  */
-export type RateLimitModuleOptions = Omit<RateLimitOptions<RateLimitRequest>, 'policies'> &
+export type RateLimitModuleOptions = Omit<RateLimitOptions<RateLimitRequest>, 'policies' | 'limit'> &
   Omit<LimiterOptions, 'policies'> & {
+    /** Shorthand with `window`: one module policy named `default`, `limit` requests per `window`. */
+    limit?: number;
     /**
      * The module's policies; `@RateLimit('name')` selects among them. Give these, or the
      * `limit` + `window` shorthand, or a `limiter`.
@@ -37,8 +39,11 @@ export type RateLimitModuleOptions = Omit<RateLimitOptions<RateLimitRequest>, 'p
      * Names of the policies applied to routes without `@RateLimit()`. Default: every policy
      * of the module. `[]` limits only decorated routes.
      */
-    defaultPolicies?: readonly string[];
+    defaultPolicies?: readonly string[] | PolicyNamesOf<RateLimitRequest>;
   };
+
+/** Names of module policies chosen per request (sync or async), e.g. by the tenant's plan. */
+export type PolicyNamesOf<Req> = (req: Req) => readonly string[] | Promise<readonly string[]>;
 
 /**
  * Options of `@RateLimit({...})`: either `policies` (names of module policies) or a policy of
@@ -48,10 +53,18 @@ export type RateLimitModuleOptions = Omit<RateLimitOptions<RateLimitRequest>, 'p
  */
 export type RateLimitRouteOptions = Pick<
   RateLimitModuleOptions,
-  'cost' | 'shadow' | 'limit' | 'window' | 'algorithm' | 'failMode' | 'denyList'
+  'cost' | 'shadow' | 'window' | 'algorithm' | 'failMode' | 'denyList'
 > & {
-  /** Names of module policies to apply here (instead of the module's `defaultPolicies`). */
-  policies?: readonly string[];
+  /**
+   * Limit of the route's own policy, or a function of the request choosing it per request (sync
+   * or async; each limit compiled once).
+   */
+  limit?: number | ((req: RateLimitRequest) => number | Promise<number>);
+  /**
+   * Names of module policies to apply here (instead of the module's `defaultPolicies`), or a
+   * function of the request choosing them per request (sync or async).
+   */
+  policies?: readonly string[] | PolicyNamesOf<RateLimitRequest>;
   /** Rate of the route's own policy (`'10/s'`), instead of `limit` + `window`. */
   rate?: PolicyInput['rate'];
   /** Bucket capacity of the route's own token-bucket or GCRA policy. */

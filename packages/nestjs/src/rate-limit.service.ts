@@ -3,11 +3,15 @@ import { Inject, Injectable, type OnModuleInit } from '@nestjs/common';
 import { PATH_METADATA } from '@nestjs/common/constants.js';
 import { DiscoveryService, MetadataScanner, Reflector } from '@nestjs/core';
 import {
+  chooseLimit,
   createLimiter,
+  createLimitRequest,
   createRateLimitHandler,
   type DecisionEvent,
   HTTP_OPTIONS,
   type Limiter,
+  ownFailMode,
+  type PolicyInput,
   type RateLimitHandler,
   type RateLimitOptions,
   RateLimitOptionsError,
@@ -16,6 +20,7 @@ import {
 import type { RateLimitMetadata, SkipRateLimitMetadata } from './decorators.js';
 import {
   limiterOptionsOf,
+  type PolicyNamesOf,
   RATE_LIMIT_MODULE_OPTIONS,
   type RateLimitModuleOptions,
   type RateLimitRequest,
@@ -38,6 +43,24 @@ const PER_REQUEST_OPTIONS = (Object.keys(HTTP_OPTIONS) as (keyof typeof HTTP_OPT
     !HTTP_OPTIONS[name].surfaces.includes('createLimiter') &&
     !HTTP_OPTIONS[name].surfaces.includes('nestjs-decorator'),
 );
+
+/**
+ * Names chosen per request, less those `@SkipRateLimit('name')` skips on the route. A request
+ * whose every chosen policy is skipped has nothing left to apply: an empty answer, which makes it
+ * `unavailable` like any other bad answer (skip the whole route with `@SkipRateLimit()` instead).
+ */
+function chosenWithout(
+  choose: PolicyNamesOf<RateLimitRequest>,
+  skipped: ReadonlySet<string>,
+): PolicyNamesOf<RateLimitRequest> {
+  if (skipped.size === 0) return choose;
+  const without = (names: readonly string[]): readonly string[] =>
+    Array.isArray(names) ? names.filter((name) => !skipped.has(name)) : names;
+  return (req) => {
+    const names = choose(req);
+    return names instanceof Promise ? names.then(without) : without(names);
+  };
+}
 
 /**
  * Resolves, once per controller and handler, which policies apply (decorators, skip lists,
@@ -130,7 +153,10 @@ export class RateLimitService implements OnModuleInit {
           ? [meta.policy.name]
           : (this.options.defaultPolicies ?? this.limiter.policies.map((policy) => policy.name));
     const skipped = new Set(skip ?? []);
-    const policies = selected.filter((name) => !skipped.has(name));
+    const policies =
+      typeof selected === 'function'
+        ? chosenWithout(selected, skipped)
+        : selected.filter((name) => !skipped.has(name));
     if (policies.length === 0) return null;
     const shared: RateLimitOptions<RateLimitRequest> = { limiter, policies };
     for (const name of PER_REQUEST_OPTIONS) {
@@ -147,7 +173,10 @@ export class RateLimitService implements OnModuleInit {
     const shadow = routeShadow ?? (this.options.limiter !== undefined ? this.options.shadow : undefined);
     if (meta?.kind !== 'own' && shadow !== undefined) shared.shadow = shadow;
     try {
-      return createRateLimitHandler<RateLimitRequest>(shared, ADAPTER);
+      const handler = createRateLimitHandler<RateLimitRequest>(shared, ADAPTER);
+      return meta?.kind === 'own' && meta.limitOf !== undefined
+        ? this.perRequestLimit(handler, meta)
+        : handler;
     } catch (error) {
       // Name the route: `@RateLimit() on PaymentsController.create: "policies" must name ...`.
       if (error instanceof RateLimitOptionsError && error.option === 'policies') {
@@ -164,6 +193,57 @@ export class RateLimitService implements OnModuleInit {
     }
   }
 
+  /**
+   * `@RateLimit({ limit: (req) => n, window })`: the route's handler with each limit compiled once
+   * into a limiter of the route's own policy (on the module's store and options).
+   */
+  private perRequestLimit(
+    handler: RouteRateLimit,
+    meta: Extract<RateLimitMetadata, { kind: 'own' }>,
+  ): RouteRateLimit {
+    const input = this.ownPolicyInput(meta);
+    const choose = chooseLimit<RateLimitRequest>(
+      meta.limitOf as (req: RateLimitRequest) => unknown,
+      (limit) => ({ ...input, limit }),
+      {
+        store: this.store as Store,
+        prefix: undefined,
+        prepare: (p) => p,
+        failMode: ownFailMode(input.failMode),
+        create: (policies) => this.adopt(this.createOwnLimiter(policies)),
+      },
+      ADAPTER,
+    );
+    const resolved = { ...handler, limiter: undefined, policyNames: undefined, choose };
+    return { ...resolved, limitRequest: createLimitRequest(resolved) };
+  }
+
+  /** The policy of a route's own `@RateLimit()`, with the module's fail mode and shadow. */
+  private ownPolicyInput(meta: Extract<RateLimitMetadata, { kind: 'own' }>): PolicyInput {
+    const shadow = meta.shadow ?? this.options.shadow;
+    return {
+      ...(this.options.failMode !== undefined && { failMode: this.options.failMode }),
+      ...meta.policy,
+      ...(shadow !== undefined && { shadow }),
+    };
+  }
+
+  private createOwnLimiter(policies: readonly PolicyInput[]): Limiter {
+    return createLimiter({
+      ...limiterOptionsOf(this.options),
+      prefix: this.options.prefix ?? this.limiter.prefix,
+      policies,
+      store: this.store as Store,
+    });
+  }
+
+  /** A limiter of the module's own: its decisions go to every `onDecision` listener. */
+  private adopt(limiter: Limiter): Limiter {
+    for (const [listener, offs] of this.listeners) offs.push(limiter.onDecision(listener));
+    this.ownLimiterList.push(limiter);
+    return limiter;
+  }
+
   /** One limiter per `@RateLimit({ limit, window })`, on the module's store and options. */
   private ownLimiter(meta: Extract<RateLimitMetadata, { kind: 'own' }>): Limiter {
     let limiter = this.ownLimiters.get(meta);
@@ -177,22 +257,7 @@ export class RateLimitService implements OnModuleInit {
           'RateLimitModule',
         );
       }
-      const shadow = meta.shadow ?? this.options.shadow;
-      limiter = createLimiter({
-        ...limiterOptionsOf(this.options),
-        prefix: this.options.prefix ?? this.limiter.prefix,
-        policies: [
-          {
-            ...(this.options.failMode !== undefined && { failMode: this.options.failMode }),
-            ...meta.policy,
-            ...(shadow !== undefined && { shadow }),
-          },
-        ],
-        store: this.store,
-      });
-      for (const [listener, offs] of this.listeners) offs.push(limiter.onDecision(listener));
-      this.ownLimiters.set(meta, limiter);
-      this.ownLimiterList.push(limiter);
+      limiter = this.adopt(this.createOwnLimiter([this.ownPolicyInput(meta)]));
       this.ownLimiters.set(meta, limiter);
     }
     return limiter;

@@ -212,6 +212,18 @@ class DecoratedController {
   denied() {
     return { ok: true };
   }
+
+  @Get('plan')
+  @RateLimit({ policies: async (req) => (req.headers['x-plan'] === 'b' ? ['b'] : ['a']) })
+  plan() {
+    return { ok: true };
+  }
+
+  @Get('own-plan')
+  @RateLimit({ limit: (req) => (req.headers['x-plan'] === 'pro' ? 3 : 1), window: '10s' })
+  ownPlan() {
+    return { ok: true };
+  }
 }
 
 @Controller('plain')
@@ -448,6 +460,33 @@ describe.each(['express', 'fastify'] as const)('NestJS on %s', (platform) => {
       expect((await moduleWide.client.get('/plain')).status).toBe(403);
     });
 
+    it('@RateLimit({ policies: (req) => names }) chooses the module policies per request', async () => {
+      const { client } = await decorated();
+      expect((await client.get('/deco/plan', { 'x-plan': 'b' })).headers['ratelimit-policy']).toBe(
+        '"b";q=2;w=10',
+      );
+      expect((await client.get('/deco/plan')).headers['ratelimit-policy']).toBe('"a";q=5;w=10');
+      expect((await client.get('/deco/plan', { 'x-plan': 'b' })).headers.ratelimit).toBe('"b";r=0;t=10');
+      expect((await client.get('/deco/plan', { 'x-plan': 'b' })).status).toBe(429);
+      // The other plan's policy was charged once only.
+      expect((await client.get('/deco/plan')).headers.ratelimit).toBe('"a";r=3;t=10');
+    });
+
+    it('@RateLimit({ limit: (req) => n, window }): the route policy with a limit per request', async () => {
+      const { client } = await decorated();
+      const pro = { 'x-plan': 'pro' };
+      for (let i = 0; i < 3; i++) {
+        const reply = await client.get('/deco/own-plan', pro);
+        expect(reply.status).toBe(200);
+        expect(reply.headers['ratelimit-policy']).toBe('"DecoratedController.ownPlan";q=3;w=10');
+      }
+      const denied = await client.get('/deco/own-plan', pro);
+      expect(denied.status).toBe(429);
+      expect((json(denied) as { policy: string }).policy).toBe('DecoratedController.ownPlan');
+      // The same client on the lower limit: its 3 units already exceed 1.
+      expect((await client.get('/deco/own-plan')).status).toBe(429);
+    });
+
     it('@RateLimit({ policies, cost }) charges that cost', async () => {
       const { client } = await decorated();
       expect((await client.get('/deco/cost')).headers.ratelimit).toBe('"a";r=0;t=10');
@@ -629,7 +668,7 @@ describe('construction errors', () => {
       'RateLimitModule: "store" must be a Store, not a Redis client: wrap it in new RedisStore({ client })',
     );
     await expect(compile({ policies: POLICIES, defaultPolicies: 'a' as never })).rejects.toThrow(
-      /"defaultPolicies" must be an array of policy names, got "a"/,
+      /"defaultPolicies" must be an array of policy names or a function, got "a"/,
     );
     await expect(
       compile({ policies: POLICIES, defaultPolicies: ['nope'] }, [PlainController]),

@@ -58,6 +58,7 @@ export function fakeLimiter(
     breakerState: 'closed',
     liveEvictions: 0,
     policy: (name: string) => ({ name }) as never,
+    updatePolicies: () => undefined,
     check: async (d: Descriptor) => {
       seen.push(d);
       return answer;

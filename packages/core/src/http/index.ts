@@ -1,4 +1,6 @@
 /** The framework-neutral HTTP layer: headers, problem bodies, verdicts, routes, client IPs, metrics, adapter options. */
+
+export { type CompileTarget, chooseLimit, ownFailMode } from './choose-policies.js';
 export {
   CidrError,
   type CidrRange,
@@ -55,6 +57,14 @@ export {
   resolveRateLimitOptions,
 } from './options.js';
 export { RateLimitOptionsError } from './options-error.js';
+export {
+  CompiledCache,
+  MAX_COMPILED_CHOICES,
+  type PolicyChoice,
+  PolicyChoiceFailure,
+  type PolicyChooser,
+  unchosenFailMode,
+} from './policy-choice.js';
 export {
   forbiddenProblem,
   PROBLEM_CONTENT_TYPE,

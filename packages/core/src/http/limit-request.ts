@@ -6,6 +6,7 @@ import type { Limiter } from '../limiter/index.js';
 import type { Decision, Descriptor, IdentityInput, PolicyResult } from '../types.js';
 import { addCheck, checksOf } from './check-records.js';
 import type { ResolvedRateLimitOptions } from './options.js';
+import { type ChoiceAnswer, PolicyChoiceFailure, policySetKey } from './policy-choice.js';
 import { requestIdentity } from './request-identity.js';
 import { routeKey } from './route.js';
 import { type HttpVerdict, toHttpVerdict } from './verdict.js';
@@ -37,10 +38,6 @@ export interface RequestLimitResult {
   readonly route: string;
   /** True when this request had already been checked by the same limiter and policy set. */
   readonly duplicate: boolean;
-}
-
-function policySetKey(names: readonly string[] | undefined): string {
-  return names === undefined ? '*' : [...names].sort().join('\n');
 }
 
 function findCheck(marker: object, limiter: Limiter, policySet: string): Promise<Decision> | undefined {
@@ -92,7 +89,9 @@ export function shadowDecision(decision: Decision): Decision {
 export function createLimitRequest<Req>(
   options: ResolvedRateLimitOptions<Req>,
 ): (req: Req, facts: RequestFacts) => Promise<RequestLimitResult | undefined> {
-  const { limiter, policyNames, identity: identityOf, cost: costOption, skip, allowList, denyList } = options;
+  const { policyNames, identity: identityOf, cost: costOption, skip, allowList, denyList, choose } = options;
+  // The limiter fixed at construction (undefined when `choose` picks one per request).
+  const limiter = options.limiter as Limiter;
   const verdictOptions = { headers: options.headerFormat, shadowHeaders: options.shadowHeaders };
   const policySet = policySetKey(policyNames);
 
@@ -134,7 +133,9 @@ export function createLimitRequest<Req>(
     }
   };
 
+  const limitChosen = createLimitChosen(options, finish);
   const limitNow = (req: Req, facts: RequestFacts): Promise<RequestLimitResult | undefined> => {
+    if (choose !== undefined) return limitChosen(req, facts);
     const route = routeKey(facts.method, facts.pattern, facts.path);
     const marker = facts.marker ?? (typeof req === 'object' && req !== null ? (req as object) : undefined);
     if (marker !== undefined) {
@@ -183,3 +184,62 @@ export const FORBIDDEN: Decision = Object.freeze({
   results: Object.freeze([]) as readonly PolicyResult[],
 }) as Decision;
 const FORBIDDEN_PROMISE: Promise<Decision> = Promise.resolve(FORBIDDEN);
+
+/**
+ * The request path when `choose` picks the limiter and policies per request: the same steps as
+ * the fixed path of `createLimitRequest` (kept apart so that path pays nothing for this one),
+ * with the chosen limiter and names, or the failed choice's `unavailable` decision.
+ */
+function createLimitChosen<Req>(
+  options: ResolvedRateLimitOptions<Req>,
+  finish: (decision: Decision, route: string, duplicate: boolean) => RequestLimitResult,
+): (req: Req, facts: RequestFacts) => Promise<RequestLimitResult> {
+  const { identity: identityOf, cost: costOption } = options;
+  const choose = options.choose!;
+
+  const checkAs = (choice: PolicyChoiceOf, req: Req, facts: RequestFacts, route: string, value: unknown) => {
+    const who = requestIdentity(value, facts.ip, options.ipv6Subnet, options.adapter);
+    if (options.denyList?.denies(facts.ip, who) === true) return FORBIDDEN_PROMISE;
+    const cost = typeof costOption === 'function' ? costOption(req) : costOption;
+    const descriptorOf = (c: Descriptor['cost'] | undefined): Descriptor => {
+      const descriptor: { -readonly [K in keyof Descriptor]: Descriptor[K] } = { identity: who, route };
+      if (c !== undefined) descriptor.cost = c;
+      if (choice.policyNames !== undefined) descriptor.policies = choice.policyNames;
+      return descriptor;
+    };
+    if (isThenable(cost)) return Promise.resolve(cost).then((c) => choice.limiter.check(descriptorOf(c)));
+    return choice.limiter.check(descriptorOf(cost));
+  };
+
+  const check = (choice: PolicyChoiceOf, req: Req, facts: RequestFacts, route: string): Promise<Decision> => {
+    try {
+      if (identityOf === undefined) return checkAs(choice, req, facts, route, undefined);
+      const value = identityOf(req);
+      if (isThenable(value)) return Promise.resolve(value).then((v) => checkAs(choice, req, facts, route, v));
+      return checkAs(choice, req, facts, route, value);
+    } catch (error) {
+      return Promise.reject(error);
+    }
+  };
+
+  const limitWith = (answer: ChoiceAnswer, req: Req, facts: RequestFacts, route: string) => {
+    if (answer instanceof PolicyChoiceFailure) return Promise.resolve(finish(answer.decision, route, false));
+    const marker = facts.marker ?? (typeof req === 'object' && req !== null ? (req as object) : undefined);
+    if (marker !== undefined) {
+      const previous = findCheck(marker, answer.limiter, answer.policySet);
+      if (previous !== undefined) return previous.then((d) => finish(d, route, true));
+    }
+    const pending = check(answer, req, facts, route);
+    if (marker !== undefined) addCheck(marker, answer.limiter, answer.policySet, pending);
+    return pending.then((d) => finish(d, route, false));
+  };
+
+  return (req, facts) => {
+    const route = routeKey(facts.method, facts.pattern, facts.path);
+    const answer = choose(req);
+    if (answer instanceof Promise) return answer.then((a) => limitWith(a, req, facts, route));
+    return limitWith(answer, req, facts, route);
+  };
+}
+
+type PolicyChoiceOf = Exclude<ChoiceAnswer, PolicyChoiceFailure>;

@@ -113,7 +113,7 @@ describe('createRateLimitHandler validation', () => {
   it('builds the shorthand as one policy named default, with the algorithm a policy object defaults to', () => {
     const r = resolve({ limit: 3, window: '10s' });
     expect(POLICY_DEFAULTS.algorithm).toBe('token-bucket');
-    expect(r.limiter.policies.map((p) => [p.name, p.algorithm, p.limit, p.windowMs])).toEqual([
+    expect(r.limiter?.policies.map((p) => [p.name, p.algorithm, p.limit, p.windowMs])).toEqual([
       ['default', POLICY_DEFAULTS.algorithm, 3, 10_000],
     ]);
     expect(r.headerFormat).toBe('draft-10');
@@ -130,7 +130,7 @@ describe('createRateLimitHandler validation', () => {
       failMode: 'open',
       shadow: true,
     });
-    expect(r.limiter.policies.map((p) => [p.name, p.failMode, p.shadow])).toEqual([
+    expect(r.limiter?.policies.map((p) => [p.name, p.failMode, p.shadow])).toEqual([
       ['a', 'open', true],
       ['b', 'closed', true],
     ]);

@@ -19,6 +19,8 @@ import type { HeaderFormat } from './headers.js';
 import { createLimitRequest, type RequestFacts, type RequestLimitResult } from './limit-request.js';
 import { checkOptionNames, closestName } from './option-names.js';
 import { RateLimitOptionsError } from './options-error.js';
+import { choosePerRequest } from './options-per-request.js';
+import type { PolicyChooser } from './policy-choice.js';
 import { WARNING_CODES, warnOnce } from './warn.js';
 
 /** How an adapter wants its options checked (`createRateLimitHandler`'s third argument). */
@@ -34,10 +36,19 @@ export interface RateLimitHandlerSettings {
 export interface ResolvedRateLimitOptions<Req> {
   /** The adapter these options were resolved for (`express`, `koa`, `hono`, `nestjs`). */
   readonly adapter: string;
-  /** The limiter that decides: the shared one, or the one built from `policies` or the shorthand. */
-  readonly limiter: Limiter;
-  /** The limiter's policies that apply here, or undefined for all of them. */
+  /**
+   * The limiter that decides: the shared one, or the one built from `policies` or the shorthand.
+   * Undefined when `limit` or `policies` is a function and no shared `limiter` is given: each
+   * value the function answers is compiled into a limiter of its own (see `choose`).
+   */
+  readonly limiter: Limiter | undefined;
+  /** The limiter's policies that apply here, or undefined for all of them (or when `choose` picks them). */
   readonly policyNames: readonly string[] | undefined;
+  /**
+   * Chooses the limiter and policies per request when `policies` or `limit` is a function;
+   * undefined when they are fixed here.
+   */
+  readonly choose: PolicyChooser<Req> | undefined;
   /** The header format (`headers`). */
   readonly headerFormat: HeaderFormat;
   /** Shadow policies shown in the headers too (`shadowHeaders`). */
@@ -153,6 +164,25 @@ export function resolveRateLimitOptions<Req>(
     );
   }
 
+  const perRequest = choosePerRequest(options, adapter, shadow);
+  if (perRequest !== undefined) {
+    if (perRequest.warnShadow) warnShadowDecisions(adapter);
+    return {
+      adapter,
+      limiter: perRequest.limiter,
+      policyNames: undefined,
+      choose: perRequest.choose,
+      headerFormat,
+      shadowHeaders,
+      shadow,
+      shadowDecisions: perRequest.shadowDecisions,
+      ipv6Subnet,
+      identity: options.identity,
+      cost: options.cost,
+      skip: options.skip,
+      allowList,
+    };
+  }
   let limiter: Limiter;
   // A shared limiter (or a compiled policy) cannot carry shadow itself: shadow each decision.
   let shadowDecisions = shadow && options.limiter !== undefined;
@@ -169,7 +199,8 @@ export function resolveRateLimitOptions<Req>(
       }
     }
     limiter = options.limiter;
-    if (options.policies !== undefined) policyNames = sharedPolicyNames(limiter, options.policies);
+    if (options.policies !== undefined)
+      policyNames = sharedPolicyNames(limiter, options.policies as readonly (PolicyInput | string)[]);
   } else {
     let inputs = policyInputs(options);
     if (options.store !== undefined) checked(o, 'store');
@@ -190,18 +221,12 @@ export function resolveRateLimitOptions<Req>(
       ...(options.prefix !== undefined && { prefix: options.prefix }),
     });
   }
-  if (shadowDecisions) {
-    warnOnce(
-      WARNING_CODES.SHADOW_WITH_SHARED_LIMITER,
-      `${adapter} rateLimit(): "shadow" with a shared limiter (or a policy from definePolicy()) lets ` +
-        'denied requests through here, but the limiter still reports them as over_limit. Set shadow on the ' +
-        'policies themselves to report shadow_over_limit.',
-    );
-  }
+  if (shadowDecisions) warnShadowDecisions(adapter);
   return {
     adapter,
     limiter,
     policyNames,
+    choose: undefined,
     headerFormat,
     shadowHeaders,
     shadow,
@@ -213,6 +238,15 @@ export function resolveRateLimitOptions<Req>(
     allowList,
     denyList,
   };
+}
+
+function warnShadowDecisions(adapter: string): void {
+  warnOnce(
+    WARNING_CODES.SHADOW_WITH_SHARED_LIMITER,
+    `${adapter} rateLimit(): "shadow" with a shared limiter (or a policy from definePolicy()) lets ` +
+      'denied requests through here, but the limiter still reports them as over_limit. Set shadow on the ' +
+      'policies themselves to report shadow_over_limit.',
+  );
 }
 
 /** `policies` with a shared limiter: names of its policies, each once. */
@@ -243,7 +277,7 @@ function sharedPolicyNames(limiter: Limiter, policies: readonly (PolicyInput | s
 /** The policy inputs of a limiter built here: `policies`, or the `limit` + `window` shorthand. */
 function policyInputs<Req>(options: RateLimitOptions<Req>): PolicyInput[] {
   if (options.policies !== undefined) {
-    return options.policies.map((entry) => {
+    return (options.policies as readonly (PolicyInput | string)[]).map((entry) => {
       if (typeof entry === 'string') {
         throw new RateLimitOptionsError('policies', entry, 'names a policy, which needs a shared "limiter"');
       }

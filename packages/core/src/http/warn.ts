@@ -13,6 +13,8 @@ export const WARNING_CODES = {
   SHADOW_WITH_SHARED_LIMITER: 'SLUICE_SHADOW_WITH_SHARED_LIMITER',
   /** Redis evicts any key when full (`maxmemory-policy` allkeys-*): live limits can be forgotten. */
   REDIS_ALLKEYS_EVICTION: 'SLUICE_REDIS_ALLKEYS_EVICTION',
+  /** A `policies` or `limit` function threw or answered a bad value: that request was `unavailable`. */
+  POLICY_CHOICE_FAILED: 'SLUICE_POLICY_CHOICE_FAILED',
 } as const;
 
 const emitted = new Set<string>();

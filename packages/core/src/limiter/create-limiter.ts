@@ -2,7 +2,15 @@
 import { definePolicies } from '../policy/define-policy.js';
 import { describeValue } from '../policy/errors.js';
 import { MemoryStore } from '../stores/memory-store.js';
-import type { CompiledPolicy, Decision, DecisionEvent, Descriptor, IdentityInput, Store } from '../types.js';
+import type {
+  CompiledPolicy,
+  Decision,
+  DecisionEvent,
+  Descriptor,
+  IdentityInput,
+  PolicyInput,
+  Store,
+} from '../types.js';
 import { type BreakerState, CircuitBreaker } from './breaker.js';
 import { DenyCache } from './deny-cache.js';
 import { type LimiterOptions, type ResolvedLimiterOptions, resolveLimiterOptions } from './options.js';
@@ -16,7 +24,7 @@ import { type LocalFallbackLayer, withLocalFallback } from './with-local-fallbac
 
 /** A configured limiter. Share one per process (per set of policies). */
 export interface Limiter {
-  /** The compiled policies, in the order given. */
+  /** The compiled policies, in the order given (the latest `updatePolicies` set). */
   readonly policies: readonly CompiledPolicy[];
   /** The key prefix. */
   readonly prefix: string;
@@ -49,30 +57,43 @@ export interface Limiter {
   reset(identity: IdentityInput, policy?: string, route?: string): Promise<void>;
   /** Subscribes another decision listener (metrics); returns an unsubscribe function. */
   onDecision(listener: (event: DecisionEvent) => void): () => void;
+  /**
+   * Replaces the policies of the running limiter: limits, rates, algorithms, fail modes,
+   * shadow. Validated as `createLimiter` does: a bad policy throws `PolicyError` and the
+   * limiter keeps its policies. The next check uses the new set (checks already under way
+   * finish under the old one); the state in the store stays and is read under the new limits
+   * (see docs/policy-changes.md), the deny cache starts empty, and the local fallback is
+   * present exactly when a new policy fails `local`.
+   */
+  updatePolicies(policies: readonly PolicyInput[]): void;
 }
 
 /**
  * The store in its layers, outermost first: deny cache, local fallback, breaker, deadline. A layer that could do nothing for these policies and options is left out.
+ * `local` is the limiter's local fallback when it had one before (its in-process state is kept
+ * across policy updates); a new one is made when these policies need it and there is none.
  */
 function composeLayers(
   store: Store,
   policies: readonly CompiledPolicy[],
   resolved: ResolvedLimiterOptions,
   breaker: CircuitBreaker | undefined,
+  local: LocalFallbackLayer | undefined,
 ): { outer: StoreLayer; local: LocalFallbackLayer | undefined } {
   const { clock } = resolved;
   let layer = withDeadline(store, resolved.timeoutMs);
   if (breaker !== undefined) layer = withBreaker(layer, breaker);
-  let local: LocalFallbackLayer | undefined;
+  let fallback = local;
   if (policies.some((p) => p.failMode === 'local')) {
-    local = withLocalFallback(layer, clock, resolved.localFallbackMaxKeys);
-    layer = local;
+    // The fallback wraps the inner stack it is given; one made before wraps the same stack.
+    fallback = local ?? withLocalFallback(layer, clock, resolved.localFallbackMaxKeys);
+    layer = fallback;
   }
   if (resolved.denyCacheMaxKeys !== undefined) {
     const cache = new DenyCache(resolved.denyCacheMaxKeys, resolved.denyCacheMaxAgeMs);
     layer = withDenyCache(layer, cache, clock);
   }
-  return { outer: layer, local };
+  return { outer: layer, local: fallback };
 }
 
 /**
@@ -87,20 +108,24 @@ export function createLimiter(options: LimiterOptions): Limiter {
     resolved.breaker === undefined
       ? undefined
       : new CircuitBreaker(resolved.breaker.failureThreshold, resolved.breaker.cooldownMs, resolved.clock);
-  const layers = composeLayers(store, policies, resolved, breaker);
+  let layers = composeLayers(store, policies, resolved, breaker, undefined);
   const listeners = new Set<(event: DecisionEvent) => void>();
   if (options.onDecision) listeners.add(options.onDecision);
-  const parts: LimiterParts = {
-    policies,
-    byName: new Map(policies.map((p) => [p.name, p] as const)),
+  const partsOf = (set: readonly CompiledPolicy[]): LimiterParts => ({
+    policies: set,
+    byName: new Map(set.map((p) => [p.name, p] as const)),
     prefix: resolved.prefix,
     store: layers.outer,
     idempotencyTtlMs: resolved.idempotencyTtlMs,
     listeners,
-  };
+  });
+  // Replaced whole by updatePolicies: a check reads it once, so it runs under one set.
+  let parts = partsOf(policies);
 
   return {
-    policies,
+    get policies(): readonly CompiledPolicy[] {
+      return parts.policies;
+    },
     prefix: resolved.prefix,
     get breakerState(): BreakerState {
       return breaker?.state ?? 'closed';
@@ -114,6 +139,13 @@ export function createLimiter(options: LimiterOptions): Limiter {
     peek: (descriptor: Descriptor): Promise<Decision> => peek(parts, descriptor),
     reset: (identity: IdentityInput, policy?: string, route?: string): Promise<void> =>
       reset(parts, identity, policy, route),
+    updatePolicies(inputs: readonly PolicyInput[]): void {
+      const next = definePolicies(inputs);
+      // The deny cache is made anew: a denial remembered under the old limits must not
+      // outlive them. The breaker and the local fallback's in-process state carry on.
+      layers = composeLayers(store, next, resolved, breaker, layers.local);
+      parts = partsOf(next);
+    },
     onDecision(listener) {
       if (typeof listener !== 'function') {
         throw new TypeError(

@@ -35,16 +35,19 @@ export const FRAMEWORK_OPTIONS = Object.freeze({
     surfaces: ['hono'],
     check: isFunction,
   }),
-  /** Names of the policies applied to routes without `@RateLimit()`; default every module policy. */
-  defaultPolicies: option<readonly string[]>({
+  /**
+   * Names of the policies applied to routes without `@RateLimit()`; default every module policy.
+   * A function of the request (sync or async) chooses them per request.
+   */
+  defaultPolicies: option<readonly string[] | ((req: unknown) => unknown)>({
     default: undefined,
     defaultDoc: 'every module policy',
-    doc: 'Policy names applied to routes without `@RateLimit()`; `[]` limits only decorated routes.',
+    doc: 'Policy names applied to routes without `@RateLimit()` (or a function of the request); `[]` limits only decorated routes.',
     surfaces: ['nestjs-module'],
     check: (value, fail) =>
-      Array.isArray(value) && value.every((name) => typeof name === 'string')
+      typeof value === 'function' || (Array.isArray(value) && value.every((name) => typeof name === 'string'))
         ? value
-        : fail('must be an array of policy names'),
+        : fail('must be an array of policy names or a function'),
   }),
   /** Register the module globally, so `RateLimitGuard` resolves in every module. */
   isGlobal: option<boolean>({

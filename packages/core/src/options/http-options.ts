@@ -74,13 +74,18 @@ const describeFormats = (): string =>
  * the READMEs list them. The JSDoc of each entry is the JSDoc of the option's field.
  */
 export const HTTP_OPTIONS = Object.freeze({
-  /** Shorthand with `window`: one policy named `default` (token bucket unless `algorithm` says otherwise). */
-  limit: option<number>({
+  /**
+   * Shorthand with `window`: one policy named `default` (token bucket unless `algorithm` says
+   * otherwise). A function of the request (sync or async) chooses the limit per request; each
+   * limit it answers is compiled once (a bounded cache), and a throw or a bad answer makes that
+   * request `unavailable` under `failMode`.
+   */
+  limit: option<number | ((req: RequestOf) => number | Promise<number>)>({
     default: undefined,
     defaultDoc: '-',
-    doc: 'Shorthand: one policy named `default`, `limit` requests per `window`.',
+    doc: 'Shorthand: one policy named `default`, `limit` requests per `window`; or a function of the request.',
     surfaces: ROUTE,
-    check: positiveInteger,
+    check: (value, fail) => (typeof value === 'function' ? value : positiveInteger(value, fail)),
   }),
   /** Shorthand with `limit`: `'1m'`, `'10s'` or milliseconds. */
   window: option<string | number>({
@@ -96,16 +101,24 @@ export const HTTP_OPTIONS = Object.freeze({
     doc: 'Algorithm of the shorthand policy.',
     surfaces: ROUTE,
   }),
-  /** Names select from `limiter`; policy inputs build a limiter for this middleware. */
-  policies: option<readonly (PolicyInput | string)[]>({
+  /**
+   * Names select from `limiter`; policy inputs build a limiter for this middleware. A function of
+   * the request (sync or async) chooses per request: names of the shared `limiter`'s policies, or
+   * (without one) policy inputs, compiled once per list. A throw or a bad answer makes that
+   * request `unavailable` (see docs/policy-changes.md for its fail mode).
+   */
+  policies: option<
+    | readonly (PolicyInput | string)[]
+    | ((req: RequestOf) => readonly (PolicyInput | string)[] | Promise<readonly (PolicyInput | string)[]>)
+  >({
     default: undefined,
     defaultDoc: '-',
-    doc: "Policy objects (a limiter is built here), or names of the shared `limiter`'s policies.",
+    doc: "Policy objects (a limiter is built here), or names of the shared `limiter`'s policies; or a function of the request.",
     surfaces: ['createLimiter', ...ROUTE],
     check: (value, fail) =>
-      Array.isArray(value) && value.length > 0
+      typeof value === 'function' || (Array.isArray(value) && value.length > 0)
         ? value
-        : fail('must be a non-empty array of policy names or policies'),
+        : fail('must be a non-empty array of policy names or policies, or a function'),
   }),
   /** Share one limiter across routes; `policies` then names which of its policies apply here. */
   limiter: option<Limiter>({

@@ -73,7 +73,7 @@ describe('option schema', () => {
     expect(handler.ipv6Subnet).toBe(OPTION_DEFAULTS.ipv6Subnet);
     expect(handler.shadow).toBe(OPTION_DEFAULTS.shadow);
     expect(handler.shadowHeaders).toBe(OPTION_DEFAULTS.shadowHeaders);
-    expect(handler.limiter.prefix).toBe(OPTION_DEFAULTS.prefix);
+    expect(handler.limiter?.prefix).toBe(OPTION_DEFAULTS.prefix);
     expect(createLimiter({ policies: [{ name: 'a', limit: 1, window: 1000 }] }).prefix).toBe(
       OPTION_DEFAULTS.prefix,
     );
@@ -113,7 +113,9 @@ describe('option schema', () => {
           | Promise<import('../types.js').IdentityInput | undefined>)
       | undefined
     >();
-    expectTypeOf<RateLimitOptions<Req>['limit']>().toEqualTypeOf<number | undefined>();
+    expectTypeOf<RateLimitOptions<Req>['limit']>().toEqualTypeOf<
+      number | ((req: Req) => number | Promise<number>) | undefined
+    >();
     expectTypeOf<LimiterOptions['clock']>().toEqualTypeOf<(() => number) | undefined>();
   });
 });

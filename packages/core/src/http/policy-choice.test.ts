@@ -1,0 +1,148 @@
+/**
+ * Per-request policy choice in core: values compiled once (a bounded cache), a failed choice an
+ * `unavailable` decision under the fail mode that applies, never a rejection.
+ */
+import { describe, expect, it, vi } from 'vitest';
+import { createLimiter, type Limiter } from '../limiter/index.js';
+import { MemoryStore } from '../stores/memory-store.js';
+import { chooseLimit, chooseNamedPolicies, choosePolicyInputs } from './choose-policies.js';
+import { createRateLimitHandler } from './options.js';
+import {
+  CompiledCache,
+  MAX_COMPILED_CHOICES,
+  type PolicyChoice,
+  PolicyChoiceFailure,
+  unchosenFailMode,
+} from './policy-choice.js';
+import { resetWarnings } from './warn.js';
+
+type Req = { plan?: string; limit?: unknown };
+const target = (failMode: 'open' | 'closed' = 'closed') => ({
+  store: new MemoryStore(),
+  prefix: undefined,
+  prepare: (p: import('../types.js').PolicyInput) => p,
+  failMode,
+});
+const choiceOf = async (answer: unknown) => (await answer) as PolicyChoice | PolicyChoiceFailure;
+
+describe('compiled once per value', () => {
+  it('1000 requests over 3 limits compile 3 limiters, and the same limit gets the same limiter', async () => {
+    const cache = new CompiledCache<Limiter>();
+    const choose = chooseLimit<Req>(
+      (req) => req.limit,
+      (limit) => ({ name: 'default', limit, window: '1m' }),
+      target(),
+      'test',
+      cache,
+    );
+    const seen = new Map<number, Limiter>();
+    for (let i = 0; i < 1000; i++) {
+      const limit = [5, 10, 20][i % 3]!;
+      const choice = (await choiceOf(choose({ limit }))) as PolicyChoice;
+      expect(choice.limiter.policy('default').limit).toBe(limit);
+      if (seen.has(limit)) expect(choice.limiter).toBe(seen.get(limit));
+      seen.set(limit, choice.limiter);
+    }
+    expect(cache.compilations).toBe(3);
+  });
+
+  it('the cache is bounded: past its size the oldest value goes and is compiled again', () => {
+    const cache = new CompiledCache<number>(MAX_COMPILED_CHOICES);
+    for (let i = 0; i < MAX_COMPILED_CHOICES + 10; i++) cache.get(i, () => i);
+    expect(cache.size).toBe(MAX_COMPILED_CHOICES);
+    expect(cache.compilations).toBe(MAX_COMPILED_CHOICES + 10);
+    cache.get(0, () => 0);
+    expect(cache.compilations).toBe(MAX_COMPILED_CHOICES + 11);
+    cache.get(MAX_COMPILED_CHOICES + 9, () => -1);
+    expect(cache.compilations).toBe(MAX_COMPILED_CHOICES + 11);
+  });
+
+  it('policy inputs: the same array, or an equal one, is compiled once; a bad policy is a failure, not kept', async () => {
+    const cache = new CompiledCache<Limiter>();
+    const pro = [{ name: 'pro', limit: 10, window: '1m' }];
+    const choose = choosePolicyInputs<Req>(
+      (req) =>
+        req.plan === 'bad'
+          ? [{ name: 'x', limit: -1, window: '1m' }]
+          : req.plan === 'pro'
+            ? pro
+            : [{ name: 'free', limit: 3, window: '1m' }],
+      target(),
+      'test',
+      cache,
+    );
+    for (let i = 0; i < 50; i++) {
+      await choose({ plan: 'pro' });
+      await choose({ plan: 'free' });
+    }
+    expect(cache.compilations).toBe(2);
+    resetWarnings();
+    const warn = vi.spyOn(console, 'warn').mockImplementation(() => {});
+    const bad = await choiceOf(choose({ plan: 'bad' }));
+    warn.mockRestore();
+    expect(bad).toBeInstanceOf(PolicyChoiceFailure);
+    expect((bad as PolicyChoiceFailure).decision).toMatchObject({ allowed: false, outcome: 'unavailable' });
+    expect(cache.size).toBe(2);
+  });
+});
+
+describe('which fail mode applies when no policy could be chosen', () => {
+  it('open only when every candidate fails open; local counts as closed', () => {
+    expect(unchosenFailMode([{ failMode: 'open' }, { failMode: 'open' }])).toBe('open');
+    expect(unchosenFailMode([{ failMode: 'open' }, { failMode: 'closed' }])).toBe('closed');
+    expect(unchosenFailMode([{ failMode: 'open' }, { failMode: 'local' }])).toBe('closed');
+    expect(unchosenFailMode([])).toBe('closed');
+  });
+
+  it('names of a shared limiter: the limiter policies at the time of the request decide', async () => {
+    const limiter = createLimiter({ policies: [{ name: 'a', limit: 1, window: '1m', failMode: 'open' }] });
+    const choose = chooseNamedPolicies<Req>(limiter, () => ['nope'], 'test');
+    resetWarnings();
+    const warn = vi.spyOn(console, 'warn').mockImplementation(() => {});
+    expect(((await choiceOf(choose({}))) as PolicyChoiceFailure).decision.allowed).toBe(true);
+    limiter.updatePolicies([{ name: 'a', limit: 1, window: '1m', failMode: 'closed' }]);
+    expect(((await choiceOf(choose({}))) as PolicyChoiceFailure).decision.allowed).toBe(false);
+    // A name added by updatePolicies can be chosen.
+    limiter.updatePolicies([
+      { name: 'a', limit: 1, window: '1m' },
+      { name: 'nope', limit: 1, window: '1m' },
+    ]);
+    expect(await choiceOf(choose({}))).toMatchObject({ policyNames: ['nope'] });
+    warn.mockRestore();
+  });
+});
+
+describe('construction', () => {
+  it('a limit function with a bad window throws at construction, naming the field', () => {
+    expect(() => createRateLimitHandler({ limit: () => 5, window: 'soon' }, 'test')).toThrow(/window.*soon/);
+  });
+
+  it('a limit function without window throws at construction', () => {
+    expect(() => createRateLimitHandler({ limit: () => 5 }, 'test')).toThrow(/"window" is required/);
+  });
+
+  it('a policies function with a shared limiter refuses the options that belong to the limiter', () => {
+    const limiter = createLimiter({ policies: [{ name: 'a', limit: 1, window: '1m' }] });
+    expect(() => createRateLimitHandler({ limiter, policies: () => ['a'], prefix: 'x' }, 'test')).toThrow(
+      /"prefix".*shared "limiter"/,
+    );
+  });
+
+  it('a limit function never rejects limitRequest, even when it throws', async () => {
+    const handler = createRateLimitHandler<Req>(
+      {
+        limit: () => {
+          throw new TypeError('boom');
+        },
+        window: '1m',
+      },
+      'test',
+    );
+    resetWarnings();
+    const warn = vi.spyOn(console, 'warn').mockImplementation(() => {});
+    const result = await handler.limitRequest({}, { method: 'GET', path: '/', ip: '127.0.0.1' });
+    warn.mockRestore();
+    expect(result?.verdict.status).toBe(503);
+    expect(result?.decision).toMatchObject({ outcome: 'unavailable', source: 'fail-closed', results: [] });
+  });
+});
