@@ -94,6 +94,18 @@ const SCENARIOS: Scenario[] = [
     },
   },
   {
+    name: 'policies chosen per request: a deny-listed request gets 403 before the choice is checked',
+    options: (limiter) => ({ limiter, policies: async () => ['api'], denyList: ['127.0.0.0/8', '::1'] }),
+    async run(get, limiter, harness) {
+      for (let i = 0; i < 4; i++) await expectForbidden(await get('/items/1'), harness);
+      const peek = await limiter.peek({
+        identity: { kind: 'ip', value: '127.0.0.1' },
+        route: 'GET /items/:id',
+      });
+      expect(peek.remaining).toBe(3);
+    },
+  },
+  {
     name: 'shadow mode does not lift the deny list',
     options: (limiter) => ({ limiter, shadow: true, denyList: ['127.0.0.1', '::1', '::ffff:127.0.0.1'] }),
     async run(get, _limiter, harness) {

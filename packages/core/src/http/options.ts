@@ -181,6 +181,7 @@ export function resolveRateLimitOptions<Req>(
       cost: options.cost,
       skip: options.skip,
       allowList,
+      denyList,
     };
   }
   let limiter: Limiter;
