@@ -197,6 +197,17 @@ describe('DeadlineQueue', () => {
     });
   });
 
+  it('counts the calls it holds: pending, or settled behind a pending one', async () => {
+    const queue = new DeadlineQueue(60_000);
+    const first = queue.run(() => Promise.resolve(1));
+    void queue.run(never).catch(() => {});
+    expect(queue.size).toBe(2);
+    await first;
+    void queue.run(never).catch(() => {});
+    // The settled first call was dropped from the front: two pending calls remain.
+    expect(queue.size).toBe(2);
+  });
+
   it('stays small in a loop that never yields to timers', async () => {
     const queue = new DeadlineQueue(100);
     for (let i = 0; i < 50_000; i++) await queue.run(() => Promise.resolve(i));
