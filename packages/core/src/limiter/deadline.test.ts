@@ -197,6 +197,30 @@ describe('DeadlineQueue', () => {
     });
   });
 
+  it('expires a call at its deadline plus exactly one grace pass, not a pass later', async () => {
+    await withFakeTimers(async () => {
+      const queue = new DeadlineQueue(10);
+      let answer!: (value: string) => void;
+      const call = settle(queue.run(() => new Promise<string>((resolve) => (answer = resolve))));
+      vi.advanceTimersToNextTimer(); // the deadline: the call is due now
+      vi.advanceTimersToNextTimer(); // the grace pass: it expires
+      answer('too late');
+      await vi.runAllTimersAsync();
+      expect(await call).toBeInstanceOf(StoreTimeoutError);
+    });
+  });
+
+  it('counts the calls it holds: pending, or settled behind a pending one', async () => {
+    const queue = new DeadlineQueue(60_000);
+    const first = queue.run(() => Promise.resolve(1));
+    void queue.run(never).catch(() => {});
+    expect(queue.size).toBe(2);
+    await first;
+    void queue.run(never).catch(() => {});
+    // The settled first call was dropped from the front: two pending calls remain.
+    expect(queue.size).toBe(2);
+  });
+
   it('stays small in a loop that never yields to timers', async () => {
     const queue = new DeadlineQueue(100);
     for (let i = 0; i < 50_000; i++) await queue.run(() => Promise.resolve(i));

@@ -84,6 +84,7 @@ describe('DenyCache', () => {
     for (let round = 2; round < 20; round++) work(round);
     const late = work(20);
     expect(early.iterations + late.iterations).toBe(0);
+    expect(early.slots).toBeGreaterThan(0);
     expect(late.slots).toBe(early.slots);
     expect(cache.size).toBe(1000);
   });
@@ -111,6 +112,8 @@ describe('DenyCache: what a hit answers', () => {
       ['watch', false, 'over_limit', 4000, 4000, 1],
       ['ok', true, 'allowed', 0, 9000, 1],
     ]);
+    // At the instant the short wait ends, that entry admits.
+    expect(cache.lookup('k', [1, 1, 1, 1], T0 + 1999)?.[1]).toMatchObject({ allowed: true, retryAfterMs: 0 });
     // Past the short wait: that entry might fit now, so it admits; the shadow one only counts down.
     expect(cache.lookup('k', [1, 1, 1, 2], T0 + 6000)?.map(row)).toEqual([
       ['long', false, 'over_limit', 30_000 - 1 - 6000, 24_000, 1],
@@ -133,6 +136,14 @@ describe('DenyCache: what a hit answers', () => {
     cache.remember('m', [1], [denied({ name: 'm', limit: 1, window: '1m' }, 1)], T0);
     expect(cache.size).toBe(0);
     expect(cache.lookup('s', [1], T0)).toBeUndefined();
+  });
+
+  it('a denial that would end at once is not remembered, so it evicts nothing', () => {
+    const cache = new DenyCache(1, 60_000);
+    cache.remember('a', [1], [long], T0);
+    // A wait bounded by a 1 ms window ends at the moment remembered.
+    cache.remember('b', [1], [{ ...long, windowMs: 1, algorithm: 'fixed-window' }], T0);
+    expect(cache.lookup('a', [1], T0 + 1)?.[0]?.allowed).toBe(false);
   });
 
   it('a clock that went back is a miss, and forgets the entry', () => {

@@ -5,7 +5,9 @@
  * of several keys. Time is injected (the limiter's clock, fake timers); nothing sleeps.
  */
 import { describe, expect, it, vi } from 'vitest';
+import { isStoreTimeoutError } from '../error-brands.js';
 import { OPTION_DEFAULTS } from '../options/index.js';
+import { MemoryStore } from '../stores/memory-store.js';
 import type { DecisionEvent, PolicyInput, Store } from '../types.js';
 import { CircuitBreaker } from './breaker.js';
 import { createLimiter } from './create-limiter.js';
@@ -156,6 +158,9 @@ describe('the decision: which policy leads', () => {
     expect(ra!.retryAfterMs).toBeGreaterThan(0);
     expect(rb!.retryAfterMs).toBe(ra!.retryAfterMs);
     expect(seen[2]!.retryAfterMs).toBe(ra!.retryAfterMs);
+    // The decision's reset is its lead policy's.
+    expect(seen[0]!.resetMs).toBeGreaterThan(0);
+    expect(seen[0]!.resetMs).toBe(seen[0]!.results[0]!.resetMs);
   });
 });
 
@@ -296,5 +301,84 @@ describe('programmer errors outside the descriptor fields', () => {
     const { limiter } = setup([...policies, { name: 'q', limit: 1, window: '1s' }]);
     expect(limiter.policy('q').name).toBe('q');
     expect(() => limiter.policy('r')).toThrow(new TypeError('limiter: unknown policy "r" (known: p, q)'));
+  });
+});
+
+describe('more edges', () => {
+  const local: PolicyInput = { name: 'local', burst: 2, rate: '1/s', failMode: 'local' };
+
+  it('liveEvictions adds the local fallback evictions to a store without a count of its own', async () => {
+    const { limiter, store } = setup([local], { breaker: false, localFallback: { maxKeys: 1 } });
+    store.behaviour = 'error';
+    await limiter.check({ identity: 'a' });
+    await limiter.check({ identity: 'b' });
+    expect(limiter.liveEvictions).toBe(1);
+  });
+
+  it('a breaker closed by a successful probe probes again after its next opening', () => {
+    let now = T0;
+    const breaker = new CircuitBreaker(1, 1000, () => now);
+    breaker.failure(breaker.permit());
+    now += 1000;
+    expect(breaker.permit()).toBe('probe');
+    breaker.success();
+    expect([breaker.state, breaker.permit()]).toEqual(['closed', 'call']);
+    breaker.failure('call');
+    expect(breaker.state).toBe('open');
+    now += 1000;
+    expect(breaker.state).toBe('half-open');
+    expect(breaker.permit()).toBe('probe');
+  });
+
+  it('a StoreTimeoutError carries the brand isStoreTimeoutError reads', () => {
+    expect(isStoreTimeoutError(new StoreTimeoutError(5))).toBe(true);
+    expect(isStoreTimeoutError(new Error('store did not answer within 5 ms'))).toBe(false);
+  });
+
+  it('reset rejects an identity that is not one', async () => {
+    const { limiter } = setup([local]);
+    await expect(limiter.reset(42 as never)).rejects.toThrow(
+      new TypeError(
+        `limiter.reset: "identity" must be a string or { kind: 'ip' | 'key' | 'app', value: string }, got 42`,
+      ),
+    );
+  });
+
+  it('takes the deny cache maxAgeMs from the options', async () => {
+    const { limiter, clock } = setup([{ name: 'h', limit: 1, window: '1h' }], {
+      denyCache: { maxAgeMs: 200 },
+    });
+    await limiter.check({ identity: 'a' });
+    await limiter.check({ identity: 'a' });
+    expect((await limiter.check({ identity: 'a' })).source).toBe('deny-cache');
+    clock.now += 199;
+    expect((await limiter.check({ identity: 'a' })).source).toBe('deny-cache');
+    clock.now += 1;
+    expect((await limiter.check({ identity: 'a' })).source).toBe('store');
+  });
+
+  it('an idempotent check on a store that answers in-process replays its decision', async () => {
+    const clock = { now: T0 };
+    const tick = () => clock.now;
+    const limiter = createLimiter({
+      policies: [{ name: 'p', limit: 3, window: '1m' }],
+      store: new MemoryStore({ clock: tick }),
+      clock: tick,
+    });
+    const first = await limiter.check({ identity: 'a', requestId: 'r1' });
+    const again = await limiter.check({ identity: 'a', requestId: 'r1' });
+    expect([first.remaining, again.remaining]).toEqual([2, 2]);
+    expect((await limiter.check({ identity: 'a' })).remaining).toBe(1);
+  });
+
+  it('a reset of one policy forgets a deny-cache entry for a set of several keys holding it', async () => {
+    const one: PolicyInput = { name: 'one', limit: 1, window: '1m' };
+    const two: PolicyInput = { name: 'two', limit: 5, window: '1m' };
+    const { limiter } = setup([one, two]);
+    await limiter.check({ identity: 'a' });
+    await limiter.check({ identity: 'a' });
+    expect((await limiter.check({ identity: 'a' })).source).toBe('deny-cache');
+    await limiter.reset('a', 'one');
+    expect(await limiter.check({ identity: 'a' })).toMatchObject({ allowed: true, source: 'store' });
   });
 });

@@ -689,6 +689,7 @@ describe('createLimiter: options', () => {
       'createLimiter: "store" must be a Store (an object with decide() and reset()), got an object',
     ],
     [{ clock: 5 }, 'createLimiter: "clock" must be a function returning milliseconds, got 5'],
+    [{ onDecision: 5 }, 'createLimiter: "onDecision" must be a function, got 5'],
   ] as const)('rejects %j', (patch, message) => {
     // One options error class everywhere: a TypeError with the code INVALID_OPTIONS.
     expect(() => createLimiter({ policies: [burst], ...patch } as never)).toThrow(

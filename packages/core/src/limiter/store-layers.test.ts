@@ -58,6 +58,16 @@ describe('withDeadline', () => {
     expect(await cause(new MemoryStore({ clock: () => T0 }))).toBe('store');
   });
 
+  it('a store that decides in-process and throws is unavailable with cause error, now', () => {
+    const throwing: Store = {
+      ...storeOf(() => Promise.resolve([])),
+      decideSync: () => {
+        throw new Error('state corrupted');
+      },
+    };
+    expect(ask(withDeadline(throwing, 10), [bucket], 'consume')).toMatchObject({ cause: 'error' });
+  });
+
   it('asks a store that decides in-process synchronously: the answer is there now', () => {
     const answer = ask(withDeadline(new MemoryStore({ clock: () => T0 }), 10), [bucket], 'consume');
     expect(answer).toMatchObject({ source: 'store', verdicts: [{ allowed: true }] });
