@@ -91,6 +91,9 @@ end
 -- error reply never leaves a batch half applied. Policies are parsed once per call.
 -- Keyed by the index as sent ('1', '2', ...), so entries find theirs without tonumber.
 local policies = {}
+-- Some policy of this call has a ban: the ban bookkeeping below exists only then, so a call
+-- without bans runs what it ran before bans existed, plus one test per decision and entry.
+local anyBan = false
 local policyCount = tonumber(ARGV[2])
 if policyCount == nil or policyCount < 1 or policyCount ~= floor(policyCount) then
   return redis.error_reply('ERR sluice: policyCount must be a positive integer')
@@ -121,6 +124,7 @@ for p = 1, policyCount do
       return redis.error_reply('ERR sluice: shadow must be 0 or 1, then optionally a ban (policy ' .. p .. ')')
     end
     shadow = flag
+    anyBan = true
     ban = { blockMs = tonumber(blockMs), violations = tonumber(violations), windowMs = tonumber(windowMs),
       escalatedMs = tonumber(escalatedMs) }
   end
@@ -131,9 +135,10 @@ end
 -- The decisions, parsed into two flat arrays (no table per decision or entry). Decision d
 -- is dec[5d-4 .. 5d]: consume (mode 'consume'), recordTtl (false: no record), count (of
 -- entries), key (index of its first KEY), entry (index of its first entry). Entry e is
--- ent[2e-1] (its policy) and ent[2e] (its cost). banKeys[d]: how many ban keys decision d
--- has, only when it has any (a decision without bans never touches it).
-local dec, ent, banKeys = {}, {}, {}
+-- ent[2e-1] (its policy) and ent[2e] (its cost). banKeys[d] (when some policy has a ban):
+-- how many ban keys decision d has, only when it has any.
+local dec, ent = {}, {}
+local banKeys = anyBan and {}
 local nDecisions, nEntries = 0, 0
 local argc = #ARGV
 local argi, keyi = 3 + 5 * policyCount, 1
@@ -148,7 +153,7 @@ while argi <= argc do
     nEntries = nEntries + 1
     ent[2 * nEntries - 1], ent[2 * nEntries] = short, 1
     consume, recordTtl, count, firstEntry, nextArg = true, false, 1, nEntries, argi + 1
-    if short.ban then
+    if anyBan and short.ban then
       banKeys[d] = 1
     end
   else
@@ -196,7 +201,7 @@ while argi <= argc do
       end
       nEntries = nEntries + 1
       ent[2 * nEntries - 1], ent[2 * nEntries] = policy, cost
-      if policy.ban then
+      if anyBan and policy.ban then
         banKeys[d] = (banKeys[d] or 0) + 1
       end
     end
@@ -205,7 +210,10 @@ while argi <= argc do
   local at = 5 * d
   dec[at - 4], dec[at - 3], dec[at - 2], dec[at - 1], dec[at] = consume, recordTtl, count, keyi, firstEntry
   nDecisions = d
-  keyi = keyi + count + (banKeys[d] or 0)
+  keyi = keyi + count
+  if anyBan then
+    keyi = keyi + (banKeys[d] or 0)
+  end
   if recordTtl then
     keyi = keyi + 1
   end
@@ -239,13 +247,16 @@ local results = {}
 -- Per entry position of the decision being decided, for entries of policies with a ban: the
 -- ban key, its state (untilMs, violations, windowStartMs; false when absent) and whether the
 -- entry is banned now. Written for each such entry before it is read, like `results`.
-local banKey, banUntil, banCount, banStart, banned = {}, {}, {}, {}, {}
+local banKey, banUntil, banCount, banStart, banned
+if anyBan then
+  banKey, banUntil, banCount, banStart, banned = {}, {}, {}, {}, {}
+end
 
 -- The reply items of entry position i of a policy with a ban (written at reply[at + 1..4]):
 -- banned while its ban lasts; when `violation` (a denial in mode 'consume', not banned) the
 -- violation is counted and the ban written. Banned: allowed 2, retryAfterMs the rest of the
 -- block when that is longer (-1, never, stays).
-local function ban_reply(ban, i, violation, at)
+local ban_reply = anyBan and function(ban, i, violation, at)
   local untilMs
   if banned[i] then
     untilMs = banUntil[i]
@@ -288,7 +299,7 @@ end
 local function decide(d)
   local at = 5 * d
   local consume, recordTtl, count, keyBase, e0 = dec[at - 4], dec[at - 3], dec[at - 2], dec[at - 1], dec[at] - 1
-  local nBans = banKeys[d]
+  local nBans = anyBan and banKeys[d]
   local recordKey = nil
   if recordTtl and consume then
     recordKey = KEYS[keyBase + count + (nBans or 0)]
@@ -319,7 +330,7 @@ local function decide(d)
 
   -- Phase 1: evaluate, no writes. `all`: every entry allows; `enforced`: every enforced one.
   local all, enforced = true, true
-  local nextBan = keyBase + count
+  local nextBan = nBans and keyBase + count
   for i = 1, count do
     local r = results[i]
     if r == nil then
@@ -355,8 +366,7 @@ local function decide(d)
   for i = 1, count do
     local r = results[i]
     local remaining, resetMs = r.remaining, r.resetMs
-    local policy = ent[2 * (e0 + i) - 1]
-    if chargeAll or (chargeEnforced and not policy.shadow) then
+    if chargeAll or (chargeEnforced and not ent[2 * (e0 + i) - 1].shadow) then
       local ttl = ceil(r.chargedResetMs) + 1
       if explicit and ttl < EXPLICIT_TTL_FLOOR_MS then
         ttl = EXPLICIT_TTL_FLOOR_MS
@@ -371,8 +381,11 @@ local function decide(d)
     reply[nReply + 2] = remaining
     reply[nReply + 3] = ceil(resetMs)
     reply[nReply + 4] = ceil(r.retryAfterMs)
-    if nBans and policy.ban then
-      ban_reply(policy.ban, i, consume and not r.allowed, nReply)
+    if nBans then
+      local ban = ent[2 * (e0 + i) - 1].ban
+      if ban then
+        ban_reply(ban, i, consume and not r.allowed, nReply)
+      end
     end
     nReply = nReply + 4
   end

@@ -527,8 +527,8 @@ export const LUA_MUTANTS = [
   {
     id: 'decide/ban-on-peek',
     file: 'decide.lua',
-    find: 'ban_reply(policy.ban, i, consume and not r.allowed, nReply)',
-    replace: 'ban_reply(policy.ban, i, not r.allowed, nReply)',
+    find: 'ban_reply(ban, i, consume and not r.allowed, nReply)',
+    replace: 'ban_reply(ban, i, not r.allowed, nReply)',
   },
   {
     id: 'decide/ban-window-never-ends',
@@ -563,8 +563,8 @@ export const LUA_MUTANTS = [
   {
     id: 'decide/ban-keys-uncounted',
     file: 'decide.lua',
-    find: 'keyi = keyi + count + (banKeys[d] or 0)',
-    replace: 'keyi = keyi + count',
+    find: 'keyi = keyi + (banKeys[d] or 0)',
+    replace: 'keyi = keyi',
   },
 
   // reset.lua
