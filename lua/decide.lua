@@ -76,8 +76,6 @@
 
 local EXPLICIT_TTL_FLOOR_MS = 600000
 local MAX_TTL_MS = 1e15
--- A ban key's state: 'b<untilMs>|<violations>|<windowStartMs>'.
-local TAG_BAN = 98
 
 local function positive(value)
   local n = tonumber(value)
@@ -135,10 +133,14 @@ end
 -- The decisions, parsed into two flat arrays (no table per decision or entry). Decision d
 -- is dec[5d-4 .. 5d]: consume (mode 'consume'), recordTtl (false: no record), count (of
 -- entries), key (index of its first KEY), entry (index of its first entry). Entry e is
--- ent[2e-1] (its policy) and ent[2e] (its cost). banKeys[d] (when some policy has a ban):
--- how many ban keys decision d has, only when it has any.
+-- ent[2e-1] (its policy) and ent[2e] (its cost).
 local dec, ent = {}, {}
-local banKeys = anyBan and {}
+-- The ban bookkeeping, only in a call some policy of which has a ban (false otherwise; one
+-- table, so the decide closure below captures one more upvalue, not one per field): keys[d],
+-- how many ban keys decision d has (only when it has any); per entry position of the decision
+-- being decided, its ban key, its state (untilMs, violations, windowStartMs; untilMs false when
+-- absent) and whether a ban is in force; read and reply, the functions further down.
+local B = anyBan and { keys = {}, key = {}, untilMs = {}, count = {}, start = {}, banned = {} }
 local nDecisions, nEntries = 0, 0
 local argc = #ARGV
 local argi, keyi = 3 + 5 * policyCount, 1
@@ -154,7 +156,7 @@ while argi <= argc do
     ent[2 * nEntries - 1], ent[2 * nEntries] = short, 1
     consume, recordTtl, count, firstEntry, nextArg = true, false, 1, nEntries, argi + 1
     if anyBan and short.ban then
-      banKeys[d] = 1
+      B.keys[d] = 1
     end
   else
     if mode ~= 'consume' and mode ~= 'peek' then
@@ -202,7 +204,7 @@ while argi <= argc do
       nEntries = nEntries + 1
       ent[2 * nEntries - 1], ent[2 * nEntries] = policy, cost
       if anyBan and policy.ban then
-        banKeys[d] = (banKeys[d] or 0) + 1
+        B.keys[d] = (B.keys[d] or 0) + 1
       end
     end
     consume, nextArg = mode == 'consume', first + 2 * count
@@ -212,7 +214,7 @@ while argi <= argc do
   nDecisions = d
   keyi = keyi + count
   if anyBan then
-    keyi = keyi + (banKeys[d] or 0)
+    keyi = keyi + (B.keys[d] or 0)
   end
   if recordTtl then
     keyi = keyi + 1
@@ -244,54 +246,58 @@ local nReply = 0
 -- One result table per entry position, reused by every decision of the call (an
 -- algorithm fills every field it reads back): nothing is allocated per decision.
 local results = {}
--- Per entry position of the decision being decided, for entries of policies with a ban: the
--- ban key, its state (untilMs, violations, windowStartMs; false when absent) and whether the
--- entry is banned now. Written for each such entry before it is read, like `results`.
-local banKey, banUntil, banCount, banStart, banned
 if anyBan then
-  banKey, banUntil, banCount, banStart, banned = {}, {}, {}, {}, {}
-end
-
--- The reply items of entry position i of a policy with a ban (written at reply[at + 1..4]):
--- banned while its ban lasts; when `violation` (a denial in mode 'consume', not banned) the
--- violation is counted and the ban written. Banned: allowed 2, retryAfterMs the rest of the
--- block when that is longer (-1, never, stays).
-local ban_reply = anyBan and function(ban, i, violation, at)
-  local untilMs
-  if banned[i] then
-    untilMs = banUntil[i]
-  elseif violation then
-    local violations, startMs = 1, now
-    if banUntil[i] and now - banStart[i] < ban.windowMs then
-      violations, startMs = banCount[i] + 1, banStart[i]
-    end
-    local blockMs = ban.blockMs
-    if ban.violations > 0 and violations >= ban.violations then
-      blockMs = ban.escalatedMs
-    end
-    untilMs = now + blockMs
-    local lastMs = untilMs
-    if ban.violations > 0 and startMs + ban.windowMs > lastMs then
-      lastMs = startMs + ban.windowMs
-    end
-    local ttl = ceil(lastMs - now) + 1
-    if explicit and ttl < EXPLICIT_TTL_FLOOR_MS then
-      ttl = EXPLICIT_TTL_FLOOR_MS
-    end
-    if ttl > MAX_TTL_MS then
-      ttl = MAX_TTL_MS
-    end
-    rcall('SET', banKey[i], 'b' .. fmt(untilMs) .. '|' .. violations .. '|' .. fmt(startMs), 'PX', ttl)
-  else
-    return
+  -- Reads the ban key of entry position i (state 'b<untilMs>|<violations>|<windowStartMs>',
+  -- tag byte 98); true when its ban is in force.
+  B.read = function(i, key)
+    local untilMs, violations, startMs = tagged3(get_string(key), 98)
+    B.key[i], B.untilMs[i], B.count[i], B.start[i] = key, untilMs or false, violations, startMs
+    local banned = untilMs ~= nil and now < untilMs
+    B.banned[i] = banned
+    return banned
   end
-  reply[at + 1] = 2
-  -- Whole ms, rounded up; half a microsecond off first, so the rounding error of untilMs - now
-  -- (about 2e-4 ms at today's epoch) never adds a millisecond (times are whole microseconds).
-  local restMs = ceil(untilMs - now - 0.0005)
-  local retry = reply[at + 4]
-  if retry ~= -1 and retry < restMs then
-    reply[at + 4] = restMs
+
+  -- The reply items of entry position i of a policy with a ban (written at reply[at + 1..4]):
+  -- banned while its ban lasts; when `violation` (a denial in mode 'consume', not banned) the
+  -- violation is counted and the ban written. Banned: allowed 2, retryAfterMs the rest of the
+  -- block when that is longer (-1, never, stays).
+  B.reply = function(ban, i, violation, at)
+    local untilMs
+    if B.banned[i] then
+      untilMs = B.untilMs[i]
+    elseif violation then
+      local violations, startMs = 1, now
+      if B.untilMs[i] and now - B.start[i] < ban.windowMs then
+        violations, startMs = B.count[i] + 1, B.start[i]
+      end
+      local blockMs = ban.blockMs
+      if ban.violations > 0 and violations >= ban.violations then
+        blockMs = ban.escalatedMs
+      end
+      untilMs = now + blockMs
+      local lastMs = untilMs
+      if ban.violations > 0 and startMs + ban.windowMs > lastMs then
+        lastMs = startMs + ban.windowMs
+      end
+      local ttl = ceil(lastMs - now) + 1
+      if explicit and ttl < EXPLICIT_TTL_FLOOR_MS then
+        ttl = EXPLICIT_TTL_FLOOR_MS
+      end
+      if ttl > MAX_TTL_MS then
+        ttl = MAX_TTL_MS
+      end
+      rcall('SET', B.key[i], 'b' .. fmt(untilMs) .. '|' .. violations .. '|' .. fmt(startMs), 'PX', ttl)
+    else
+      return
+    end
+    reply[at + 1] = 2
+    -- Whole ms, rounded up; half a microsecond off first, so the rounding error of untilMs - now
+    -- (about 2e-4 ms at today's epoch) never adds a millisecond (times are whole microseconds).
+    local restMs = ceil(untilMs - now - 0.0005)
+    local retry = reply[at + 4]
+    if retry ~= -1 and retry < restMs then
+      reply[at + 4] = restMs
+    end
   end
 end
 
@@ -299,7 +305,7 @@ end
 local function decide(d)
   local at = 5 * d
   local consume, recordTtl, count, keyBase, e0 = dec[at - 4], dec[at - 3], dec[at - 2], dec[at - 1], dec[at] - 1
-  local nBans = anyBan and banKeys[d]
+  local nBans = B and B.keys[d]
   local recordKey = nil
   if recordTtl and consume then
     recordKey = KEYS[keyBase + count + (nBans or 0)]
@@ -344,14 +350,10 @@ local function decide(d)
     local ok = r.allowed
     if nBans and policy.ban then
       -- A ban in force denies, whatever the policy's state says.
-      local key = KEYS[nextBan]
-      nextBan = nextBan + 1
-      local untilMs, violations, startMs = tagged3(get_string(key), TAG_BAN)
-      banKey[i], banUntil[i], banCount[i], banStart[i] = key, untilMs or false, violations, startMs
-      banned[i] = untilMs ~= nil and now < untilMs
-      if banned[i] then
+      if B.read(i, KEYS[nextBan]) then
         ok = false
       end
+      nextBan = nextBan + 1
     end
     if not ok then
       all = false
@@ -384,7 +386,7 @@ local function decide(d)
     if nBans then
       local ban = ent[2 * (e0 + i) - 1].ban
       if ban then
-        ban_reply(ban, i, consume and not r.allowed, nReply)
+        B.reply(ban, i, consume and not r.allowed, nReply)
       end
     end
     nReply = nReply + 4
