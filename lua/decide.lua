@@ -76,8 +76,6 @@
 
 local EXPLICIT_TTL_FLOOR_MS = 600000
 local MAX_TTL_MS = 1e15
--- A ban key's state: 'b<untilMs>|<violations>|<windowStartMs>'.
-local TAG_BAN = 98
 
 local function positive(value)
   local n = tonumber(value)
@@ -91,6 +89,9 @@ end
 -- error reply never leaves a batch half applied. Policies are parsed once per call.
 -- Keyed by the index as sent ('1', '2', ...), so entries find theirs without tonumber.
 local policies = {}
+-- Some policy of this call has a ban: the ban bookkeeping below exists only then, so a call
+-- without bans runs what it ran before bans existed, plus one test per decision and entry.
+local anyBan = false
 local policyCount = tonumber(ARGV[2])
 if policyCount == nil or policyCount < 1 or policyCount ~= floor(policyCount) then
   return redis.error_reply('ERR sluice: policyCount must be a positive integer')
@@ -121,6 +122,7 @@ for p = 1, policyCount do
       return redis.error_reply('ERR sluice: shadow must be 0 or 1, then optionally a ban (policy ' .. p .. ')')
     end
     shadow = flag
+    anyBan = true
     ban = { blockMs = tonumber(blockMs), violations = tonumber(violations), windowMs = tonumber(windowMs),
       escalatedMs = tonumber(escalatedMs) }
   end
@@ -131,9 +133,14 @@ end
 -- The decisions, parsed into two flat arrays (no table per decision or entry). Decision d
 -- is dec[5d-4 .. 5d]: consume (mode 'consume'), recordTtl (false: no record), count (of
 -- entries), key (index of its first KEY), entry (index of its first entry). Entry e is
--- ent[2e-1] (its policy) and ent[2e] (its cost). banKeys[d]: how many ban keys decision d
--- has, only when it has any (a decision without bans never touches it).
-local dec, ent, banKeys = {}, {}, {}
+-- ent[2e-1] (its policy) and ent[2e] (its cost).
+local dec, ent = {}, {}
+-- The ban bookkeeping, only in a call some policy of which has a ban (false otherwise; one
+-- table, so the decide closure below captures one more upvalue, not one per field): keys[d],
+-- how many ban keys decision d has (only when it has any); per entry position of the decision
+-- being decided, its ban key, its state (untilMs, violations, windowStartMs; untilMs false when
+-- absent) and whether a ban is in force; read and reply, the functions further down.
+local B = anyBan and { keys = {}, key = {}, untilMs = {}, count = {}, start = {}, banned = {} }
 local nDecisions, nEntries = 0, 0
 local argc = #ARGV
 local argi, keyi = 3 + 5 * policyCount, 1
@@ -148,8 +155,8 @@ while argi <= argc do
     nEntries = nEntries + 1
     ent[2 * nEntries - 1], ent[2 * nEntries] = short, 1
     consume, recordTtl, count, firstEntry, nextArg = true, false, 1, nEntries, argi + 1
-    if short.ban then
-      banKeys[d] = 1
+    if anyBan and short.ban then
+      B.keys[d] = 1
     end
   else
     if mode ~= 'consume' and mode ~= 'peek' then
@@ -196,8 +203,8 @@ while argi <= argc do
       end
       nEntries = nEntries + 1
       ent[2 * nEntries - 1], ent[2 * nEntries] = policy, cost
-      if policy.ban then
-        banKeys[d] = (banKeys[d] or 0) + 1
+      if anyBan and policy.ban then
+        B.keys[d] = (B.keys[d] or 0) + 1
       end
     end
     consume, nextArg = mode == 'consume', first + 2 * count
@@ -205,7 +212,10 @@ while argi <= argc do
   local at = 5 * d
   dec[at - 4], dec[at - 3], dec[at - 2], dec[at - 1], dec[at] = consume, recordTtl, count, keyi, firstEntry
   nDecisions = d
-  keyi = keyi + count + (banKeys[d] or 0)
+  keyi = keyi + count
+  if anyBan then
+    keyi = keyi + (B.keys[d] or 0)
+  end
   if recordTtl then
     keyi = keyi + 1
   end
@@ -236,51 +246,58 @@ local nReply = 0
 -- One result table per entry position, reused by every decision of the call (an
 -- algorithm fills every field it reads back): nothing is allocated per decision.
 local results = {}
--- Per entry position of the decision being decided, for entries of policies with a ban: the
--- ban key, its state (untilMs, violations, windowStartMs; false when absent) and whether the
--- entry is banned now. Written for each such entry before it is read, like `results`.
-local banKey, banUntil, banCount, banStart, banned = {}, {}, {}, {}, {}
-
--- The reply items of entry position i of a policy with a ban (written at reply[at + 1..4]):
--- banned while its ban lasts; when `violation` (a denial in mode 'consume', not banned) the
--- violation is counted and the ban written. Banned: allowed 2, retryAfterMs the rest of the
--- block when that is longer (-1, never, stays).
-local function ban_reply(ban, i, violation, at)
-  local untilMs
-  if banned[i] then
-    untilMs = banUntil[i]
-  elseif violation then
-    local violations, startMs = 1, now
-    if banUntil[i] and now - banStart[i] < ban.windowMs then
-      violations, startMs = banCount[i] + 1, banStart[i]
-    end
-    local blockMs = ban.blockMs
-    if ban.violations > 0 and violations >= ban.violations then
-      blockMs = ban.escalatedMs
-    end
-    untilMs = now + blockMs
-    local lastMs = untilMs
-    if ban.violations > 0 and startMs + ban.windowMs > lastMs then
-      lastMs = startMs + ban.windowMs
-    end
-    local ttl = ceil(lastMs - now) + 1
-    if explicit and ttl < EXPLICIT_TTL_FLOOR_MS then
-      ttl = EXPLICIT_TTL_FLOOR_MS
-    end
-    if ttl > MAX_TTL_MS then
-      ttl = MAX_TTL_MS
-    end
-    rcall('SET', banKey[i], 'b' .. fmt(untilMs) .. '|' .. violations .. '|' .. fmt(startMs), 'PX', ttl)
-  else
-    return
+if anyBan then
+  -- Reads the ban key of entry position i (state 'b<untilMs>|<violations>|<windowStartMs>',
+  -- tag byte 98); true when its ban is in force.
+  B.read = function(i, key)
+    local untilMs, violations, startMs = tagged3(get_string(key), 98)
+    B.key[i], B.untilMs[i], B.count[i], B.start[i] = key, untilMs or false, violations, startMs
+    local banned = untilMs ~= nil and now < untilMs
+    B.banned[i] = banned
+    return banned
   end
-  reply[at + 1] = 2
-  -- Whole ms, rounded up; half a microsecond off first, so the rounding error of untilMs - now
-  -- (about 2e-4 ms at today's epoch) never adds a millisecond (times are whole microseconds).
-  local restMs = ceil(untilMs - now - 0.0005)
-  local retry = reply[at + 4]
-  if retry ~= -1 and retry < restMs then
-    reply[at + 4] = restMs
+
+  -- The reply items of entry position i of a policy with a ban (written at reply[at + 1..4]):
+  -- banned while its ban lasts; when `violation` (a denial in mode 'consume', not banned) the
+  -- violation is counted and the ban written. Banned: allowed 2, retryAfterMs the rest of the
+  -- block when that is longer (-1, never, stays).
+  B.reply = function(ban, i, violation, at)
+    local untilMs
+    if B.banned[i] then
+      untilMs = B.untilMs[i]
+    elseif violation then
+      local violations, startMs = 1, now
+      if B.untilMs[i] and now - B.start[i] < ban.windowMs then
+        violations, startMs = B.count[i] + 1, B.start[i]
+      end
+      local blockMs = ban.blockMs
+      if ban.violations > 0 and violations >= ban.violations then
+        blockMs = ban.escalatedMs
+      end
+      untilMs = now + blockMs
+      local lastMs = untilMs
+      if ban.violations > 0 and startMs + ban.windowMs > lastMs then
+        lastMs = startMs + ban.windowMs
+      end
+      local ttl = ceil(lastMs - now) + 1
+      if explicit and ttl < EXPLICIT_TTL_FLOOR_MS then
+        ttl = EXPLICIT_TTL_FLOOR_MS
+      end
+      if ttl > MAX_TTL_MS then
+        ttl = MAX_TTL_MS
+      end
+      rcall('SET', B.key[i], 'b' .. fmt(untilMs) .. '|' .. violations .. '|' .. fmt(startMs), 'PX', ttl)
+    else
+      return
+    end
+    reply[at + 1] = 2
+    -- Whole ms, rounded up; half a microsecond off first, so the rounding error of untilMs - now
+    -- (about 2e-4 ms at today's epoch) never adds a millisecond (times are whole microseconds).
+    local restMs = ceil(untilMs - now - 0.0005)
+    local retry = reply[at + 4]
+    if retry ~= -1 and retry < restMs then
+      reply[at + 4] = restMs
+    end
   end
 end
 
@@ -288,7 +305,7 @@ end
 local function decide(d)
   local at = 5 * d
   local consume, recordTtl, count, keyBase, e0 = dec[at - 4], dec[at - 3], dec[at - 2], dec[at - 1], dec[at] - 1
-  local nBans = banKeys[d]
+  local nBans = B and B.keys[d]
   local recordKey = nil
   if recordTtl and consume then
     recordKey = KEYS[keyBase + count + (nBans or 0)]
@@ -319,7 +336,7 @@ local function decide(d)
 
   -- Phase 1: evaluate, no writes. `all`: every entry allows; `enforced`: every enforced one.
   local all, enforced = true, true
-  local nextBan = keyBase + count
+  local nextBan = nBans and keyBase + count
   for i = 1, count do
     local r = results[i]
     if r == nil then
@@ -333,14 +350,10 @@ local function decide(d)
     local ok = r.allowed
     if nBans and policy.ban then
       -- A ban in force denies, whatever the policy's state says.
-      local key = KEYS[nextBan]
-      nextBan = nextBan + 1
-      local untilMs, violations, startMs = tagged3(get_string(key), TAG_BAN)
-      banKey[i], banUntil[i], banCount[i], banStart[i] = key, untilMs or false, violations, startMs
-      banned[i] = untilMs ~= nil and now < untilMs
-      if banned[i] then
+      if B.read(i, KEYS[nextBan]) then
         ok = false
       end
+      nextBan = nextBan + 1
     end
     if not ok then
       all = false
@@ -355,8 +368,7 @@ local function decide(d)
   for i = 1, count do
     local r = results[i]
     local remaining, resetMs = r.remaining, r.resetMs
-    local policy = ent[2 * (e0 + i) - 1]
-    if chargeAll or (chargeEnforced and not policy.shadow) then
+    if chargeAll or (chargeEnforced and not ent[2 * (e0 + i) - 1].shadow) then
       local ttl = ceil(r.chargedResetMs) + 1
       if explicit and ttl < EXPLICIT_TTL_FLOOR_MS then
         ttl = EXPLICIT_TTL_FLOOR_MS
@@ -371,8 +383,11 @@ local function decide(d)
     reply[nReply + 2] = remaining
     reply[nReply + 3] = ceil(resetMs)
     reply[nReply + 4] = ceil(r.retryAfterMs)
-    if nBans and policy.ban then
-      ban_reply(policy.ban, i, consume and not r.allowed, nReply)
+    if nBans then
+      local ban = ent[2 * (e0 + i) - 1].ban
+      if ban then
+        B.reply(ban, i, consume and not r.allowed, nReply)
+      end
     end
     nReply = nReply + 4
   end

@@ -509,32 +509,32 @@ export const LUA_MUTANTS = [
   {
     id: 'decide/ban-never-in-force',
     file: 'decide.lua',
-    find: 'banned[i] = untilMs ~= nil and now < untilMs',
-    replace: 'banned[i] = false',
+    find: 'local banned = untilMs ~= nil and now < untilMs',
+    replace: 'local banned = false',
   },
   {
     id: 'decide/ban-end-inclusive',
     file: 'decide.lua',
-    find: 'banned[i] = untilMs ~= nil and now < untilMs',
-    replace: 'banned[i] = untilMs ~= nil and now <= untilMs',
+    find: 'local banned = untilMs ~= nil and now < untilMs',
+    replace: 'local banned = untilMs ~= nil and now <= untilMs',
   },
   {
     id: 'decide/ban-admits',
     file: 'decide.lua',
-    find: 'if banned[i] then\n        ok = false',
-    replace: 'if false then\n        ok = false',
+    find: 'if B.read(i, KEYS[nextBan]) then\n        ok = false',
+    replace: 'if B.read(i, KEYS[nextBan]) and false then\n        ok = false',
   },
   {
     id: 'decide/ban-on-peek',
     file: 'decide.lua',
-    find: 'ban_reply(policy.ban, i, consume and not r.allowed, nReply)',
-    replace: 'ban_reply(policy.ban, i, not r.allowed, nReply)',
+    find: 'B.reply(ban, i, consume and not r.allowed, nReply)',
+    replace: 'B.reply(ban, i, not r.allowed, nReply)',
   },
   {
     id: 'decide/ban-window-never-ends',
     file: 'decide.lua',
-    find: 'if banUntil[i] and now - banStart[i] < ban.windowMs then',
-    replace: 'if banUntil[i] then',
+    find: 'if B.untilMs[i] and now - B.start[i] < ban.windowMs then',
+    replace: 'if B.untilMs[i] then',
   },
   {
     id: 'decide/ban-escalate-late',
@@ -563,8 +563,8 @@ export const LUA_MUTANTS = [
   {
     id: 'decide/ban-keys-uncounted',
     file: 'decide.lua',
-    find: 'keyi = keyi + count + (banKeys[d] or 0)',
-    replace: 'keyi = keyi + count',
+    find: 'keyi = keyi + (B.keys[d] or 0)',
+    replace: 'keyi = keyi',
   },
 
   // reset.lua

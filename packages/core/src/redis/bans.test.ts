@@ -42,6 +42,9 @@ afterAll(async () => {
   await server?.stop();
 });
 
+/** Time budget of a property run: 60 histories against Redis take seconds, more on a loaded machine. */
+const PROPERTY_TIMEOUT_MS = 60_000;
+
 /** A start on a 1 s boundary, so fixed windows of 1 s start with it. */
 const T0 = 1_800_000_000_000;
 
@@ -248,49 +251,54 @@ describe('MemoryStore and the Redis script decide bans identically', () => {
         { numRuns: 60 },
       );
     },
+    PROPERTY_TIMEOUT_MS,
   );
 });
 
 describe.each(SIDES)('the ban property on %s', (_name, make) => {
-  it.each(ALL_ALGORITHMS)('%s: during its block a ban never admits and never charges', async (algorithm) => {
-    await fc.assert(
-      fc.asyncProperty(
-        policyArb(algorithm).chain((p) =>
-          fc.tuple(
-            banArb.map((ban) => ({ ...p, ban })),
-            opsArb(p, false, 40),
+  it.each(ALL_ALGORITHMS)(
+    '%s: during its block a ban never admits and never charges',
+    async (algorithm) => {
+      await fc.assert(
+        fc.asyncProperty(
+          policyArb(algorithm).chain((p) =>
+            fc.tuple(
+              banArb.map((ban) => ({ ...p, ban })),
+              opsArb(p, false, 40),
+            ),
           ),
+          startTimeArb,
+          async ([policy, ops], t0) => {
+            const d = make();
+            const prefix = fresh();
+            let now = t0;
+            /** Per key: the end of the block last reported. */
+            const blockedUntil = new Map<string, number>();
+            for (const op of ops) {
+              now += op.dtMs;
+              const entry: StoreEntry = { key: `${prefix}:{k${op.key}}:p`, policy, cost: op.cost };
+              const before = (await d([entry], 'peek', now))[0] as StoreVerdict;
+              const [v] = (await d([entry], op.mode, now)) as [StoreVerdict];
+              const until = blockedUntil.get(entry.key) ?? Number.NEGATIVE_INFINITY;
+              if (now < until) {
+                expect(v.allowed).toBe(false);
+                expect(v.banned).toBe(true);
+                // Nothing charged: the state is what it was before the call.
+                expect(await d([entry], 'peek', now)).toEqual([before]);
+              }
+              if (v.banned === true) expect(v.allowed).toBe(false);
+              if (v.banned === true && before.banned !== true) {
+                // A ban this call started: blocked for at least blockMs from now.
+                expect(op.mode).toBe('consume');
+                if (v.retryAfterMs !== -1) expect(v.retryAfterMs).toBeGreaterThanOrEqual(policy.ban.blockMs);
+                blockedUntil.set(entry.key, Math.max(until, now + policy.ban.blockMs));
+              }
+            }
+          },
         ),
-        startTimeArb,
-        async ([policy, ops], t0) => {
-          const d = make();
-          const prefix = fresh();
-          let now = t0;
-          /** Per key: the end of the block last reported. */
-          const blockedUntil = new Map<string, number>();
-          for (const op of ops) {
-            now += op.dtMs;
-            const entry: StoreEntry = { key: `${prefix}:{k${op.key}}:p`, policy, cost: op.cost };
-            const before = (await d([entry], 'peek', now))[0] as StoreVerdict;
-            const [v] = (await d([entry], op.mode, now)) as [StoreVerdict];
-            const until = blockedUntil.get(entry.key) ?? Number.NEGATIVE_INFINITY;
-            if (now < until) {
-              expect(v.allowed).toBe(false);
-              expect(v.banned).toBe(true);
-              // Nothing charged: the state is what it was before the call.
-              expect(await d([entry], 'peek', now)).toEqual([before]);
-            }
-            if (v.banned === true) expect(v.allowed).toBe(false);
-            if (v.banned === true && before.banned !== true) {
-              // A ban this call started: blocked for at least blockMs from now.
-              expect(op.mode).toBe('consume');
-              if (v.retryAfterMs !== -1) expect(v.retryAfterMs).toBeGreaterThanOrEqual(policy.ban.blockMs);
-              blockedUntil.set(entry.key, Math.max(until, now + policy.ban.blockMs));
-            }
-          }
-        },
-      ),
-      { numRuns: 25 },
-    );
-  });
+        { numRuns: 25 },
+      );
+    },
+    PROPERTY_TIMEOUT_MS,
+  );
 });
