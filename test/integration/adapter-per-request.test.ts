@@ -162,6 +162,21 @@ const SCENARIOS: Scenario[] = [
     },
   },
   {
+    name: 'policies as a function with shadow: the chosen policy decides, its denials pass',
+    mount: 'route',
+    options: (w) => ({ limiter: w.limiter(PLANS), identity: byKey, policies: plan, shadow: true }),
+    async run(client) {
+      const lines = await warningsOf(async () => {
+        for (let i = 0; i < 3; i++) {
+          const reply = await client.get('/items/1', { 'x-api-key': 'b' });
+          expect(reply.status).toBe(200);
+          expect(rateLimitOf(reply)).toMatchObject({ allowed: true, policy: 'free', shadowed: i === 2 });
+        }
+      });
+      expect(choiceWarnings(lines)).toEqual([]);
+    },
+  },
+  {
     name: 'limit as a function with the shorthand: a limit per request, compiled once per value',
     mount: 'route',
     nest: false,

@@ -18,8 +18,6 @@ export interface PerRequestResolution<Req> {
   readonly choose: PolicyChooser<Req>;
   /** Shadow applied to each decision (see `ResolvedRateLimitOptions.shadowDecisions`). */
   readonly shadowDecisions: boolean;
-  /** Shadow with a shared limiter: the decisions are shadowed, the limiter still reports over_limit. */
-  readonly warnShadow: boolean;
 }
 
 const fail = (option: string, value: unknown, requirement: string) =>
@@ -47,7 +45,7 @@ export function choosePerRequest<Req>(
       }
     }
     const choose = chooseNamedPolicies<Req>(options.limiter, policies as (req: Req) => unknown, adapter);
-    return { limiter: options.limiter, choose, shadowDecisions: shadow, warnShadow: shadow };
+    return { limiter: options.limiter, choose, shadowDecisions: shadow };
   }
   checkOption(HTTP_OPTIONS.store, 'store', options.store, fail);
   checkOption(HTTP_OPTIONS.prefix, 'prefix', options.prefix, fail);
@@ -75,9 +73,9 @@ export function choosePerRequest<Req>(
     });
     definePolicy(prepare(policyOf(1))); // a bad window or algorithm throws now, not per request
     const choose = chooseLimit<Req>(limit as (req: Req) => unknown, policyOf, target, adapter);
-    return { limiter: undefined, choose, shadowDecisions: false, warnShadow: false };
+    return { limiter: undefined, choose, shadowDecisions: false };
   }
   // A policy from definePolicy() cannot take shadow: with `shadow`, every decision is shadowed too.
   const choose = choosePolicyInputs<Req>(policies as (req: Req) => unknown, target, adapter);
-  return { limiter: undefined, choose, shadowDecisions: shadow, warnShadow: false };
+  return { limiter: undefined, choose, shadowDecisions: shadow };
 }

@@ -164,31 +164,15 @@ export function resolveRateLimitOptions<Req>(
     );
   }
 
+  // `policies` or `limit` as a function: the limiter and policies are chosen per request.
   const perRequest = choosePerRequest(options, adapter, shadow);
-  if (perRequest !== undefined) {
-    if (perRequest.warnShadow) warnShadowDecisions(adapter);
-    return {
-      adapter,
-      limiter: perRequest.limiter,
-      policyNames: undefined,
-      choose: perRequest.choose,
-      headerFormat,
-      shadowHeaders,
-      shadow,
-      shadowDecisions: perRequest.shadowDecisions,
-      ipv6Subnet,
-      identity: options.identity,
-      cost: options.cost,
-      skip: options.skip,
-      allowList,
-      denyList,
-    };
-  }
-  let limiter: Limiter;
+  let limiter: Limiter | undefined = perRequest?.limiter;
   // A shared limiter (or a compiled policy) cannot carry shadow itself: shadow each decision.
   let shadowDecisions = shadow && options.limiter !== undefined;
   let policyNames: readonly string[] | undefined;
-  if (options.limiter !== undefined) {
+  if (perRequest !== undefined) {
+    // Checked by choosePerRequest.
+  } else if (options.limiter !== undefined) {
     checked(o, 'limiter');
     for (const name of ['store', 'prefix', 'failMode'] as const) {
       if (options[name] !== undefined) {
@@ -222,16 +206,23 @@ export function resolveRateLimitOptions<Req>(
       ...(options.prefix !== undefined && { prefix: options.prefix }),
     });
   }
-  if (shadowDecisions) warnShadowDecisions(adapter);
+  if (shadowDecisions) {
+    warnOnce(
+      WARNING_CODES.SHADOW_WITH_SHARED_LIMITER,
+      `${adapter} rateLimit(): "shadow" with a shared limiter (or a policy from definePolicy()) lets ` +
+        'denied requests through here, but the limiter still reports them as over_limit. Set shadow on the ' +
+        'policies themselves to report shadow_over_limit.',
+    );
+  }
   return {
     adapter,
     limiter,
     policyNames,
-    choose: undefined,
+    choose: perRequest?.choose,
     headerFormat,
     shadowHeaders,
     shadow,
-    shadowDecisions,
+    shadowDecisions: perRequest?.shadowDecisions ?? shadowDecisions,
     ipv6Subnet,
     identity: options.identity,
     cost: options.cost,
@@ -239,15 +230,6 @@ export function resolveRateLimitOptions<Req>(
     allowList,
     denyList,
   };
-}
-
-function warnShadowDecisions(adapter: string): void {
-  warnOnce(
-    WARNING_CODES.SHADOW_WITH_SHARED_LIMITER,
-    `${adapter} rateLimit(): "shadow" with a shared limiter (or a policy from definePolicy()) lets ` +
-      'denied requests through here, but the limiter still reports them as over_limit. Set shadow on the ' +
-      'policies themselves to report shadow_over_limit.',
-  );
 }
 
 /** `policies` with a shared limiter: names of its policies, each once. */
