@@ -87,6 +87,7 @@ export {
   encodeScriptKeys,
   RESET_SCRIPT,
   ScriptCall,
+  SETTLE_SCRIPT,
 } from './redis/script.js';
 export {
   defineTransport,

@@ -6,7 +6,13 @@
  * HTTP, any `EvalClient`). It also reads Redis's `maxmemory-policy` once. Web-standard.
  */
 import { warnOnEvictingPolicy } from '../redis/memory-policy.js';
-import { encodeScriptNow, RESET_SCRIPT } from '../redis/script.js';
+import {
+  decodeSettleReply,
+  encodeScriptNow,
+  encodeSettle,
+  RESET_SCRIPT,
+  SETTLE_SCRIPT,
+} from '../redis/script.js';
 import { ScriptBatcher } from '../redis/script-batcher.js';
 import { isNoScriptError, isScriptTransport, type ScriptTransport } from '../redis/transport.js';
 import { evalClientTransport } from '../redis/transports/eval-client.js';
@@ -17,6 +23,7 @@ import type {
   StoreCheckOptions,
   StoreEntry,
   StoreMode,
+  StoreSettleEntry,
   StoreVerdict,
 } from '../types.js';
 
@@ -191,6 +198,17 @@ export class RedisStore implements Store {
     } catch (error) {
       return Promise.reject(error);
     }
+  }
+
+  /**
+   * Settles a reservation: every entry in one atomic settle script call (lua/settle.lua; EVALSHA,
+   * EVAL on NOSCRIPT). See `Store.settle`. Checks still waiting in a batch go out first.
+   */
+  async settle(entries: readonly StoreSettleEntry[]): Promise<boolean[]> {
+    if (entries.length === 0) return [];
+    const { keys, args } = encodeSettle(entries, encodeScriptNow(this.clock?.()));
+    this.batcher.flush();
+    return decodeSettleReply(await this.transport.run(SETTLE_SCRIPT, keys, args), entries);
   }
 
   /** Redis's `maxmemory-policy` per node, read once (empty when CONFIG is not allowed). */
