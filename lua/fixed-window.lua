@@ -54,6 +54,8 @@ ALGORITHMS['fixed-window'] = function(r, key, now, limit, windowMs, intervalMs, 
   r.key, r.win, r.count2, r.write = key, win, count2, fixed_window_write
 end
 
+-- ==== settle: the settle script only (embed-lua.mjs leaves it out of decide) ====
+
 -- Settle (lua/settle.lua): in the window the reservation was charged in (the window of
 -- reservedAtMs), deltaUnits added to its count (up to a debt of one limit) or taken off (never
 -- below 0). Once that window is over (the state holds another), nothing.

@@ -138,6 +138,8 @@ ALGORITHMS['gcra'] = function(r, key, now, limit, windowMs, intervalMs, cost)
   r.key, r.left, r.ts, r.write = key, left, ts2, gcra_write
 end
 
+-- ==== settle: the settle script only (embed-lua.mjs leaves it out of decide) ====
+
 -- Settle (lua/settle.lua): what is owed drained to now, then deltaUnits added (a charge) or
 -- taken off (a refund, never below 0). Owed beyond the burst is a debt, kept as time: a full
 -- burst owed at tsMs in the future (nothing drains until then, as after time went backwards), so

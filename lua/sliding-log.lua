@@ -190,6 +190,8 @@ ALGORITHMS['sliding-log'] = function(r, key, now, limit, windowMs, intervalMs, c
   r.key, r.windowMs, r.write = key, windowMs, sliding_log_write
 end
 
+-- ==== settle: the settle script only (embed-lua.mjs leaves it out of decide) ====
+
 -- Settle (lua/settle.lua). A refund takes units off the live records stamped at or after the
 -- reservation (reservedAtMs in whole microseconds), oldest first (the reservation's own record
 -- first: it was stamped then or later), dropping records left empty; nothing when none of them

@@ -105,6 +105,8 @@ ALGORITHMS['sliding-window'] = function(r, key, now, limit, windowMs, intervalMs
   r.key, r.win, r.cur2, r.prev, r.write = key, win, cur2, prev, sliding_window_write
 end
 
+-- ==== settle: the settle script only (embed-lua.mjs leaves it out of decide) ====
+
 -- Settle (lua/settle.lua): the count of the window the reservation was charged in (the window
 -- of reservedAtMs) is the state's current one, or its previous one once the state moved on a
 -- window; it gets deltaUnits (never below 0, up to a debt of one limit). Older: nothing.

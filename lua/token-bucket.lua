@@ -77,6 +77,8 @@ ALGORITHMS['token-bucket'] = function(r, key, now, limit, windowMs, intervalMs, 
   r.key, r.left, r.ts, r.write = key, left, ts, token_bucket_write
 end
 
+-- ==== settle: the settle script only (embed-lua.mjs leaves it out of decide) ====
+
 -- Settle (lua/settle.lua): the bucket refilled to now, then deltaUnits taken (a charge) or
 -- given back (a refund, never above the capacity). A charge below 0 is a debt, kept as time: an
 -- empty bucket counted from tsMs in the future (it earns nothing until then, as after time went
