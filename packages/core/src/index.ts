@@ -28,6 +28,8 @@ export {
   type Limiter,
   type LimiterOptions,
   metricOutcome,
+  type SettleAnswer,
+  type SettleUnits,
   StoreTimeoutError,
 } from './limiter/index.js';
 export {

@@ -115,6 +115,12 @@ export interface Descriptor {
    * the first decision instead of charging twice.
    */
   readonly requestId?: string;
+  /**
+   * Keep this check's charge as a reservation that `limiter.settle(decision, units)` can settle to
+   * the actual cost once the handler ran (the cost charged now is the estimate). Unset: the
+   * decision cannot be settled (a settle of it does nothing).
+   */
+  readonly reserve?: boolean;
 }
 
 /** Where a decision was made. */

@@ -64,6 +64,7 @@ export function fakeLimiter(
     },
     peek: async () => answer,
     reset: async () => {},
+    settle: async () => 'noop',
     onDecision: () => () => {},
   } as Limiter & { seen: Descriptor[] };
 }

@@ -8,7 +8,8 @@ import { DenyCache } from './deny-cache.js';
 import { type LimiterOptions, type ResolvedLimiterOptions, resolveLimiterOptions } from './options.js';
 import { check, type LimiterParts, peek, reset } from './pipeline.js';
 import { policyNamed } from './plan.js';
-import type { StoreLayer } from './store-answer.js';
+import { Reservations, type SettleUnits } from './settle.js';
+import type { SettleAnswer, StoreLayer } from './store-answer.js';
 import { withBreaker } from './with-breaker.js';
 import { withDeadline } from './with-deadline.js';
 import { withDenyCache } from './with-deny-cache.js';
@@ -47,6 +48,17 @@ export interface Limiter {
    * `app`; the adapters' default is `{ kind: 'ip', value: ipIdentity(address) }`).
    */
   reset(identity: IdentityInput, policy?: string, route?: string): Promise<void>;
+  /**
+   * Settles a decision of a check made with `reserve: true` to the units the request really used:
+   * a number for every policy, or a number per policy name (a policy not named keeps its
+   * reservation). Every policy's difference in one atomic store call: a refund gives back at most
+   * what was reserved and never lifts a policy above its capacity; more than reserved is charged in
+   * full, up to a debt of one limit (later checks wait until it is repaid). Once per decision: a
+   * second settle, and one of a decision that reserved nothing (no `reserve`, denied, shadowed,
+   * fail-open, fail-closed), answers `noop`; a decision of the local fallback settles locally.
+   * Never rejects because of the store (`unavailable`); rejects with a TypeError for bad units.
+   */
+  settle(decision: Decision, units: SettleUnits): Promise<SettleAnswer>;
   /** Subscribes another decision listener (metrics); returns an unsubscribe function. */
   onDecision(listener: (event: DecisionEvent) => void): () => void;
 }
@@ -97,6 +109,7 @@ export function createLimiter(options: LimiterOptions): Limiter {
     store: layers.outer,
     idempotencyTtlMs: resolved.idempotencyTtlMs,
     listeners,
+    reservations: new Reservations(resolved.clock, layers.outer),
   };
 
   return {
@@ -114,6 +127,8 @@ export function createLimiter(options: LimiterOptions): Limiter {
     peek: (descriptor: Descriptor): Promise<Decision> => peek(parts, descriptor),
     reset: (identity: IdentityInput, policy?: string, route?: string): Promise<void> =>
       reset(parts, identity, policy, route),
+    settle: (decision: Decision, units: SettleUnits): Promise<SettleAnswer> =>
+      parts.reservations.settle(decision, units),
     onDecision(listener) {
       if (typeof listener !== 'function') {
         throw new TypeError(
