@@ -20,13 +20,33 @@ export type RateLimitMetadata =
       readonly policies: readonly string[];
       readonly cost: RateLimitRouteOptions['cost'];
       readonly shadow: boolean | undefined;
+      readonly settling?: RouteSettleOptions;
     }
   | {
       readonly kind: 'own';
       readonly policy: PolicyInput;
       readonly cost: RateLimitRouteOptions['cost'];
       readonly shadow: boolean | undefined;
+      readonly settling?: RouteSettleOptions;
     };
+
+/** The settle options a route sets (`settle`, the skip options), over the module's. */
+export type RouteSettleOptions = Pick<RateLimitRouteOptions, (typeof SETTLE_OPTION_NAMES)[number]>;
+
+/** The settle options `@RateLimit()` takes over the module's. */
+export const SETTLE_OPTION_NAMES = [
+  'settle',
+  'skipFailedRequests',
+  'skipSuccessfulRequests',
+  'requestWasSuccessful',
+] as const;
+
+/** The settle options set in `options` (checked later, by core's resolver). */
+function settlingOf(options: RateLimitRouteOptions): RouteSettleOptions {
+  const settling: Record<string, unknown> = {};
+  for (const name of SETTLE_OPTION_NAMES) if (options[name] !== undefined) settling[name] = options[name];
+  return settling as RouteSettleOptions;
+}
 
 /** What `@SkipRateLimit()` stores: `true` skips every policy, a list skips those named. */
 export type SkipRateLimitMetadata = true | readonly string[];
@@ -105,6 +125,7 @@ function toMetadata(
       policies: policyNames(options.policies, '@RateLimit()'),
       cost: options.cost,
       shadow: options.shadow,
+      settling: settlingOf(options),
     };
   }
   const policy: PolicyInput = {
@@ -118,7 +139,13 @@ function toMetadata(
     ...(options.failMode !== undefined && { failMode: options.failMode }),
   };
   definePolicy(policy); // a bad policy throws here, when the class is defined
-  return { kind: 'own', policy: Object.freeze(policy), cost: options.cost, shadow: options.shadow };
+  return {
+    kind: 'own',
+    policy: Object.freeze(policy),
+    cost: options.cost,
+    shadow: options.shadow,
+    settling: settlingOf(options),
+  };
 }
 
 function setMetadata(

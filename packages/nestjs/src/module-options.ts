@@ -48,7 +48,16 @@ export type RateLimitModuleOptions = Omit<RateLimitOptions<RateLimitRequest>, 'p
  */
 export type RateLimitRouteOptions = Pick<
   RateLimitModuleOptions,
-  'cost' | 'shadow' | 'limit' | 'window' | 'algorithm' | 'failMode'
+  | 'cost'
+  | 'shadow'
+  | 'limit'
+  | 'window'
+  | 'algorithm'
+  | 'failMode'
+  | 'settle'
+  | 'skipFailedRequests'
+  | 'skipSuccessfulRequests'
+  | 'requestWasSuccessful'
 > & {
   /** Names of module policies to apply here (instead of the module's `defaultPolicies`). */
   policies?: readonly string[];

@@ -58,6 +58,15 @@ export {
 export { UNKNOWN_CLIENT_IDENTITY } from './request-identity.js';
 export { denyingResults, longestWaitPolicy, retryAfterSeconds } from './retry-after.js';
 export { isIdSegment, MAX_ROUTE_SEGMENTS, normalizePath, routeKey } from './route.js';
+export {
+  type NodeResponseEvents,
+  type ResponseFacts,
+  type SettleOptions,
+  settleOnResponseEnd,
+  settlerFor,
+  settles,
+  settleWhenBodyEnds,
+} from './settle-request.js';
 export { storeProblem } from './store-check.js';
 export {
   SF_INTEGER_MAX,

@@ -8,6 +8,7 @@ import { addCheck, checksOf } from './check-records.js';
 import type { ResolvedRateLimitOptions } from './options.js';
 import { requestIdentity } from './request-identity.js';
 import { routeKey } from './route.js';
+import { type ResponseFacts, settlerFor, settles } from './settle-request.js';
 import { type HttpVerdict, toHttpVerdict } from './verdict.js';
 
 /** What the adapter knows about the request, framework-neutral. */
@@ -37,6 +38,12 @@ export interface RequestLimitResult {
   readonly route: string;
   /** True when this request had already been checked by the same limiter and policy set. */
   readonly duplicate: boolean;
+  /**
+   * With a settle option (`settle`, `skipFailedRequests`, `skipSuccessfulRequests`): call it once
+   * the response finished or the connection closed (later calls do nothing; it never rejects).
+   * Undefined otherwise, and for a duplicate check (the first layer settles).
+   */
+  readonly settle?: (response: ResponseFacts) => Promise<void>;
 }
 
 function policySetKey(names: readonly string[] | undefined): string {
@@ -95,11 +102,18 @@ export function createLimitRequest<Req>(
   const { limiter, policyNames, identity: identityOf, cost: costOption, skip, allowList } = options;
   const verdictOptions = { headers: options.headerFormat, shadowHeaders: options.shadowHeaders };
   const policySet = policySetKey(policyNames);
+  const reserve = settles(options);
 
   const finish = (decision: Decision, route: string, duplicate: boolean): RequestLimitResult => {
     const shown = options.shadowDecisions ? shadowDecision(decision) : decision;
     return { decision: shown, verdict: toHttpVerdict(shown, verdictOptions), route, duplicate };
   };
+
+  /** `finish` with the settle for after the response (settle options set, first check only). */
+  const finishReserved = (req: Req, decision: Decision, route: string): RequestLimitResult => ({
+    ...finish(decision, route, false),
+    settle: settlerFor(options, limiter, req, decision),
+  });
 
   /** The limiter call once the identity is known (may throw: the caller turns that into a rejection). */
   const checkAs = (req: Req, facts: RequestFacts, route: string, value: unknown): Promise<Decision> => {
@@ -118,6 +132,7 @@ export function createLimitRequest<Req>(
     const descriptor: { -readonly [K in keyof Descriptor]: Descriptor[K] } = { identity, route };
     if (cost !== undefined) descriptor.cost = cost;
     if (policyNames !== undefined) descriptor.policies = policyNames;
+    if (reserve) descriptor.reserve = true;
     return descriptor;
   };
 
@@ -142,7 +157,9 @@ export function createLimitRequest<Req>(
     // Reserve the slot before anything waits, so concurrent layers cannot both charge.
     const pending = check(req, facts, route);
     if (marker !== undefined) addCheck(marker, limiter, policySet, pending);
-    return pending.then((d) => finish(d, route, false));
+    return reserve
+      ? pending.then((d) => finishReserved(req, d, route))
+      : pending.then((d) => finish(d, route, false));
   };
 
   return (req: Req, facts: RequestFacts): Promise<RequestLimitResult | undefined> => {

@@ -18,6 +18,7 @@ import type { HeaderFormat } from './headers.js';
 import { createLimitRequest, type RequestFacts, type RequestLimitResult } from './limit-request.js';
 import { checkOptionNames, closestName } from './option-names.js';
 import { RateLimitOptionsError } from './options-error.js';
+import type { SettleOptions } from './settle-request.js';
 import { WARNING_CODES, warnOnce } from './warn.js';
 
 /** How an adapter wants its options checked (`createRateLimitHandler`'s third argument). */
@@ -30,7 +31,7 @@ export interface RateLimitHandlerSettings {
 }
 
 /** The options as validated, defaults applied, and the limiter built or selected. */
-export interface ResolvedRateLimitOptions<Req> {
+export interface ResolvedRateLimitOptions<Req> extends SettleOptions<Req> {
   /** The adapter these options were resolved for (`express`, `koa`, `hono`, `nestjs`). */
   readonly adapter: string;
   /** The limiter that decides: the shared one, or the one built from `policies` or the shorthand. */
@@ -133,6 +134,10 @@ export function resolveRateLimitOptions<Req>(
   const allowList = checked(o, 'allowList') as IpList | undefined;
   checked(o, 'failMode');
   checked(o, 'policies');
+  checked(o, 'settle');
+  checked(o, 'requestWasSuccessful');
+  const skipFailedRequests = checked(o, 'skipFailedRequests') as boolean;
+  const skipSuccessfulRequests = checked(o, 'skipSuccessfulRequests') as boolean;
   const shorthand = options.limit !== undefined || options.window !== undefined;
   if (shorthand && (options.policies !== undefined || options.limiter !== undefined)) {
     throw new RateLimitOptionsError(
@@ -207,6 +212,10 @@ export function resolveRateLimitOptions<Req>(
     cost: options.cost,
     skip: options.skip,
     allowList,
+    settle: options.settle,
+    skipFailedRequests,
+    skipSuccessfulRequests,
+    requestWasSuccessful: options.requestWasSuccessful,
   };
 }
 

@@ -13,6 +13,8 @@ export const WARNING_CODES = {
   SHADOW_WITH_SHARED_LIMITER: 'SLUICE_SHADOW_WITH_SHARED_LIMITER',
   /** Redis evicts any key when full (`maxmemory-policy` allkeys-*): live limits can be forgotten. */
   REDIS_ALLKEYS_EVICTION: 'SLUICE_REDIS_ALLKEYS_EVICTION',
+  /** A settle after the response failed (a throwing `settle` option, bad units, the store): not settled. */
+  SETTLE_FAILED: 'SLUICE_SETTLE_FAILED',
 } as const;
 
 const emitted = new Set<string>();

@@ -51,6 +51,10 @@ describe('option schema', () => {
         'failMode',
         'scope',
         'name',
+        'settle',
+        'skipFailedRequests',
+        'skipSuccessfulRequests',
+        'requestWasSuccessful',
       ].sort(),
     );
     expect(optionNames('nestjs-module')).toContain('defaultPolicies');
