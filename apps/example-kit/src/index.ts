@@ -4,6 +4,7 @@
  */
 export { API_KEY_HEADER, apiKeyIdentity } from './identity.js';
 export { POLICIES, ROUTE_LIMITS } from './policies.js';
+export { GENERATE_MAX_UNITS, generateReply, generateUnits, loginReply, parseUsed } from './settle.js';
 export { type StoreChoice, storeFromEnv } from './store.js';
 export { timeoutMsFromEnv } from './timeout.js';
 export { warmUp } from './warm-up.js';

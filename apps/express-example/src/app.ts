@@ -1,6 +1,14 @@
 /** The example-app contract on Express: routes, policies and /metrics. */
 import { createLimiter, createMetrics, type Identity, type Limiter, type Store } from '@sluice/core';
-import { API_KEY_HEADER, apiKeyIdentity, POLICIES, ROUTE_LIMITS } from '@sluice/example-kit';
+import {
+  API_KEY_HEADER,
+  apiKeyIdentity,
+  generateReply,
+  generateUnits,
+  loginReply,
+  POLICIES,
+  ROUTE_LIMITS,
+} from '@sluice/example-kit';
 import { rateLimit } from '@sluice/express';
 import express, { type Express, type Request } from 'express';
 
@@ -52,6 +60,26 @@ export function createApp(options: ExampleAppOptions = {}): ExampleApp {
   app.get('/shadow', limit(ROUTE_LIMITS.shadow), ok);
   app.get('/strict', limit(ROUTE_LIMITS.strict), ok);
   app.get('/lenient', limit(ROUTE_LIMITS.lenient), ok);
+  const query = (req: Request, name: string) =>
+    typeof req.query[name] === 'string' ? req.query[name] : undefined;
+  const { generate, login } = ROUTE_LIMITS;
+  app.post(
+    '/generate',
+    rateLimit({
+      limiter,
+      identity,
+      ...generate,
+      settle: (req) => generateUnits(query(req, 'used'), generate.cost['llm-tokens']),
+    }),
+    (req, res) => {
+      const reply = generateReply(query(req, 'used'));
+      res.status(reply.status).json(reply.body);
+    },
+  );
+  app.post('/login', rateLimit({ limiter, identity, ...login, skipSuccessfulRequests: true }), (req, res) => {
+    const reply = loginReply(query(req, 'ok'));
+    res.status(reply.status).json(reply.body);
+  });
   app.get('/metrics', (_req, res) => {
     res.setHeader('Content-Type', metrics.contentType);
     res.end(metrics.render());

@@ -1,7 +1,14 @@
 /** The example-app contract on Hono: routes, policies and /metrics. */
 import { getConnInfo } from '@hono/node-server/conninfo';
 import { createLimiter, createMetrics, type Limiter, type Store } from '@sluice/core';
-import { API_KEY_HEADER, POLICIES, ROUTE_LIMITS } from '@sluice/example-kit';
+import {
+  API_KEY_HEADER,
+  generateReply,
+  generateUnits,
+  loginReply,
+  POLICIES,
+  ROUTE_LIMITS,
+} from '@sluice/example-kit';
 import { type RateLimitEnv, rateLimit } from '@sluice/hono';
 import { type Context, Hono } from 'hono';
 
@@ -56,6 +63,24 @@ export function createApp(options: ExampleAppOptions = {}): ExampleApp {
   app.get('/shadow', limit(ROUTE_LIMITS.shadow), ok);
   app.get('/strict', limit(ROUTE_LIMITS.strict), ok);
   app.get('/lenient', limit(ROUTE_LIMITS.lenient), ok);
+  const { generate, login } = ROUTE_LIMITS;
+  const own = { limiter, identityHeader: API_KEY_HEADER, clientIp };
+  app.post(
+    '/generate',
+    rateLimit({
+      ...own,
+      ...generate,
+      settle: (c) => generateUnits(c.req.query('used'), generate.cost['llm-tokens']),
+    }),
+    (c) => {
+      const reply = generateReply(c.req.query('used'));
+      return c.json(reply.body, reply.status);
+    },
+  );
+  app.post('/login', rateLimit({ ...own, ...login, skipSuccessfulRequests: true }), (c) => {
+    const reply = loginReply(c.req.query('ok'));
+    return c.json(reply.body, reply.status);
+  });
   app.get('/metrics', (c) => c.body(metrics.render(), 200, { 'Content-Type': metrics.contentType }));
   return { app, limiter };
 }

@@ -1,7 +1,15 @@
 /** The example-app contract on Koa: routes, policies and /metrics. */
 import Router from '@koa/router';
 import { createLimiter, createMetrics, type Identity, type Limiter, type Store } from '@sluice/core';
-import { API_KEY_HEADER, apiKeyIdentity, POLICIES, ROUTE_LIMITS } from '@sluice/example-kit';
+import {
+  API_KEY_HEADER,
+  apiKeyIdentity,
+  generateReply,
+  generateUnits,
+  loginReply,
+  POLICIES,
+  ROUTE_LIMITS,
+} from '@sluice/example-kit';
 import { rateLimit } from '@sluice/koa';
 import Koa, { type Context } from 'koa';
 
@@ -52,6 +60,30 @@ export function createApp(options: ExampleAppOptions = {}): ExampleApp {
   router.get('/shadow', limit(ROUTE_LIMITS.shadow), ok);
   router.get('/strict', limit(ROUTE_LIMITS.strict), ok);
   router.get('/lenient', limit(ROUTE_LIMITS.lenient), ok);
+  const query = (ctx: Context, name: string) => {
+    const value = ctx.query[name];
+    return typeof value === 'string' ? value : undefined;
+  };
+  const { generate, login } = ROUTE_LIMITS;
+  router.post(
+    '/generate',
+    rateLimit({
+      limiter,
+      identity,
+      ...generate,
+      settle: (ctx) => generateUnits(query(ctx, 'used'), generate.cost['llm-tokens']),
+    }),
+    (ctx) => {
+      const reply = generateReply(query(ctx, 'used'));
+      ctx.status = reply.status;
+      ctx.body = reply.body;
+    },
+  );
+  router.post('/login', rateLimit({ limiter, identity, ...login, skipSuccessfulRequests: true }), (ctx) => {
+    const reply = loginReply(query(ctx, 'ok'));
+    ctx.status = reply.status;
+    ctx.body = reply.body;
+  });
   router.get('/metrics', (ctx) => {
     ctx.set('Content-Type', metrics.contentType);
     ctx.body = metrics.render();
