@@ -194,7 +194,8 @@ end
 
 -- Settle (lua/settle.lua). A refund takes units off the live records stamped at or after the
 -- reservation (reservedAtMs in whole microseconds), oldest first (the reservation's own record
--- first: it was stamped then or later), dropping records left empty; nothing when none of them
+-- first: it was stamped then or later), then any rest from the newest records before that time
+-- (a reservation time put a little late), dropping records left empty; nothing when no live record
 -- holds a unit. A charge adds a record of the extra units now (merged into the newest when it is
 -- stamped now or later), up to a debt of one limit. The log is rewritten with its live records
 -- only, counted from 0 (a header alone: an empty log); kept an eighth of a window beyond its
@@ -231,11 +232,19 @@ SETTLES['sliding-log'] = function(value, now, limit, windowMs, intervalMs, delta
   if delta < 0 then
     local refund, taken = -delta, 0
     local fromUs = floor(reservedAt * 1000 + 0.5)
-    local i = 1
-    while i <= m and stamps[i] <= fromUs - 1 do
-      i = i + 1
+    local from = 1
+    while from <= m and stamps[from] <= fromUs - 1 do
+      from = from + 1
     end
-    while refund > 0 and i <= m do
+    -- From the reservation's time on, oldest first; what is left, from the newest before it.
+    for k = 1, m do
+      local i = from + k - 1
+      if i > m then
+        i = m - k + 1
+      end
+      if refund <= 0 then
+        break
+      end
       local held = units[i]
       local take = refund
       if held < refund then
@@ -244,7 +253,6 @@ SETTLES['sliding-log'] = function(value, now, limit, windowMs, intervalMs, delta
       units[i] = held - take
       refund = refund - take
       taken = taken + take
-      i = i + 1
     end
     if taken == 0 then
       return nil

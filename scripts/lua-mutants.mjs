@@ -610,7 +610,7 @@ export const LUA_MUTANTS = [
   {
     id: 'sl-settle/refund-from-oldest',
     file: 'sliding-log.lua',
-    find: 'while i <= m and stamps[i] <= fromUs - 1 do',
+    find: 'while from <= m and stamps[from] <= fromUs - 1 do',
     replace: 'while false do',
   },
   {

@@ -121,6 +121,7 @@ const LOG_TTL_SLICES = 8;
 /**
  * Settles a reservation. A refund takes units off the live records stamped at or after the
  * reservation, oldest first (the reservation's own record first: it was stamped then or later),
+ * then any rest from the newest records before that time (a reservation time put a little late),
  * dropping records left empty; a charge adds a record of the extra units now (merged into the
  * newest when stamped alike), up to a debt of one `limit` beyond it. The log is rewritten with its
  * live records only, counted from 0. Nothing when no live record is left to refund. Same
@@ -146,11 +147,11 @@ const settle: SettleFn<SlidingLogState> = (state, now, { limit, windowMs, deltaU
   if (deltaUnits < 0) {
     let refund = -deltaUnits;
     let taken = 0;
-    for (
-      let i = firstAbove(stamps, Math.floor(reservedAtMs * 1000 + 0.5) - 1, 0);
-      refund > 0 && i < stamps.length;
-      i++
-    ) {
+    const from = firstAbove(stamps, Math.floor(reservedAtMs * 1000 + 0.5) - 1, 0);
+    // From the reservation's time on, oldest first; what is left, from the newest before it.
+    const order = [...stamps.keys()].slice(from).concat([...stamps.keys()].slice(0, from).reverse());
+    for (const i of order) {
+      if (refund <= 0) break;
       const held = units[i] as number;
       const take = Math.min(held, refund);
       units[i] = held - take;

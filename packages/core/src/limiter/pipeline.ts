@@ -81,9 +81,10 @@ export function check(parts: LimiterParts, descriptor: Descriptor): Promise<Deci
     const { entries, options } = planCheck(parts, descriptor, 'check', parts.idempotencyTtlMs);
     if (entries.length === 0) return NO_POLICY_PROMISE;
     const reserve = descriptor.reserve === true;
+    const askedAtMs = reserve ? parts.reservations.now() : 0;
     const finish = (answer: StoreAnswer): Decision => {
       const decision = decisionOf(entries, answer);
-      if (reserve) parts.reservations.keep(decision, entries);
+      if (reserve) parts.reservations.keep(decision, entries, askedAtMs);
       emit(parts, decision, startedAt);
       return decision;
     };

@@ -30,16 +30,26 @@ export class Reservations {
    * Keeps what `decision` charged, when a settle can change it: an allowed decision the store (or
    * the local fallback) made, no shadow policy denying. A shadowed, fail-open, fail-closed or
    * denied decision charged nothing to settle (fail-open and local: only the local entries).
+   * `askedAtMs` is `now()` as the check asked the store.
    */
-  keep(decision: Decision, entries: readonly StoreEntry[]): void {
+  keep(decision: Decision, entries: readonly StoreEntry[], askedAtMs: number): void {
     if (!decision.allowed || decision.shadowed) return;
     if (decision.source === 'store') {
-      this.#byDecision.set(decision, { entries, atMs: this.clock(), where: 'store' });
+      this.#byDecision.set(decision, { entries, atMs: askedAtMs, where: 'store' });
     } else if (decision.source === 'local') {
       const local = entries.filter((e) => e.policy.failMode === 'local');
       if (local.length > 0)
-        this.#byDecision.set(decision, { entries: local, atMs: this.clock(), where: 'local' });
+        this.#byDecision.set(decision, { entries: local, atMs: askedAtMs, where: 'local' });
     }
+  }
+
+  /**
+   * The limiter's clock, read as a check that reserves asks the store: the store charged at or
+   * after this moment, so a settle puts the reservation no later than it was (a sliding log finds
+   * its records, a window its window, unless a boundary fell within the round trip).
+   */
+  now(): number {
+    return this.clock();
   }
 
   /**
