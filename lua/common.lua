@@ -115,3 +115,21 @@ end
 local function is_window_start(ms, windowMs)
   return floor(ms / windowMs + 0.5) * windowMs == ms
 end
+
+-- ==== settle: the settle script only (embed-lua.mjs leaves it out of decide) ====
+
+-- Every algorithm's settle of a reservation (lua/settle.lua): SETTLES[name] = function(value,
+-- nowMs, limit, windowMs, intervalMs, deltaUnits, reservedAtMs) for the stored string `value`
+-- of an existing key, returning the new state string and the ms it must be kept (before the
+-- TTL's +1), or nil when there is nothing to settle (another algorithm's state, the
+-- reservation's window over). deltaUnits > 0 charges (up to a debt of one limit), < 0 refunds
+-- (never above the capacity). The TypeScript twins are the modules' `settle`.
+local SETTLES = {}
+
+-- The most units a settle's charge leaves held: a debt of one limit, or what was held already.
+local function settle_ceiling(held, limit)
+  if held > 2 * limit then
+    return held
+  end
+  return 2 * limit
+end

@@ -53,3 +53,26 @@ ALGORITHMS['fixed-window'] = function(r, key, now, limit, windowMs, intervalMs, 
   r.chargedResetMs = ends
   r.key, r.win, r.count2, r.write = key, win, count2, fixed_window_write
 end
+
+-- ==== settle: the settle script only (embed-lua.mjs leaves it out of decide) ====
+
+-- Settle (lua/settle.lua): in the window the reservation was charged in (the window of
+-- reservedAtMs), deltaUnits added to its count (up to a debt of one limit) or taken off (never
+-- below 0). Once that window is over (the state holds another), nothing.
+SETTLES['fixed-window'] = function(value, now, limit, windowMs, intervalMs, delta, reservedAt)
+  local start, count = tagged2(value, TAG_FIXED_WINDOW)
+  local win = floor(reservedAt / windowMs) * windowMs
+  -- Another window, or the reservation's window is over: nothing to settle.
+  if start == nil or start ~= win or now >= win + windowMs then
+    return nil
+  end
+  local count2 = count + delta
+  if count2 < 0 then
+    count2 = 0
+  end
+  local most = settle_ceiling(count, limit)
+  if count2 > most then
+    count2 = most
+  end
+  return 'f' .. fmt(win) .. '|' .. fmt(count2), win + windowMs - now
+end

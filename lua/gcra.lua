@@ -137,3 +137,44 @@ ALGORITHMS['gcra'] = function(r, key, now, limit, windowMs, intervalMs, cost)
   r.chargedResetMs = ts2 + left * intervalMs - now
   r.key, r.left, r.ts, r.write = key, left, ts2, gcra_write
 end
+
+-- ==== settle: the settle script only (embed-lua.mjs leaves it out of decide) ====
+
+-- Settle (lua/settle.lua): what is owed drained to now, then deltaUnits added (a charge) or
+-- taken off (a refund, never below 0). Owed beyond the burst is a debt, kept as time: a full
+-- burst owed at tsMs in the future (nothing drains until then, as after time went backwards), so
+-- no read clamps it; at most one limit of it. Drained (as good as expired): nothing.
+SETTLES['gcra'] = function(value, now, limit, windowMs, intervalMs, delta, reservedAt)
+  local used, ts = tagged2(value, TAG_GCRA)
+  if used == nil then
+    return nil
+  end
+  if used < 0 then
+    used = 0
+  end
+  if now > ts then
+    used = used - (now - ts) / intervalMs
+    if used < 0 then
+      used = 0
+    end
+    ts = now
+  end
+  if ts <= now and used <= 0 then
+    return nil
+  end
+  -- Units owed at now, a debt counted in.
+  local owed = used + (ts - now) / intervalMs
+  local next = owed + delta
+  if next < 0 then
+    next = 0
+  end
+  local most = settle_ceiling(owed, limit)
+  if next > most then
+    next = most
+  end
+  local used2, ts2 = next, now
+  if next > limit then
+    used2, ts2 = limit, now + (next - limit) * intervalMs
+  end
+  return 'g' .. fmt(used2) .. '|' .. fmt(ts2), ts2 + used2 * intervalMs - now
+end

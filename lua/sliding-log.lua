@@ -189,3 +189,101 @@ ALGORITHMS['sliding-log'] = function(r, key, now, limit, windowMs, intervalMs, c
   r.v, r.n, r.first, r.before, r.cum, r.newest, r.stamp, r.cost = v, n, first, before, cum, newest, stamp, cost
   r.key, r.windowMs, r.write = key, windowMs, sliding_log_write
 end
+
+-- ==== settle: the settle script only (embed-lua.mjs leaves it out of decide) ====
+
+-- Settle (lua/settle.lua). A refund takes units off the live records stamped at or after the
+-- reservation (reservedAtMs in whole microseconds), oldest first (the reservation's own record
+-- first: it was stamped then or later), then any rest from the newest records before that time
+-- (a reservation time put a little late), dropping records left empty; nothing when no live record
+-- holds a unit. A charge adds a record of the extra units now (merged into the newest when it is
+-- stamped now or later), up to a debt of one limit. The log is rewritten with its live records
+-- only, counted from 0 (a header alone: an empty log); kept an eighth of a window beyond its
+-- newest unit, as decide keeps it.
+SETTLES['sliding-log'] = function(value, now, limit, windowMs, intervalMs, delta, reservedAt)
+  local len = #value
+  if not (len >= LOG_HEAD and (len - LOG_HEAD) % LOG_REC == 0 and byte(value, 1) == 32) then
+    return nil
+  end
+  local n = (len - LOG_HEAD) / LOG_REC
+  local prevCum = log_cum(value, 0)
+  if prevCum == nil then
+    return nil
+  end
+  local nowUs = floor(now * 1000 + 0.5)
+  local sinceUs = nowUs - windowMs * 1000
+  local stamps, units, total, m = {}, {}, 0, 0
+  for i = 1, n do
+    local t, c = log_time(value, i), log_cum(value, i)
+    if t == nil or c == nil then
+      return nil
+    end
+    if t > sinceUs then
+      m = m + 1
+      stamps[m], units[m] = t, c - prevCum
+      total = total + (c - prevCum)
+    end
+    prevCum = c
+  end
+  -- No live record: the key is as good as expired, nothing to settle.
+  if m == 0 then
+    return nil
+  end
+  if delta < 0 then
+    local refund, taken = -delta, 0
+    local fromUs = floor(reservedAt * 1000 + 0.5)
+    local from = 1
+    while from <= m and stamps[from] <= fromUs - 1 do
+      from = from + 1
+    end
+    -- From the reservation's time on, oldest first; what is left, from the newest before it.
+    for k = 1, m do
+      local i = from + k - 1
+      if i > m then
+        i = m - k + 1
+      end
+      if refund <= 0 then
+        break
+      end
+      local held = units[i]
+      local take = refund
+      if held < refund then
+        take = held
+      end
+      units[i] = held - take
+      refund = refund - take
+      taken = taken + take
+    end
+    if taken == 0 then
+      return nil
+    end
+  else
+    local most = settle_ceiling(total, limit)
+    local extra = delta
+    if total + delta > most then
+      extra = most - total
+    end
+    if extra <= 0 then
+      return nil
+    end
+    if m >= 1 and stamps[m] >= nowUs then
+      units[m] = units[m] + extra
+    else
+      m = m + 1
+      stamps[m], units[m] = nowUs, extra
+    end
+  end
+  local parts, cum, newest = { log_field(0) }, 0, nil
+  for i = 1, m do
+    if units[i] > 0 then
+      cum = cum + units[i]
+      parts[#parts + 1] = log_record(stamps[i], cum)
+      newest = stamps[i]
+    end
+  end
+  local resetMs = 0
+  if newest ~= nil then
+    resetMs = (newest - nowUs) / 1000 + windowMs
+  end
+  return table.concat(parts), resetMs + ceil(windowMs / LOG_TTL_SLICES)
+end

@@ -104,3 +104,41 @@ ALGORITHMS['sliding-window'] = function(r, key, now, limit, windowMs, intervalMs
   r.chargedResetMs = win + 2 * windowMs - now
   r.key, r.win, r.cur2, r.prev, r.write = key, win, cur2, prev, sliding_window_write
 end
+
+-- ==== settle: the settle script only (embed-lua.mjs leaves it out of decide) ====
+
+-- Settle (lua/settle.lua): the count of the window the reservation was charged in (the window
+-- of reservedAtMs) is the state's current one, or its previous one once the state moved on a
+-- window; it gets deltaUnits (never below 0, up to a debt of one limit). Older: nothing.
+local function sliding_window_settled(units, delta, limit)
+  local next = units + delta
+  if next < 0 then
+    next = 0
+  end
+  local most = settle_ceiling(units, limit)
+  if next > most then
+    return most
+  end
+  return next
+end
+
+SETTLES['sliding-window'] = function(value, now, limit, windowMs, intervalMs, delta, reservedAt)
+  local start, cur, prev = tagged3(value, TAG_SLIDING_WINDOW)
+  if start == nil then
+    return nil
+  end
+  local keepMs = start + 2 * windowMs - now
+  -- Both windows are over: the key is as good as expired, nothing to settle.
+  if keepMs <= 0 then
+    return nil
+  end
+  local win = floor(reservedAt / windowMs) * windowMs
+  if start == win then
+    cur = sliding_window_settled(cur, delta, limit)
+  elseif start == win + windowMs then
+    prev = sliding_window_settled(prev, delta, limit)
+  else
+    return nil
+  end
+  return 'w' .. fmt(start) .. '|' .. fmt(cur) .. '|' .. fmt(prev), keepMs
+end

@@ -76,3 +76,53 @@ ALGORITHMS['token-bucket'] = function(r, key, now, limit, windowMs, intervalMs, 
   r.chargedResetMs = (ts - now) + (limit - left) * intervalMs
   r.key, r.left, r.ts, r.write = key, left, ts, token_bucket_write
 end
+
+-- ==== settle: the settle script only (embed-lua.mjs leaves it out of decide) ====
+
+-- Settle (lua/settle.lua): the bucket refilled to now, then deltaUnits taken (a charge) or
+-- given back (a refund, never above the capacity). A charge below 0 is a debt, kept as time: an
+-- empty bucket counted from tsMs in the future (it earns nothing until then, as after time went
+-- backwards), so checks wait until it is repaid and no read clamps it; at most one limit of it.
+-- Full (as good as expired): nothing.
+SETTLES['token-bucket'] = function(value, now, limit, windowMs, intervalMs, delta, reservedAt)
+  local tokens, ts = parse2(value, 1)
+  if tokens == nil then
+    return nil
+  end
+  local elapsed = now - ts
+  if elapsed > 0 then
+    if elapsed >= (limit - tokens) * intervalMs then
+      tokens = limit
+    else
+      tokens = tokens + elapsed / intervalMs
+    end
+    ts = now
+  end
+  if tokens > limit then
+    tokens = limit
+  end
+  if ts <= now and tokens >= limit then
+    return nil
+  end
+  -- Tokens at now, a debt counted in: what an empty bucket earns back until tsMs is owed.
+  local level = tokens - (ts - now) / intervalMs
+  local next = level - delta
+  if delta < 0 then
+    if next > limit then
+      next = limit
+    end
+  else
+    local least = -limit
+    if level < -limit then
+      least = level
+    end
+    if next < least then
+      next = least
+    end
+  end
+  local tokens2, ts2 = next, now
+  if next < 0 then
+    tokens2, ts2 = 0, now - next * intervalMs
+  end
+  return fmt(tokens2) .. '|' .. fmt(ts2), ts2 - now + (limit - tokens2) * intervalMs
+end

@@ -567,6 +567,127 @@ export const LUA_MUTANTS = [
     replace: 'keyi = keyi',
   },
 
+  // settle.lua and the algorithms' SETTLES
+  {
+    id: 'settle/keepttl-px',
+    file: 'settle.lua',
+    find: "rcall('SET', key, text, 'KEEPTTL')",
+    replace: "rcall('SET', key, text, 'PX', 1)",
+  },
+  {
+    id: 'settle/refund-as-charge',
+    file: 'settle.lua',
+    find: 'if e.delta < 0 then',
+    replace: 'if e.delta > 0 then',
+  },
+  {
+    id: 'settle/reply-always',
+    file: 'settle.lua',
+    find: '      reply[i] = 1',
+    replace: '      reply[i] = 1\n    else\n      reply[i] = 1',
+  },
+  { id: 'settle/ago-sign', file: 'settle.lua', find: 'now - e.ago)', replace: 'now + e.ago)' },
+  {
+    id: 'settle/whole-check',
+    file: 'settle.lua',
+    find: 'if WHOLE_COSTS[name] and delta ~= floor(delta) then',
+    replace: 'if false then',
+  },
+  {
+    id: 'settle/ceiling-one-limit',
+    file: 'common.lua',
+    find: '  return 2 * limit\nend',
+    replace: '  return 3 * limit\nend',
+  },
+  {
+    id: 'tb-settle/no-full-noop',
+    file: 'token-bucket.lua',
+    find: 'if ts <= now and tokens >= limit then',
+    replace: 'if false then',
+  },
+  {
+    id: 'tb-settle/refund-uncapped',
+    file: 'token-bucket.lua',
+    find: '    if next > limit then\n      next = limit',
+    replace: '    if false then\n      next = limit',
+    explained:
+      'equivalent: every reader (evaluate and settle) caps tokens at the limit, and a refund keeps the TTL',
+  },
+  {
+    id: 'tb-settle/debt-uncapped',
+    file: 'token-bucket.lua',
+    find: '    if next < least then',
+    replace: '    if false then',
+  },
+  {
+    id: 'tb-settle/debt-forgiven',
+    file: 'token-bucket.lua',
+    find: 'tokens2, ts2 = 0, now - next * intervalMs',
+    replace: 'tokens2, ts2 = 0, now',
+  },
+  {
+    id: 'gcra-settle/no-drained-noop',
+    file: 'gcra.lua',
+    find: 'if ts <= now and used <= 0 then',
+    replace: 'if false then',
+  },
+  {
+    id: 'gcra-settle/refund-below-zero',
+    file: 'gcra.lua',
+    find: '  local next = owed + delta\n  if next < 0 then',
+    replace: '  local next = owed + delta\n  if false then',
+    explained:
+      'equivalent: every reader (evaluate and settle) reads units owed below 0 as 0, and a refund keeps the TTL',
+  },
+  {
+    id: 'gcra-settle/debt-forgiven',
+    file: 'gcra.lua',
+    find: 'used2, ts2 = limit, now + (next - limit) * intervalMs',
+    replace: 'used2, ts2 = limit, now',
+  },
+  {
+    id: 'fw-settle/any-window',
+    file: 'fixed-window.lua',
+    find: 'if start == nil or start ~= win or now >= win + windowMs then',
+    replace: 'if start == nil then',
+  },
+  {
+    id: 'fw-settle/below-zero',
+    file: 'fixed-window.lua',
+    find: '  if count2 < 0 then\n    count2 = 0',
+    replace: '  if false then\n    count2 = 0',
+  },
+  {
+    id: 'sw-settle/prev-as-cur',
+    file: 'sliding-window.lua',
+    find: '    prev = sliding_window_settled(prev, delta, limit)',
+    replace: '    cur = sliding_window_settled(cur, delta, limit)',
+  },
+  {
+    id: 'sw-settle/over-noop',
+    file: 'sliding-window.lua',
+    find: '  if keepMs <= 0 then\n    return nil',
+    replace: '  if false then\n    return nil',
+  },
+  {
+    id: 'sl-settle/refund-from-oldest',
+    file: 'sliding-log.lua',
+    find: 'while from <= m and stamps[from] <= fromUs - 1 do',
+    replace: 'while false do',
+  },
+  {
+    id: 'sl-settle/charge-in-past',
+    file: 'sliding-log.lua',
+    find: 'stamps[m], units[m] = nowUs, extra',
+    replace: 'stamps[m], units[m] = nowUs - 1000, extra',
+  },
+  {
+    id: 'sl-settle/keep-empty',
+    file: 'sliding-log.lua',
+    find: '    if units[i] > 0 then\n      cum = cum + units[i]',
+    replace: '    if units[i] >= 0 then\n      cum = cum + units[i]',
+  },
+
   // reset.lua
   {
     id: 'reset/chunk-short',

@@ -11,6 +11,7 @@ import { counterValue, json, type Reply, request } from '../integration/client.j
 import { type AppNode, EXAMPLE_APPS, startApps, stopApps } from '../support/apps.js';
 import { EXPECTED } from '../support/expected.js';
 import { type RedisCluster, startRedisCluster } from '../support/redis-cluster.js';
+import { expectGenerateSettles, expectLoginCountsFailures } from '../support/settle-routes.js';
 
 /**
  * The store deadline of every node, as in the single-Redis suite: core's default (100 ms)
@@ -107,6 +108,14 @@ describe(`example apps on Redis Cluster (${EXAMPLE_APPS.map((a) => a.name).join(
     // the first charge, which Redis made within the measured interval (Redis TIME on this
     // machine). The script's slack (one microsecond's refill) never adds a whole unit.
     expect(admitted).toBeLessThanOrEqual(20 + Math.ceil(elapsedSeconds));
+  });
+
+  it('POST /generate settles each reservation to the units used on Cluster (one settle call per request)', async () => {
+    await expectGenerateSettles(nodeFor, apiKey());
+  });
+
+  it('POST /login counts only failed logins on Cluster', async () => {
+    await expectLoginCountsFailures(nodeFor, apiKey());
   });
 
   it('POST /transfers/:id: two policies in one Cluster call, the fourth denied by "transfers" without charging "payments"', async () => {

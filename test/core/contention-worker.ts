@@ -26,6 +26,8 @@ interface Round {
   /** One list of costs per wave; default one wave of cost 1. */
   readonly waveCosts?: number[][];
   readonly requestIds?: number;
+  /** Reserve every check and settle each admitted one to this many units as soon as it is decided. */
+  readonly settleTo?: number;
 }
 
 type Message = Round | { readonly type: 'go' } | { readonly type: 'exit' };
@@ -63,7 +65,10 @@ async function main(): Promise<void> {
         );
         send({ type: 'armed' });
       } else if (message.type === 'go' && round) {
-        const { identity, checksPerConnection, requestIds } = round;
+        const { identity, checksPerConnection, requestIds, settleTo } = round;
+        const reserve = settleTo !== undefined;
+        /** Settles in flight: started as each admitted decision arrives, while other checks run. */
+        const settles: Promise<string>[] = [];
         const waves = round.waveCosts ?? [[1]];
         const perWave = Math.ceil(checksPerConnection / waves.length);
         const started = performance.now();
@@ -78,11 +83,17 @@ async function main(): Promise<void> {
               const cost = waveCost[j % waveCost.length] ?? 1;
               const index = w * perWave + j;
               const requestId = requestIds === undefined ? undefined : `rid-${index % requestIds}`;
-              return { cost, requestId, decision: limiter.check({ identity, cost, requestId }) };
+              return {
+                limiter,
+                cost,
+                requestId,
+                decision: limiter.check({ identity, cost, requestId, reserve }),
+              };
             }),
           );
-          for (const { cost, requestId, decision } of wave) {
+          for (const { limiter, cost, requestId, decision } of wave) {
             const d = await decision;
+            if (reserve && d.allowed) settles.push(limiter.settle(d, settleTo));
             decisions.push(d);
             costs.push(cost);
             if (requestId !== undefined) {
@@ -92,6 +103,7 @@ async function main(): Promise<void> {
             }
           }
         }
+        const settled = await Promise.all(settles);
         const count = (f: (d: Decision) => boolean) => decisions.filter(f).length;
         send({
           type: 'result',
@@ -103,6 +115,7 @@ async function main(): Promise<void> {
           unavailable: count((d) => d.outcome === 'unavailable'),
           fromDenyCache: count((d) => d.source === 'deny-cache'),
           byRequest,
+          settled: settled.filter((answer) => answer === 'settled').length,
           ms: performance.now() - started,
         });
       } else if (message.type === 'exit') {

@@ -37,6 +37,7 @@ interface Result {
   unitsAdmitted: number;
   fromDenyCache: number;
   byRequest: Record<string, [number, number]>;
+  settled: number;
   ms: number;
 }
 
@@ -45,6 +46,7 @@ interface RoundOptions {
   readonly denyCache?: boolean;
   readonly waveCosts?: number[][];
   readonly requestIds?: number;
+  readonly settleTo?: number;
 }
 
 interface Worker {
@@ -140,7 +142,15 @@ async function round(label: string, policies: PolicyInput[], prefix: string, opt
   for (const w of workers) w.child.send({ type: 'go' });
   const results = (await Promise.all(workers.map((w) => w.next('result')))) as unknown as Result[];
   const wallMs = performance.now() - started;
-  const total = { checks: 0, admitted: 0, overLimit: 0, unavailable: 0, unitsAdmitted: 0, fromDenyCache: 0 };
+  const total = {
+    checks: 0,
+    admitted: 0,
+    overLimit: 0,
+    unavailable: 0,
+    unitsAdmitted: 0,
+    fromDenyCache: 0,
+    settled: 0,
+  };
   const byRequest = new Map<string, [number, number]>();
   for (const r of results) {
     total.checks += r.checks;
@@ -149,6 +159,7 @@ async function round(label: string, policies: PolicyInput[], prefix: string, opt
     total.unavailable += r.unavailable;
     total.unitsAdmitted += r.unitsAdmitted;
     total.fromDenyCache += r.fromDenyCache;
+    total.settled += r.settled;
     for (const [id, [admitted, denied]] of Object.entries(r.byRequest)) {
       const tally = byRequest.get(id) ?? [0, 0];
       byRequest.set(id, [tally[0] + admitted, tally[1] + denied]);
@@ -275,4 +286,27 @@ describe('contention across processes with the deny cache and with request ids',
     expect(total.admitted).toBe(100 * copies);
     expect(await remaining(policies, 'idem-x')).toEqual([['hot', 0]]);
   });
+});
+
+describe('contention across processes with settles in flight', () => {
+  it.each(algorithms)(
+    '%s: each check reserves 2 and settles to 1 while the others run: never more than the capacity used',
+    async (algorithm) => {
+      const policies: PolicyInput[] = [{ name: 'hot', algorithm, limit: 100, window: NO_REFILL }];
+      const prefix = `st-${algorithm}`;
+      const { total } = await round(`${algorithm}, reserve 2, settle to 1`, policies, prefix, {
+        // Four waves one after another: the settles of a wave go out before the next wave's checks.
+        waveCosts: [[2], [2], [2], [2]],
+        settleTo: 1,
+      });
+      expect(total.checks).toBe(CHECKS);
+      expect(total.unavailable).toBe(0);
+      // Every admitted check settled, and each ended up using 1 of the 100 units.
+      expect(total.settled).toBe(total.admitted);
+      expect(total.admitted).toBeLessThanOrEqual(100);
+      // Reservations alone admit 50; the refunds in flight let more in.
+      expect(total.admitted).toBeGreaterThan(50);
+      expect(await remaining(policies, prefix)).toEqual([['hot', 100 - total.admitted]]);
+    },
+  );
 });

@@ -113,6 +113,82 @@ async function secondRequestShadowed(client: Client): Promise<void> {
   });
 }
 
+/** Waits until `done()` holds (a settle runs after the response, so after the client has it). */
+async function until(done: () => boolean | Promise<boolean>, what: string): Promise<void> {
+  for (let i = 0; i < 400; i++) {
+    if (await done()) return;
+    await new Promise((resolve) => setTimeout(resolve, 5));
+  }
+  throw new Error(`timed out waiting for ${what}`);
+}
+
+/** `settle`: every request reserves its cost and is settled to the units it used, after the response. */
+function settleScenario(): Scenario {
+  let settled = 0;
+  return {
+    name: 'settle: a request reserves its cost and is settled to the units it used once the response ended',
+    mount: 'route',
+    options: (w) => {
+      settled = 0;
+      return {
+        limiter: w.limiter([{ name: 'api', algorithm: 'fixed-window', limit: 10, window: '10s' }]),
+        cost: 5,
+        settle: (req, response) => {
+          expect(response).toEqual({ statusCode: 200, completed: true });
+          settled += 1;
+          return Number(req.header('x-used'));
+        },
+      };
+    },
+    async run(client) {
+      // 5 reserved, 1 used: each check sees the units used before it plus its own 5.
+      for (const [i, remaining] of [5, 4, 3].entries()) {
+        const reply = await client.get('/items/1', { 'x-used': '1' });
+        expect(reply.status).toBe(200);
+        expect(reply.headers.ratelimit).toBe(`"api";r=${remaining};t=10`);
+        await until(() => settled === i + 1, 'the settle');
+      }
+      // Used what it reserved: 3 + 5 = 8, nothing to settle.
+      expect((await client.get('/items/1', { 'x-used': '5' })).headers.ratelimit).toBe('"api";r=2;t=10');
+      await until(() => settled === 4, 'the settle');
+      expect((await client.get('/items/1', { 'x-used': '1' })).status).toBe(429);
+    },
+  };
+}
+
+/**
+ * `skipSuccessfulRequests` (only failures count, as for logins) and `skipFailedRequests` (only
+ * successes count): a skipped request is settled to 0 once its response ended.
+ */
+function skipScenario(option: 'skipSuccessfulRequests' | 'skipFailedRequests'): Scenario {
+  let limiter: Limiter | undefined;
+  const skipped = option === 'skipSuccessfulRequests' ? '200' : '500';
+  const counted = option === 'skipSuccessfulRequests' ? '401' : '200';
+  const remaining = async () => (await (limiter as Limiter).peek({ identity: 'tenant' })).remaining;
+  return {
+    name: `${option}: a ${option === 'skipSuccessfulRequests' ? 'successful' : 'failed'} request settles to 0, the others count`,
+    mount: 'route',
+    options: (w) => {
+      limiter = w.limiter([{ name: 'api', algorithm: 'fixed-window', limit: 2, window: '10s' }]);
+      return { limiter, identity: () => 'tenant', [option]: true };
+    },
+    async run(client) {
+      for (let i = 0; i < 3; i++) {
+        const reply = await client.get('/items/1', { 'x-status': skipped });
+        expect(reply.status).toBe(Number(skipped));
+        expect(reply.headers.ratelimit).toBe('"api";r=1;t=10');
+        await until(async () => (await remaining()) === 2, 'the refund');
+      }
+      const first = await client.get('/items/1', { 'x-status': counted });
+      expect([first.status, first.headers.ratelimit]).toEqual([Number(counted), '"api";r=1;t=10']);
+      const second = await client.get('/items/1', { 'x-status': counted });
+      expect([second.status, second.headers.ratelimit]).toEqual([Number(counted), '"api";r=0;t=10']);
+      expect((await client.get('/items/1', { 'x-status': skipped })).status).toBe(429);
+      expect(await remaining()).toBe(0);
+    },
+  };
+}
+
 const SCENARIOS: Scenario[] = [
   {
     name: '200s then 429 with exact headers and a problem+json body; the clock restores the quota',
@@ -432,6 +508,9 @@ const SCENARIOS: Scenario[] = [
       expect(second.headers['content-type']).toBe(harness.problemContentType);
     },
   },
+  settleScenario(),
+  skipScenario('skipSuccessfulRequests'),
+  skipScenario('skipFailedRequests'),
 ];
 
 /**

@@ -15,6 +15,7 @@ import {
   Controller,
   type ExceptionFilter,
   Get,
+  HttpException,
   type INestApplication,
   type LoggerService,
   Module,
@@ -32,6 +33,7 @@ import type {
   IdentityInput,
   Limiter,
   PolicyInput,
+  ResponseFacts,
   Store,
 } from '@sluice/core';
 import { rateLimit as expressRateLimit } from '@sluice/express';
@@ -79,6 +81,10 @@ export interface NeutralOptions {
   allowList?: readonly string[];
   /** Client IPs and identities answered 403. */
   denyList?: DenyListInput;
+  /** The units a request used, settled after its response (`settle`). */
+  settle?: (req: NeutralRequest, response: ResponseFacts) => number | Record<string, number>;
+  skipFailedRequests?: boolean;
+  skipSuccessfulRequests?: boolean;
   /**
    * Replace the limited response with 418 `{"custom":true,"status":<verdict status>,"policy":<the
    * decision's policy>}`.
@@ -121,6 +127,11 @@ export interface Harness {
   construct(options: Record<string, unknown>): unknown;
 }
 
+/** The status the test handlers answer with: the request's `x-status` header, else 200. */
+function statusOf(header: string | undefined): number {
+  return header === undefined ? 200 : Number(header);
+}
+
 /** What the test handlers echo of the decision. */
 export function summary(decision: Decision | undefined) {
   if (decision === undefined) return null;
@@ -147,7 +158,7 @@ function neutralFunctions<Req>(
   header: (req: Req, name: string) => string | undefined,
 ) {
   const wrap = (req: Req): NeutralRequest => ({ header: (name) => header(req, name) });
-  const { identity, cost, skip, teapot: _teapot, policies, limit, ...rest } = options;
+  const { identity, cost, skip, settle, teapot: _teapot, policies, limit, ...rest } = options;
   return {
     ...rest,
     ...(policies !== undefined
@@ -156,6 +167,7 @@ function neutralFunctions<Req>(
     ...(limit !== undefined
       ? { limit: typeof limit === 'function' ? (req: Req) => limit(wrap(req)) : limit }
       : {}),
+    ...(settle ? { settle: (req: Req, response: ResponseFacts) => settle(wrap(req), response) } : {}),
     ...(identity ? { identity: (req: Req) => identity(wrap(req)) } : {}),
     ...(skip ? { skip: (req: Req) => skip(wrap(req)) } : {}),
     ...(cost !== undefined
@@ -185,7 +197,7 @@ function expressHarness(name: string, express: typeof express5): Harness {
       if (mount !== 'route') app.use(limit);
       const routeLimit = mount === 'app' ? [] : [limit];
       const echo = (req: express5.Request, res: express5.Response) => {
-        res.json({ ok: true, rateLimit: summary(req.rateLimit) });
+        res.status(statusOf(req.get('x-status'))).json({ ok: true, rateLimit: summary(req.rateLimit) });
       };
       app.get('/items/:id', ...routeLimit, echo);
       app.get('/other', ...routeLimit, echo);
@@ -218,6 +230,7 @@ function koaHarness(name: string, Koa: typeof Koa3): Harness {
       const router = new Router();
       const routeLimit = mount === 'app' ? [] : [limit];
       const echo = (ctx: Koa3.Context) => {
+        ctx.status = statusOf(ctx.get('x-status') || undefined);
         ctx.body = { ok: true, rateLimit: summary(ctx.state.rateLimit as Decision | undefined) };
       };
       router.get('/items/:id', ...routeLimit, echo);
@@ -252,7 +265,11 @@ function honoHarness(): Harness {
       const app = new Hono<RateLimitEnv>();
       if (mount !== 'route') app.use('*', limit);
       const routeLimit = mount === 'app' ? [] : [limit];
-      const echo = (c: Context<RateLimitEnv>) => c.json({ ok: true, rateLimit: summary(c.get('rateLimit')) });
+      const echo = (c: Context<RateLimitEnv>) =>
+        c.json(
+          { ok: true, rateLimit: summary(c.get('rateLimit')) },
+          statusOf(c.req.header('x-status')) as 200,
+        );
       app.get('/items/:id', ...routeLimit, echo);
       app.get('/other', ...routeLimit, echo);
       return new Promise<Served>((done) => {
@@ -281,7 +298,12 @@ function decorateMethod(Class: { prototype: object }, method: string, decorator:
   if (result !== undefined) Object.defineProperty(Class.prototype, method, result);
 }
 
-const nestEcho = (req: { rateLimit?: Decision }) => ({ ok: true, rateLimit: summary(req.rateLimit) });
+const nestEcho = (req: { rateLimit?: Decision; headers?: Record<string, unknown> }) => {
+  const body = { ok: true, rateLimit: summary(req.rateLimit) };
+  const status = statusOf(req.headers?.['x-status'] as string | undefined);
+  if (status !== 200) throw new HttpException(body, status);
+  return body;
+};
 
 /** `GET /items/:id` and `GET /other`, with `@UseGuards(RateLimitGuard)` when `guarded`. */
 function nestControllers(guarded: boolean): (new () => object)[] {

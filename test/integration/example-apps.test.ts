@@ -9,6 +9,7 @@ import { afterAll, beforeAll, describe, expect, test } from 'vitest';
 import { type AppNode, EXAMPLE_APPS, startApps, stopApps } from '../support/apps.js';
 import { EXPECTED } from '../support/expected.js';
 import { type RedisProcess, startRedis } from '../support/redis-server.js';
+import { expectGenerateSettles, expectLoginCountsFailures } from '../support/settle-routes.js';
 import { closeAgents, counterValue, json, type Reply, remainingOf, request } from './client.js';
 
 /** The media type of a reply, without parameters (Nest's platforms add `; charset=utf-8`). */
@@ -130,6 +131,14 @@ describe.each(EXAMPLE_APPS)('$name example app, 4 nodes on one Redis', (spec) =>
 
   test('1,000 concurrent requests, one API key: 20 plus refill admitted, never more, the rest 429', async () => {
     await expectGlobalLimit(nodes);
+  });
+
+  test('/generate reserves 100 units and settles to the units used: fifty with used=10 pass, used=1000 leaves a debt', async () => {
+    await expectGenerateSettles((i) => nodes[i % nodes.length]!, apiKey());
+  });
+
+  test('/login counts only failed logins: ten successes pass, five failures and then 429', async () => {
+    await expectLoginCountsFailures((i) => nodes[i % nodes.length]!, apiKey());
   });
 
   test('GET /health is 200 {"ok":true} with no rate-limit headers', async () => {

@@ -5,6 +5,7 @@
 export { denyListFromEnv } from './deny-list.js';
 export { API_KEY_HEADER, apiKeyIdentity } from './identity.js';
 export { POLICIES, PRO_KEY_PREFIX, ROUTE_LIMITS, tieredPolicies } from './policies.js';
+export { GENERATE_MAX_UNITS, generateReply, generateUnits, loginReply, parseUsed } from './settle.js';
 export { type StoreChoice, storeFromEnv } from './store.js';
 export { timeoutMsFromEnv } from './timeout.js';
 export { warmUp } from './warm-up.js';

@@ -15,6 +15,8 @@ export const POLICIES: readonly PolicyInput[] = [
   { name: 'lenient', algorithm: 'token-bucket', rate: '1000/s', burst: 1000, failMode: 'open' },
   { name: 'tier-pro', algorithm: 'fixed-window', limit: 10, window: '60s' },
   { name: 'tier-free', algorithm: 'fixed-window', limit: 3, window: '60s' },
+  { name: 'llm-tokens', algorithm: 'token-bucket', rate: '10/s', burst: 1000 },
+  { name: 'login', algorithm: 'fixed-window', limit: 5, window: '60s' },
 ];
 
 /** The API key prefix of the pro plan: a stand-in for a plan looked up from the tenant. */
@@ -45,4 +47,8 @@ export const ROUTE_LIMITS = {
   strict: { policies: ['strict'] },
   /** GET /lenient: admitted when the store is unreachable. */
   lenient: { policies: ['lenient'] },
+  /** POST /generate?used=N: reserves 100 units, settled to N once the response ended (see settle.ts). */
+  generate: { policies: ['llm-tokens'], cost: { 'llm-tokens': 100 } },
+  /** POST /login?ok=1|0: counts only failed logins (`skipSuccessfulRequests`). */
+  login: { policies: ['login'] },
 } as const satisfies Record<string, { policies: readonly string[]; cost?: Readonly<Record<string, number>> }>;

@@ -8,7 +8,16 @@ import {
   type Limiter,
   type Store,
 } from '@sluice/core';
-import { API_KEY_HEADER, apiKeyIdentity, POLICIES, ROUTE_LIMITS, tieredPolicies } from '@sluice/example-kit';
+import {
+  API_KEY_HEADER,
+  apiKeyIdentity,
+  generateReply,
+  generateUnits,
+  loginReply,
+  POLICIES,
+  ROUTE_LIMITS,
+  tieredPolicies,
+} from '@sluice/example-kit';
 import { rateLimit } from '@sluice/express';
 import express, { type Express, type Request } from 'express';
 
@@ -65,8 +74,38 @@ export function createApp(options: ExampleAppOptions = {}): ExampleApp {
   app.get('/strict', limit(ROUTE_LIMITS.strict), ok);
   app.get('/lenient', limit(ROUTE_LIMITS.lenient), ok);
   // The plan's policies, chosen per request.
-  const tiered = rateLimit({ limiter, identity, policies: (req) => tieredPolicies(req.get(API_KEY_HEADER)) });
+  const tiered = rateLimit({
+    limiter,
+    identity,
+    denyList,
+    policies: (req) => tieredPolicies(req.get(API_KEY_HEADER)),
+  });
   app.get('/tiered', tiered, ok);
+  const query = (req: Request, name: string) =>
+    typeof req.query[name] === 'string' ? req.query[name] : undefined;
+  const { generate, login } = ROUTE_LIMITS;
+  app.post(
+    '/generate',
+    rateLimit({
+      limiter,
+      identity,
+      denyList,
+      ...generate,
+      settle: (req) => generateUnits(query(req, 'used'), generate.cost['llm-tokens']),
+    }),
+    (req, res) => {
+      const reply = generateReply(query(req, 'used'));
+      res.status(reply.status).json(reply.body);
+    },
+  );
+  app.post(
+    '/login',
+    rateLimit({ limiter, identity, denyList, ...login, skipSuccessfulRequests: true }),
+    (req, res) => {
+      const reply = loginReply(query(req, 'ok'));
+      res.status(reply.status).json(reply.body);
+    },
+  );
   app.get('/metrics', (_req, res) => {
     res.setHeader('Content-Type', metrics.contentType);
     res.end(metrics.render());

@@ -8,7 +8,15 @@ import {
   type Limiter,
   type Store,
 } from '@sluice/core';
-import { API_KEY_HEADER, POLICIES, ROUTE_LIMITS, tieredPolicies } from '@sluice/example-kit';
+import {
+  API_KEY_HEADER,
+  generateReply,
+  generateUnits,
+  loginReply,
+  POLICIES,
+  ROUTE_LIMITS,
+  tieredPolicies,
+} from '@sluice/example-kit';
 import { type RateLimitEnv, rateLimit } from '@sluice/hono';
 import { type Context, Hono } from 'hono';
 
@@ -73,9 +81,28 @@ export function createApp(options: ExampleAppOptions = {}): ExampleApp {
     limiter,
     identityHeader: API_KEY_HEADER,
     clientIp,
+    denyList,
     policies: (c) => tieredPolicies(c.req.header(API_KEY_HEADER)),
   });
   app.get('/tiered', tiered, ok);
+  const { generate, login } = ROUTE_LIMITS;
+  const own = { limiter, identityHeader: API_KEY_HEADER, clientIp, denyList };
+  app.post(
+    '/generate',
+    rateLimit({
+      ...own,
+      ...generate,
+      settle: (c) => generateUnits(c.req.query('used'), generate.cost['llm-tokens']),
+    }),
+    (c) => {
+      const reply = generateReply(c.req.query('used'));
+      return c.json(reply.body, reply.status);
+    },
+  );
+  app.post('/login', rateLimit({ ...own, ...login, skipSuccessfulRequests: true }), (c) => {
+    const reply = loginReply(c.req.query('ok'));
+    return c.json(reply.body, reply.status);
+  });
   app.get('/metrics', (c) => c.body(metrics.render(), 200, { 'Content-Type': metrics.contentType }));
   return { app, limiter };
 }

@@ -9,7 +9,16 @@ import {
   type Limiter,
   type Store,
 } from '@sluice/core';
-import { API_KEY_HEADER, apiKeyIdentity, POLICIES, ROUTE_LIMITS, tieredPolicies } from '@sluice/example-kit';
+import {
+  API_KEY_HEADER,
+  apiKeyIdentity,
+  generateReply,
+  generateUnits,
+  loginReply,
+  POLICIES,
+  ROUTE_LIMITS,
+  tieredPolicies,
+} from '@sluice/example-kit';
 import { rateLimit } from '@sluice/koa';
 import Koa, { type Context } from 'koa';
 
@@ -65,8 +74,42 @@ export function createApp(options: ExampleAppOptions = {}): ExampleApp {
   router.get('/strict', limit(ROUTE_LIMITS.strict), ok);
   router.get('/lenient', limit(ROUTE_LIMITS.lenient), ok);
   // The plan's policies, chosen per request.
-  const tiered = rateLimit({ limiter, identity, policies: (ctx) => tieredPolicies(ctx.get(API_KEY_HEADER)) });
+  const tiered = rateLimit({
+    limiter,
+    identity,
+    denyList,
+    policies: (ctx) => tieredPolicies(ctx.get(API_KEY_HEADER)),
+  });
   router.get('/tiered', tiered, ok);
+  const query = (ctx: Context, name: string) => {
+    const value = ctx.query[name];
+    return typeof value === 'string' ? value : undefined;
+  };
+  const { generate, login } = ROUTE_LIMITS;
+  router.post(
+    '/generate',
+    rateLimit({
+      limiter,
+      identity,
+      denyList,
+      ...generate,
+      settle: (ctx) => generateUnits(query(ctx, 'used'), generate.cost['llm-tokens']),
+    }),
+    (ctx) => {
+      const reply = generateReply(query(ctx, 'used'));
+      ctx.status = reply.status;
+      ctx.body = reply.body;
+    },
+  );
+  router.post(
+    '/login',
+    rateLimit({ limiter, identity, denyList, ...login, skipSuccessfulRequests: true }),
+    (ctx) => {
+      const reply = loginReply(query(ctx, 'ok'));
+      ctx.status = reply.status;
+      ctx.body = reply.body;
+    },
+  );
   router.get('/metrics', (ctx) => {
     ctx.set('Content-Type', metrics.contentType);
     ctx.body = metrics.render();

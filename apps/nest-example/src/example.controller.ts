@@ -1,7 +1,14 @@
 /** The routes of the example-app contract. */
-import { Controller, Get, HttpCode, Post } from '@nestjs/common';
-import { API_KEY_HEADER, ROUTE_LIMITS, tieredPolicies } from '@sluice/example-kit';
-import { RateLimit } from '@sluice/nestjs';
+import { Controller, Get, HttpCode, HttpException, Post, Query } from '@nestjs/common';
+import {
+  API_KEY_HEADER,
+  generateReply,
+  generateUnits,
+  loginReply,
+  ROUTE_LIMITS,
+  tieredPolicies,
+} from '@sluice/example-kit';
+import { RateLimit, type RateLimitRequest } from '@sluice/nestjs';
 
 const OK = { ok: true } as const;
 
@@ -55,4 +62,33 @@ export class ExampleController {
   tiered() {
     return OK;
   }
+
+  @Post('generate')
+  @HttpCode(200)
+  @RateLimit({
+    ...ROUTE_LIMITS.generate,
+    settle: (req) => generateUnits(queryOf(req, 'used'), ROUTE_LIMITS.generate.cost['llm-tokens']),
+  })
+  generate(@Query('used') used?: string) {
+    return answer(generateReply(used));
+  }
+
+  @Post('login')
+  @HttpCode(200)
+  @RateLimit({ ...ROUTE_LIMITS.login, skipSuccessfulRequests: true })
+  login(@Query('ok') ok?: string) {
+    return answer(loginReply(ok));
+  }
+}
+
+/** A reply of the example kit: its body, or an HttpException carrying it for another status. */
+function answer(reply: { status: number; body: object }): object {
+  if (reply.status !== 200) throw new HttpException(reply.body, reply.status);
+  return reply.body;
+}
+
+/** A query parameter of the request (Express and Fastify both parse `req.query`). */
+function queryOf(req: RateLimitRequest, name: string): string | undefined {
+  const value = (req as { query?: Record<string, unknown> }).query?.[name];
+  return typeof value === 'string' ? value : undefined;
 }

@@ -28,6 +28,8 @@ export {
   type Limiter,
   type LimiterOptions,
   metricOutcome,
+  type SettleAnswer,
+  type SettleUnits,
   StoreTimeoutError,
 } from './limiter/index.js';
 export {
@@ -88,6 +90,7 @@ export {
   RESET_SCRIPT,
   ScriptCall,
 } from './redis/script.js';
+export { SETTLE_SCRIPT } from './redis/settle-script.js';
 export {
   defineTransport,
   type ScriptSource,

@@ -127,6 +127,12 @@ export interface Descriptor {
    * the first decision instead of charging twice.
    */
   readonly requestId?: string;
+  /**
+   * Keep this check's charge as a reservation that `limiter.settle(decision, units)` can settle to
+   * the actual cost once the handler ran (the cost charged now is the estimate). Unset: the
+   * decision cannot be settled (a settle of it does nothing).
+   */
+  readonly reserve?: boolean;
 }
 
 /** Where a decision was made. `deny-list`: the adapter's deny list, before any policy. */
@@ -213,6 +219,25 @@ export interface StoreCheckOptions {
   readonly requestTtlMs?: number;
 }
 
+/**
+ * One policy's part of a settle: the actual cost of a request whose check reserved (charged)
+ * `reservedUnits` for this entry. See `Store.settle`.
+ */
+export interface StoreSettleEntry {
+  /** The entry's storage key, as the check used it. */
+  readonly key: string;
+  readonly policy: CompiledPolicy;
+  /** Units the check charged for this entry (its cost), > 0. */
+  readonly reservedUnits: number;
+  /** Units the request really used, >= 0 (a whole number for sliding-log). */
+  readonly actualUnits: number;
+  /**
+   * Ms since the check charged the reservation (>= 0), by the limiter's clock: the store puts
+   * the reservation at its own now minus this, to find the window it was charged in.
+   */
+  readonly reservedAgoMs: number;
+}
+
 /** What the store is asked to do. */
 export type StoreMode = 'consume' | 'peek';
 
@@ -237,6 +262,18 @@ export interface Store {
   decideSync?(entries: readonly StoreEntry[], mode: StoreMode, options?: StoreCheckOptions): StoreVerdict[];
   /** Delete the state behind these keys. */
   reset(keys: readonly string[]): Promise<void>;
+  /**
+   * Optional: settles a reservation, every entry in ONE atomic step: `actualUnits -
+   * reservedUnits` charged (a charge above the reservation is charged in full, up to a debt of
+   * one limit: later checks wait until it is repaid) or refunded (at most what was reserved,
+   * never above the capacity). A key that no longer exists is left alone (never recreated), and
+   * so is a reservation whose window is over (fixed window: the reservation's window only;
+   * sliding window: that window's count). Resolves with one flag per entry: true where settled.
+   * Not idempotent by itself: the limiter settles a decision once.
+   */
+  settle?(entries: readonly StoreSettleEntry[]): Promise<boolean[]>;
+  /** Optional: `settle`, answered synchronously (an in-process store). */
+  settleSync?(entries: readonly StoreSettleEntry[]): boolean[];
 }
 
 /** Emitted once per decision. Carries no identity, key or route. */

@@ -6,6 +6,7 @@ import {
   type HttpVerdict,
   type RateLimitOptions,
   RateLimitOptionsError,
+  settleOnResponseEnd,
 } from '@sluice/core';
 import type { NextFunction, Request, RequestHandler, Response } from 'express';
 import { routePattern } from './route-pattern.js';
@@ -75,6 +76,7 @@ export function rateLimit(options: ExpressRateLimitOptions = {}): RequestHandler
         req.rateLimit = decision;
         if (verdict.action === 'pass') {
           setHeaders(res, verdict.headers);
+          if (result.settle !== undefined) settleOnResponseEnd(res, result.settle);
           return next();
         }
         if (onLimited !== undefined) {

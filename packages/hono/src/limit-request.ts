@@ -1,5 +1,11 @@
 /** `limitRequest`: one Hono request through core, and core's verdict applied to the context. */
-import type { Decision, HttpVerdict, RateLimitHandler } from '@sluice/core';
+import {
+  type Decision,
+  type HttpVerdict,
+  type RateLimitHandler,
+  settleOnResponseEnd,
+  settleWhenBodyEnds,
+} from '@sluice/core';
 import type { Context, Env } from 'hono';
 import { matchedPattern } from './route-pattern.js';
 
@@ -55,6 +61,15 @@ export async function limitRequest<E extends Env>(
   }
   const { decision, verdict } = result;
   c.set('rateLimit', decision);
+  if (verdict.action === 'pass' && result.settle !== undefined) {
+    const node = nodeResponse(c.env);
+    if (node !== undefined) settleOnResponseEnd(node, result.settle);
+    setHeaders(c, verdict.headers);
+    await next();
+    // Elsewhere the settle waits for the body to be read to the end (or cancelled).
+    if (node === undefined) c.res = settleWhenBodyEnds(c.res, result.settle);
+    return undefined;
+  }
   if (verdict.action === 'pass') {
     const node = nodeResponse(c.env);
     if (node !== undefined) {
@@ -88,6 +103,8 @@ export async function limitRequest<E extends Env>(
 /** The part of a Node `http.ServerResponse` the Node path uses. */
 interface NodeResponse {
   readonly headersSent: boolean;
+  readonly statusCode: number;
+  once(event: 'finish' | 'close', listener: () => void): unknown;
   setHeader(name: string, value: string): unknown;
   writeHead(...args: never[]): unknown;
 }

@@ -6,6 +6,7 @@ import {
   type HttpVerdict,
   type RateLimitOptions,
   RateLimitOptionsError,
+  settleOnResponseEnd,
 } from '@sluice/core';
 import type { Context, Middleware, Next } from 'koa';
 import { matchedRoute } from './matched-route.js';
@@ -71,6 +72,7 @@ export function rateLimit(options: KoaRateLimitOptions = {}): Middleware {
         (ctx.state as RateLimitState).rateLimit = decision;
         if (verdict.action === 'pass') {
           ctx.set(verdict.headers);
+          if (result.settle !== undefined) settleOnResponseEnd(ctx.res, result.settle);
           return next();
         }
         if (onLimited !== undefined) {

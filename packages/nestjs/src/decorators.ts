@@ -24,6 +24,7 @@ export type RateLimitMetadata =
       readonly shadow: boolean | undefined;
       /** The route's deny list (instead of the module's), as given. */
       readonly denyList?: RateLimitRouteOptions['denyList'];
+      readonly settling?: RouteSettleOptions;
     }
   | {
       readonly kind: 'own';
@@ -35,7 +36,26 @@ export type RateLimitMetadata =
       readonly shadow: boolean | undefined;
       /** The route's deny list (instead of the module's), as given. */
       readonly denyList?: RateLimitRouteOptions['denyList'];
+      readonly settling?: RouteSettleOptions;
     };
+
+/** The settle options a route sets (`settle`, the skip options), over the module's. */
+export type RouteSettleOptions = Pick<RateLimitRouteOptions, (typeof SETTLE_OPTION_NAMES)[number]>;
+
+/** The settle options `@RateLimit()` takes over the module's. */
+export const SETTLE_OPTION_NAMES = [
+  'settle',
+  'skipFailedRequests',
+  'skipSuccessfulRequests',
+  'requestWasSuccessful',
+] as const;
+
+/** The settle options set in `options` (checked later, by core's resolver). */
+function settlingOf(options: RateLimitRouteOptions): RouteSettleOptions {
+  const settling: Record<string, unknown> = {};
+  for (const name of SETTLE_OPTION_NAMES) if (options[name] !== undefined) settling[name] = options[name];
+  return settling as RouteSettleOptions;
+}
 
 /** What `@SkipRateLimit()` stores: `true` skips every policy, a list skips those named. */
 export type SkipRateLimitMetadata = true | readonly string[];
@@ -120,6 +140,7 @@ function toMetadata(
       cost: options.cost,
       shadow: options.shadow,
       ...(denyList !== undefined && { denyList }),
+      settling: settlingOf(options),
     };
   }
   const limitOf = typeof options.limit === 'function' ? options.limit : undefined;
@@ -141,6 +162,7 @@ function toMetadata(
     cost: options.cost,
     shadow: options.shadow,
     ...(denyList !== undefined && { denyList }),
+    settling: settlingOf(options),
   };
 }
 

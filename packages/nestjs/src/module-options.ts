@@ -53,7 +53,16 @@ export type PolicyNamesOf<Req> = (req: Req) => readonly string[] | Promise<reado
  */
 export type RateLimitRouteOptions = Pick<
   RateLimitModuleOptions,
-  'cost' | 'shadow' | 'window' | 'algorithm' | 'failMode' | 'denyList'
+  | 'cost'
+  | 'shadow'
+  | 'window'
+  | 'algorithm'
+  | 'failMode'
+  | 'denyList'
+  | 'settle'
+  | 'skipFailedRequests'
+  | 'skipSuccessfulRequests'
+  | 'requestWasSuccessful'
 > & {
   /**
    * Limit of the route's own policy, or a function of the request choosing it per request (sync

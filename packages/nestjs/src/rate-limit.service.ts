@@ -17,7 +17,7 @@ import {
   RateLimitOptionsError,
   type Store,
 } from '@sluice/core';
-import type { RateLimitMetadata, SkipRateLimitMetadata } from './decorators.js';
+import { type RateLimitMetadata, SETTLE_OPTION_NAMES, type SkipRateLimitMetadata } from './decorators.js';
 import {
   limiterOptionsOf,
   type PolicyNamesOf,
@@ -167,6 +167,10 @@ export class RateLimitService implements OnModuleInit {
     if (cost !== undefined) shared.cost = cost;
     const denyList = meta?.denyList ?? this.options.denyList;
     if (denyList !== undefined) shared.denyList = denyList;
+    for (const name of SETTLE_OPTION_NAMES) {
+      const value = meta?.settling?.[name] ?? this.options[name];
+      if (value !== undefined) (shared as Record<string, unknown>)[name] = value;
+    }
     // Module-wide shadow is built into the policies the module (or an own-policy route) builds;
     // a given `limiter` has its policies already, so the module's `shadow` applies per decision.
     const routeShadow = meta?.kind === 'named' ? meta.shadow : undefined;

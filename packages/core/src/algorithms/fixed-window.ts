@@ -1,6 +1,6 @@
 import { WINDOW_LIMITS } from './limits.js';
 import { defineAlgorithm } from './module.js';
-import { type AlgorithmFn, EPS, whole } from './types.js';
+import { type AlgorithmFn, EPS, type SettleFn, settleCeiling, whole } from './types.js';
 
 /**
  * Fixed window state: the window's start (ms since the epoch) and the units admitted in it.
@@ -53,10 +53,28 @@ const evaluate: AlgorithmFn<FixedWindowState> = (state, now, { limit, windowMs, 
   };
 };
 
+/**
+ * Settles a reservation in the window it was charged in: `deltaUnits` added to that window's
+ * count (a charge, up to a debt of one `limit` beyond it) or taken off (a refund, never below 0).
+ * Once that window is over (the state holds another), nothing. Same arithmetic as
+ * `SETTLES['fixed-window']` in lua/fixed-window.lua.
+ */
+const settle: SettleFn<FixedWindowState> = (state, now, { limit, windowMs, deltaUnits, reservedAtMs }) => {
+  const win = Math.floor(reservedAtMs / windowMs) * windowMs;
+  // Another window, or the reservation's window is over: nothing to settle.
+  if (state.startMs !== win || now >= win + windowMs) return undefined;
+  let count = state.count + deltaUnits;
+  if (count < 0) count = 0;
+  const most = settleCeiling(state.count, limit);
+  if (count > most) count = most;
+  return { state: { startMs: win, count }, keepMs: win + windowMs - now };
+};
+
 /** The fixed window (lua/fixed-window.lua): one counter per epoch-aligned window. */
 export const fixedWindow = defineAlgorithm({
   name: 'fixed-window',
   evaluate,
+  settle,
   state: {
     kind: 'numbers',
     decode: (n, at) => ({ startMs: n[at] as number, count: n[at + 1] as number }),

@@ -1,6 +1,6 @@
 import { BUCKET_LIMITS } from './limits.js';
 import { defineAlgorithm } from './module.js';
-import { type AlgorithmFn, whole } from './types.js';
+import { type AlgorithmFn, type SettleFn, settleCeiling, whole } from './types.js';
 
 /**
  * GCRA state: `used` units owed at `tsMs`; the theoretical arrival time is
@@ -101,10 +101,39 @@ const evaluate: AlgorithmFn<GcraState> = (state, now, { limit, intervalMs, cost 
   };
 };
 
+/**
+ * Settles a reservation: what is owed drained to now, then `deltaUnits` added (a charge) or taken
+ * off (a refund, never below 0: never above the capacity). Owed beyond the burst is a debt, kept
+ * as time: a full burst owed at `tsMs` in the future (nothing drains until then, as after time
+ * went backwards), so no read clamps it; at most one `limit` of it. Drained (as good as
+ * expired): nothing. Same arithmetic as `SETTLES['gcra']` in lua/gcra.lua.
+ */
+const settle: SettleFn<GcraState> = (state, now, { limit, intervalMs, deltaUnits }) => {
+  let used = state.used;
+  let ts = state.tsMs;
+  if (used < 0) used = 0;
+  if (now > ts) {
+    used = used - (now - ts) / intervalMs;
+    if (used < 0) used = 0;
+    ts = now;
+  }
+  if (ts <= now && used <= 0) return undefined;
+  // Units owed at now, a debt counted in.
+  const owed = used + (ts - now) / intervalMs;
+  let next = owed + deltaUnits;
+  if (next < 0) next = 0;
+  const most = settleCeiling(owed, limit);
+  if (next > most) next = most;
+  const nextState =
+    next <= limit ? { used: next, tsMs: now } : { used: limit, tsMs: now + (next - limit) * intervalMs };
+  return { state: nextState, keepMs: nextState.tsMs + nextState.used * intervalMs - now };
+};
+
 /** GCRA (lua/gcra.lua): exact rate with a burst tolerance, one timestamp of state. */
 export const gcra = defineAlgorithm({
   name: 'gcra',
   evaluate,
+  settle,
   state: {
     kind: 'numbers',
     decode: (n, at) => ({ used: n[at] as number, tsMs: n[at + 1] as number }),

@@ -22,4 +22,14 @@ export { ALGORITHM_LIST, ALGORITHM_NAMES, ALGORITHMS, type Algorithm, isAlgorith
 export { LOG_CUM_MAX, SLIDING_LOG_MAX_LIMIT, type SlidingLogState, slidingLog } from './sliding-log.js';
 export { type SlidingWindowState, slidingWindow } from './sliding-window.js';
 export { type TokenBucketState, tokenBucket } from './token-bucket.js';
-export { type AlgorithmFn, type AlgorithmParams, EPS, type Evaluation, whole } from './types.js';
+export {
+  type AlgorithmFn,
+  type AlgorithmParams,
+  EPS,
+  type Evaluation,
+  type SettleFn,
+  type Settlement,
+  type SettleParams,
+  settleCeiling,
+  whole,
+} from './types.js';

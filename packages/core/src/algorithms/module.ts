@@ -3,7 +3,7 @@
  * (its name, MemoryStore state codec, evaluation, policy and store rules, and the facts of its
  * Lua twin in lua/). registry.ts lists the modules; everything else reads the registry.
  */
-import type { AlgorithmFn } from './types.js';
+import type { AlgorithmFn, SettleFn } from './types.js';
 
 /** Most numbers a `'numbers'` codec keeps per key in MemoryStore's table. */
 export const STATE_NUMBERS_MAX = 3;
@@ -103,6 +103,8 @@ export interface AlgorithmModule<N extends string = string, S = unknown> {
   readonly name: N;
   /** The decision, a pure function of state, time and policy numbers (its Lua twin's arithmetic). */
   readonly evaluate: AlgorithmFn<S>;
+  /** The settle of a reservation: charge or refund the difference (its Lua twin's `SETTLES[name]`). */
+  readonly settle: SettleFn<S>;
   /** How MemoryStore keeps its state. */
   readonly state: StateCodec<S>;
   /** How a policy of it is checked and compiled. */

@@ -107,7 +107,13 @@ describe('the embedded decide script', () => {
     expect(parts).toEqual(['common.lua', ...ALGORITHM_LIST.map((m) => m.lua.file), 'decide.lua']);
     const own = readdirSync(luaDir).filter((f) => f.endsWith('.lua'));
     expect(own.sort()).toEqual(
-      ['common.lua', 'decide.lua', 'reset.lua', ...ALGORITHM_LIST.map((m) => m.lua.file)].sort(),
+      [
+        'common.lua',
+        'decide.lua',
+        'reset.lua',
+        'settle.lua',
+        ...ALGORITHM_LIST.map((m) => m.lua.file),
+      ].sort(),
     );
   });
 

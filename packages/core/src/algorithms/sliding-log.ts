@@ -1,6 +1,6 @@
 import { WINDOW_LIMITS } from './limits.js';
 import { defineAlgorithm } from './module.js';
-import { type AlgorithmFn, whole } from './types.js';
+import { type AlgorithmFn, type SettleFn, settleCeiling, whole } from './types.js';
 
 /**
  * Sliding log state, mirroring the string lua/sliding-log.lua keeps: one record per
@@ -115,6 +115,80 @@ const evaluate: AlgorithmFn<SlidingLogState> = (state, now, { limit, windowMs, c
   };
 };
 
+/** A log is kept an eighth of its window beyond its newest unit (lua/sliding-log.lua LOG_TTL_SLICES). */
+const LOG_TTL_SLICES = 8;
+
+/**
+ * Settles a reservation. A refund takes units off the live records stamped at or after the
+ * reservation, oldest first (the reservation's own record first: it was stamped then or later),
+ * then any rest from the newest records before that time (a reservation time put a little late),
+ * dropping records left empty; a charge adds a record of the extra units now (merged into the
+ * newest when stamped alike), up to a debt of one `limit` beyond it. The log is rewritten with its
+ * live records only, counted from 0. Nothing when no live record is left to refund. Same
+ * arithmetic as `SETTLES['sliding-log']` in lua/sliding-log.lua.
+ */
+const settle: SettleFn<SlidingLogState> = (state, now, { limit, windowMs, deltaUnits, reservedAtMs }) => {
+  const { base, times, cums } = state;
+  const n = times.length;
+  const nowUs = Math.floor(now * 1000 + 0.5);
+  const sinceUs = nowUs - windowMs * 1000;
+  const first = n === 0 || (times[0] as number) > sinceUs ? 0 : firstAbove(times, sinceUs, 1);
+  const stamps: number[] = [];
+  const units: number[] = [];
+  let total = 0;
+  for (let i = first; i < n; i++) {
+    const u = (cums[i] as number) - (i === 0 ? base : (cums[i - 1] as number));
+    stamps.push(times[i] as number);
+    units.push(u);
+    total += u;
+  }
+  // No live record: the key is as good as expired, nothing to settle.
+  if (stamps.length === 0) return undefined;
+  if (deltaUnits < 0) {
+    let refund = -deltaUnits;
+    let taken = 0;
+    const from = firstAbove(stamps, Math.floor(reservedAtMs * 1000 + 0.5) - 1, 0);
+    // From the reservation's time on, oldest first; what is left, from the newest before it.
+    const order = [...stamps.keys()].slice(from).concat([...stamps.keys()].slice(0, from).reverse());
+    for (const i of order) {
+      if (refund <= 0) break;
+      const held = units[i] as number;
+      const take = Math.min(held, refund);
+      units[i] = held - take;
+      refund -= take;
+      taken += take;
+    }
+    if (taken === 0) return undefined;
+  } else {
+    const most = settleCeiling(total, limit);
+    const extra = total + deltaUnits > most ? most - total : deltaUnits;
+    if (extra <= 0) return undefined;
+    const last = stamps.length - 1;
+    if (last >= 0 && (stamps[last] as number) >= nowUs) {
+      units[last] = (units[last] as number) + extra;
+    } else {
+      stamps.push(nowUs);
+      units.push(extra);
+    }
+  }
+  const nextTimes: number[] = [];
+  const nextCums: number[] = [];
+  let cum = 0;
+  for (let i = 0; i < stamps.length; i++) {
+    const u = units[i] as number;
+    if (u <= 0) continue;
+    cum += u;
+    nextTimes.push(stamps[i] as number);
+    nextCums.push(cum);
+  }
+  const newest = nextTimes.length > 0 ? (nextTimes[nextTimes.length - 1] as number) : undefined;
+  const resetMs = newest === undefined ? 0 : (newest - nowUs) / 1000 + windowMs;
+  return {
+    state: { base: 0, times: nextTimes, cums: nextCums },
+    keepMs: resetMs + Math.ceil(windowMs / LOG_TTL_SLICES),
+  };
+};
+
 /**
  * The sliding log (lua/sliding-log.lua): an exact rolling window over the admitted requests,
  * whole costs, a limit of at most `SLIDING_LOG_MAX_LIMIT` per policy. MemoryStore keeps the
@@ -123,6 +197,7 @@ const evaluate: AlgorithmFn<SlidingLogState> = (state, now, { limit, windowMs, c
 export const slidingLog = defineAlgorithm({
   name: 'sliding-log',
   evaluate,
+  settle,
   state: { kind: 'object' },
   limits: {
     ...WINDOW_LIMITS,

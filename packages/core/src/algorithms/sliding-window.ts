@@ -1,7 +1,7 @@
 import { isWindowStart } from './fixed-window.js';
 import { WINDOW_LIMITS } from './limits.js';
 import { defineAlgorithm } from './module.js';
-import { type AlgorithmFn, EPS, whole } from './types.js';
+import { type AlgorithmFn, EPS, type SettleFn, settleCeiling, whole } from './types.js';
 
 /**
  * Sliding window state: the window's start (ms since the epoch) and the units of that
@@ -104,10 +104,45 @@ const evaluate: AlgorithmFn<SlidingWindowState> = (state, now, { limit, windowMs
   };
 };
 
+/** `units` + `deltaUnits`, never below 0 nor above a debt of one `limit` (or `units` if more). */
+function settled(units: number, deltaUnits: number, limit: number): number {
+  let next = units + deltaUnits;
+  if (next < 0) next = 0;
+  const most = settleCeiling(units, limit);
+  return Math.min(next, most);
+}
+
+/**
+ * Settles a reservation in the window it was charged in: that window's count is the state's
+ * current one, or its previous one once the state moved on a window; older, nothing. Same
+ * arithmetic as `SETTLES['sliding-window']` in lua/sliding-window.lua.
+ */
+const settle: SettleFn<SlidingWindowState> = (state, now, { limit, windowMs, deltaUnits, reservedAtMs }) => {
+  const win = Math.floor(reservedAtMs / windowMs) * windowMs;
+  const { startMs } = state;
+  const keepMs = startMs + 2 * windowMs - now;
+  // Both windows are over: the key is as good as expired, nothing to settle.
+  if (keepMs <= 0) return undefined;
+  if (startMs === win) {
+    return {
+      state: { startMs, current: settled(state.current, deltaUnits, limit), previous: state.previous },
+      keepMs,
+    };
+  }
+  if (startMs === win + windowMs) {
+    return {
+      state: { startMs, current: state.current, previous: settled(state.previous, deltaUnits, limit) },
+      keepMs,
+    };
+  }
+  return undefined;
+};
+
 /** The sliding window counter (lua/sliding-window.lua): current + previous window counts, weighted. */
 export const slidingWindow = defineAlgorithm({
   name: 'sliding-window',
   evaluate,
+  settle,
   state: {
     kind: 'numbers',
     decode: (n, at) => ({

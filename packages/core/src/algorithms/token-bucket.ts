@@ -1,6 +1,6 @@
 import { BUCKET_LIMITS } from './limits.js';
 import { defineAlgorithm } from './module.js';
-import { type AlgorithmFn, whole } from './types.js';
+import { type AlgorithmFn, type SettleFn, whole } from './types.js';
 
 /** Token bucket state: tokens counted at `tsMs` (the latest time seen). Mirrors lua/token-bucket.lua. */
 export interface TokenBucketState {
@@ -54,10 +54,44 @@ const evaluate: AlgorithmFn<TokenBucketState> = (state, now, { limit, intervalMs
   };
 };
 
+/**
+ * Settles a reservation: the bucket refilled to now, then `deltaUnits` taken (a charge) or given
+ * back (a refund, never above the capacity). A charge below 0 is a debt, kept as time: an empty
+ * bucket counted from `tsMs` in the future (as after time went backwards, it earns nothing until
+ * then), so checks wait until it is repaid and no read clamps it; at most one `limit` of it. Full
+ * (as good as expired): nothing. Same arithmetic as `SETTLES['token-bucket']` in lua/token-bucket.lua.
+ */
+const settle: SettleFn<TokenBucketState> = (state, now, { limit, intervalMs, deltaUnits }) => {
+  let tokens = state.tokens;
+  let ts = state.tsMs;
+  const elapsed = now - ts;
+  if (elapsed > 0) {
+    tokens = elapsed >= (limit - tokens) * intervalMs ? limit : tokens + elapsed / intervalMs;
+    ts = now;
+  }
+  if (tokens > limit) tokens = limit;
+  if (ts <= now && tokens >= limit) return undefined;
+  // Tokens at now, a debt counted in: what an empty bucket earns back until tsMs is owed.
+  const level = tokens - (ts - now) / intervalMs;
+  let next = level - deltaUnits;
+  if (deltaUnits < 0) {
+    if (next > limit) next = limit;
+  } else {
+    const least = Math.min(level, -limit);
+    if (next < least) next = least;
+  }
+  const nextState = next >= 0 ? { tokens: next, tsMs: now } : { tokens: 0, tsMs: now - next * intervalMs };
+  return {
+    state: nextState,
+    keepMs: nextState.tsMs - now + (limit - nextState.tokens) * intervalMs,
+  };
+};
+
 /** The token bucket (lua/token-bucket.lua): capacity `burst`, refilled at the rate, fractional tokens. */
 export const tokenBucket = defineAlgorithm({
   name: 'token-bucket',
   evaluate,
+  settle,
   state: {
     kind: 'numbers',
     decode: (n, at) => ({ tokens: n[at] as number, tsMs: n[at + 1] as number }),

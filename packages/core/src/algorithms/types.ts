@@ -48,3 +48,35 @@ export function whole(x: number, limit: number): number {
   if (r > most) return most;
   return r;
 }
+
+/** The policy numbers a settle reads, what it changes, and when the reservation was charged. */
+export interface SettleParams {
+  /** Quota: units per window, or bucket capacity (token bucket, GCRA). */
+  readonly limit: number;
+  /** Window length in ms (window algorithms). */
+  readonly windowMs: number;
+  /** Ms to earn back one unit (token bucket, GCRA). */
+  readonly intervalMs: number;
+  /** Units to charge (> 0) or to refund (< 0): the actual cost minus the reserved one; never 0. */
+  readonly deltaUnits: number;
+  /** When the reservation was charged, in ms by the store's clock (window algorithms read it). */
+  readonly reservedAtMs: number;
+}
+
+/** A settle's new state, and how long it must be kept (ms from now, before the TTL's +1). */
+export interface Settlement<S> {
+  readonly state: S;
+  readonly keepMs: number;
+}
+
+/**
+ * A settle of a live state: the state with `deltaUnits` charged (capped at a debt of one
+ * `limit`) or refunded (never above capacity), or undefined when the reservation is no longer
+ * there to settle (its window is over). The store calls it only for a key that exists.
+ */
+export type SettleFn<S> = (state: S, nowMs: number, params: SettleParams) => Settlement<S> | undefined;
+
+/** The most units an algorithm holds after a settle's charge: a debt of one limit, or what it already held. */
+export function settleCeiling(held: number, limit: number): number {
+  return Math.max(held, 2 * limit);
+}

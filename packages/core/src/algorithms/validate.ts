@@ -1,5 +1,5 @@
 /** The checks every store runs on the entries of a check, from the algorithm registry's store rules. */
-import type { StoreEntry } from '../types.js';
+import type { StoreEntry, StoreSettleEntry } from '../types.js';
 import { ALGORITHMS, isAlgorithm } from './registry.js';
 
 function assertPositive(field: string, value: unknown, policy: string): void {
@@ -41,6 +41,32 @@ export function assertValidEntries(entries: readonly StoreEntry[]): void {
     if (rules.maxLimit !== undefined && policy.limit > rules.maxLimit) {
       throw new Error(
         `store: ${algorithm} "limit" must be at most ${rules.maxLimit}, got ${policy.limit} (policy "${policy.name}")`,
+      );
+    }
+  }
+}
+
+/**
+ * Throws unless `entries` can be settled: as `assertValidEntries` for the keys and policies (the
+ * reserved units stand for the cost), and a finite `actualUnits` >= 0 and `reservedAgoMs` >= 0
+ * (a whole `actualUnits` where the algorithm takes whole costs).
+ */
+export function assertValidSettleEntries(entries: readonly StoreSettleEntry[]): void {
+  assertValidEntries(entries.map((e) => ({ key: e.key, policy: e.policy, cost: e.reservedUnits })));
+  for (const { policy, actualUnits, reservedAgoMs } of entries) {
+    if (typeof actualUnits !== 'number' || !(actualUnits >= 0) || actualUnits === Number.POSITIVE_INFINITY) {
+      throw new Error(
+        `store: "actualUnits" must be a finite number >= 0, got ${String(actualUnits)} (policy "${policy.name}")`,
+      );
+    }
+    if (ALGORITHMS[policy.algorithm].store.wholeCosts && !Number.isInteger(actualUnits)) {
+      throw new Error(
+        `store: ${policy.algorithm} "actualUnits" must be a whole number, got ${actualUnits} (policy "${policy.name}")`,
+      );
+    }
+    if (typeof reservedAgoMs !== 'number' || !(reservedAgoMs >= 0) || !(reservedAgoMs < 1e13)) {
+      throw new Error(
+        `store: "reservedAgoMs" must be a number of ms from 0 to 1e13, got ${String(reservedAgoMs)} (policy "${policy.name}")`,
       );
     }
   }

@@ -80,3 +80,15 @@ export function addCheck(
   const record: CheckRecord = { limiter, policySet, decision, next: checksOf(marker) };
   if (!CheckStamp.write(marker, record)) recordsBeside.set(marker, record);
 }
+
+/** The first decision recorded for `marker` with this limiter and policy set, or undefined. */
+export function findCheck(
+  marker: object,
+  limiter: Limiter,
+  policySet: string,
+): Promise<Decision> | undefined {
+  for (let record = checksOf(marker); record !== undefined; record = record.next) {
+    if (record.limiter === limiter && record.policySet === policySet) return record.decision;
+  }
+  return undefined;
+}

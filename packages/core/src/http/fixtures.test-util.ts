@@ -65,6 +65,7 @@ export function fakeLimiter(
     },
     peek: async () => answer,
     reset: async () => {},
+    settle: async () => 'noop',
     onDecision: () => () => {},
   } as Limiter & { seen: Descriptor[] };
 }

@@ -19,6 +19,7 @@ export {
   isDenyList,
   toDenyList,
 } from './deny-list.js';
+export { FORBIDDEN } from './forbidden.js';
 export {
   HEADER_FORMATS,
   type HeaderFormat,
@@ -30,7 +31,6 @@ export {
 export { formatIp, type IpAddress, maskIp, normalizeIp, parseIp } from './ip-address.js';
 export {
   createLimitRequest,
-  FORBIDDEN,
   previousCheck,
   type RequestFacts,
   type RequestLimitResult,
@@ -78,6 +78,15 @@ export {
 export { UNKNOWN_CLIENT_IDENTITY } from './request-identity.js';
 export { denyingResults, longestWaitPolicy, retryAfterSeconds } from './retry-after.js';
 export { isIdSegment, MAX_ROUTE_SEGMENTS, normalizePath, routeKey } from './route.js';
+export {
+  type NodeResponseEvents,
+  type ResponseFacts,
+  type SettleOptions,
+  settleOnResponseEnd,
+  settlerFor,
+  settles,
+  settleWhenBodyEnds,
+} from './settle-request.js';
 export { storeProblem } from './store-check.js';
 export {
   SF_INTEGER_MAX,

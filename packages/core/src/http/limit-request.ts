@@ -3,12 +3,16 @@
  * `toHttpVerdict`, with double-count protection per request.
  */
 import type { Limiter } from '../limiter/index.js';
-import type { Decision, Descriptor, IdentityInput, PolicyResult } from '../types.js';
-import { addCheck, checksOf } from './check-records.js';
+import type { Decision, Descriptor, IdentityInput } from '../types.js';
+import { addCheck, findCheck } from './check-records.js';
+import { FORBIDDEN, FORBIDDEN_PROMISE } from './forbidden.js';
+import { createLimitChosen } from './limit-chosen.js';
 import type { ResolvedRateLimitOptions } from './options.js';
-import { type ChoiceAnswer, PolicyChoiceFailure, policySetKey } from './policy-choice.js';
+import { policySetKey } from './policy-choice.js';
 import { requestIdentity } from './request-identity.js';
 import { routeKey } from './route.js';
+import { type ResponseFacts, settlerFor, settles } from './settle-request.js';
+import { isThenable } from './thenable.js';
 import { type HttpVerdict, toHttpVerdict } from './verdict.js';
 
 /** What the adapter knows about the request, framework-neutral. */
@@ -38,13 +42,12 @@ export interface RequestLimitResult {
   readonly route: string;
   /** True when this request had already been checked by the same limiter and policy set. */
   readonly duplicate: boolean;
-}
-
-function findCheck(marker: object, limiter: Limiter, policySet: string): Promise<Decision> | undefined {
-  for (let record = checksOf(marker); record !== undefined; record = record.next) {
-    if (record.limiter === limiter && record.policySet === policySet) return record.decision;
-  }
-  return undefined;
+  /**
+   * With a settle option (`settle`, `skipFailedRequests`, `skipSuccessfulRequests`): call it once
+   * the response finished or the connection closed (later calls do nothing; it never rejects).
+   * Undefined otherwise, and for a duplicate check (the first layer settles).
+   */
+  readonly settle?: (response: ResponseFacts) => Promise<void>;
 }
 
 /**
@@ -57,14 +60,6 @@ export function previousCheck(
   policyNames: readonly string[] | undefined,
 ): Promise<Decision> | undefined {
   return findCheck(marker, limiter, policySetKey(policyNames));
-}
-
-function isThenable<T>(value: T | PromiseLike<T>): value is PromiseLike<T> {
-  return (
-    value !== null &&
-    (typeof value === 'object' || typeof value === 'function') &&
-    typeof (value as { then?: unknown }).then === 'function'
-  );
 }
 
 /**
@@ -94,12 +89,19 @@ export function createLimitRequest<Req>(
   const limiter = options.limiter as Limiter;
   const verdictOptions = { headers: options.headerFormat, shadowHeaders: options.shadowHeaders };
   const policySet = policySetKey(policyNames);
+  const reserve = settles(options);
 
   const finish = (decision: Decision, route: string, duplicate: boolean): RequestLimitResult => {
     // The deny list is enforced in shadow mode too: shadow is about policies.
     const shown = options.shadowDecisions && decision !== FORBIDDEN ? shadowDecision(decision) : decision;
     return { decision: shown, verdict: toHttpVerdict(shown, verdictOptions), route, duplicate };
   };
+
+  /** `finish` with the settle for after the response (settle options set, first check only). */
+  const finishReserved = (req: Req, decision: Decision, route: string): RequestLimitResult => ({
+    ...finish(decision, route, false),
+    settle: settlerFor(options, limiter, req, decision),
+  });
 
   /** The limiter call once the identity is known (may throw: the caller turns that into a rejection). */
   const checkAs = (req: Req, facts: RequestFacts, route: string, value: unknown): Promise<Decision> => {
@@ -119,6 +121,7 @@ export function createLimitRequest<Req>(
     const descriptor: { -readonly [K in keyof Descriptor]: Descriptor[K] } = { identity, route };
     if (cost !== undefined) descriptor.cost = cost;
     if (policyNames !== undefined) descriptor.policies = policyNames;
+    if (reserve) descriptor.reserve = true;
     return descriptor;
   };
 
@@ -145,7 +148,9 @@ export function createLimitRequest<Req>(
     // Reserve the slot before anything waits, so concurrent layers cannot both charge.
     const pending = check(req, facts, route);
     if (marker !== undefined) addCheck(marker, limiter, policySet, pending);
-    return pending.then((d) => finish(d, route, false));
+    return reserve
+      ? pending.then((d) => finishReserved(req, d, route))
+      : pending.then((d) => finish(d, route, false));
   };
 
   return (req: Req, facts: RequestFacts): Promise<RequestLimitResult | undefined> => {
@@ -166,80 +171,3 @@ export function createLimitRequest<Req>(
 }
 
 const SKIPPED: Promise<undefined> = Promise.resolve(undefined);
-
-/**
- * The decision for a deny-listed request: denied, outcome `forbidden`, source `deny-list`, no
- * policy asked (nothing charged, nothing reported as a policy's decision).
- */
-export const FORBIDDEN: Decision = Object.freeze({
-  allowed: false,
-  outcome: 'forbidden',
-  policy: undefined,
-  limit: 0,
-  remaining: 0,
-  resetMs: 0,
-  retryAfterMs: 0,
-  shadowed: false,
-  source: 'deny-list',
-  results: Object.freeze([]) as readonly PolicyResult[],
-}) as Decision;
-const FORBIDDEN_PROMISE: Promise<Decision> = Promise.resolve(FORBIDDEN);
-
-/**
- * The request path when `choose` picks the limiter and policies per request: the same steps as
- * the fixed path of `createLimitRequest` (kept apart so that path pays nothing for this one),
- * with the chosen limiter and names, or the failed choice's `unavailable` decision.
- */
-function createLimitChosen<Req>(
-  options: ResolvedRateLimitOptions<Req>,
-  finish: (decision: Decision, route: string, duplicate: boolean) => RequestLimitResult,
-): (req: Req, facts: RequestFacts) => Promise<RequestLimitResult> {
-  const { identity: identityOf, cost: costOption } = options;
-  const choose = options.choose!;
-
-  const checkAs = (choice: PolicyChoiceOf, req: Req, facts: RequestFacts, route: string, value: unknown) => {
-    const who = requestIdentity(value, facts.ip, options.ipv6Subnet, options.adapter);
-    if (options.denyList?.denies(facts.ip, who) === true) return FORBIDDEN_PROMISE;
-    const cost = typeof costOption === 'function' ? costOption(req) : costOption;
-    const descriptorOf = (c: Descriptor['cost'] | undefined): Descriptor => {
-      const descriptor: { -readonly [K in keyof Descriptor]: Descriptor[K] } = { identity: who, route };
-      if (c !== undefined) descriptor.cost = c;
-      if (choice.policyNames !== undefined) descriptor.policies = choice.policyNames;
-      return descriptor;
-    };
-    if (isThenable(cost)) return Promise.resolve(cost).then((c) => choice.limiter.check(descriptorOf(c)));
-    return choice.limiter.check(descriptorOf(cost));
-  };
-
-  const check = (choice: PolicyChoiceOf, req: Req, facts: RequestFacts, route: string): Promise<Decision> => {
-    try {
-      if (identityOf === undefined) return checkAs(choice, req, facts, route, undefined);
-      const value = identityOf(req);
-      if (isThenable(value)) return Promise.resolve(value).then((v) => checkAs(choice, req, facts, route, v));
-      return checkAs(choice, req, facts, route, value);
-    } catch (error) {
-      return Promise.reject(error);
-    }
-  };
-
-  const limitWith = (answer: ChoiceAnswer, req: Req, facts: RequestFacts, route: string) => {
-    if (answer instanceof PolicyChoiceFailure) return Promise.resolve(finish(answer.decision, route, false));
-    const marker = facts.marker ?? (typeof req === 'object' && req !== null ? (req as object) : undefined);
-    if (marker !== undefined) {
-      const previous = findCheck(marker, answer.limiter, answer.policySet);
-      if (previous !== undefined) return previous.then((d) => finish(d, route, true));
-    }
-    const pending = check(answer, req, facts, route);
-    if (marker !== undefined) addCheck(marker, answer.limiter, answer.policySet, pending);
-    return pending.then((d) => finish(d, route, false));
-  };
-
-  return (req, facts) => {
-    const route = routeKey(facts.method, facts.pattern, facts.path);
-    const answer = choose(req);
-    if (answer instanceof Promise) return answer.then((a) => limitWith(a, req, facts, route));
-    return limitWith(answer, req, facts, route);
-  };
-}
-
-type PolicyChoiceOf = Exclude<ChoiceAnswer, PolicyChoiceFailure>;

@@ -19,8 +19,6 @@ export const FOREIGN_OPTIONS: Readonly<Record<string, string>> = Object.freeze({
   handler: 'did you mean "onLimited"?',
   standardHeaders: "did you mean \"headers\"? ('draft-10', 'draft-7', 'draft-6', 'legacy' or false)",
   legacyHeaders: 'did you mean "headers"? (headers: \'legacy\' sends X-RateLimit-*)',
-  skipSuccessfulRequests: 'did you mean "cost" with a settle after the handler? (see docs/migrating.md)',
-  skipFailedRequests: 'did you mean "cost" with a settle after the handler? (see docs/migrating.md)',
   requestPropertyName: "the decision is always at req.rateLimit (ctx.state.rateLimit, c.get('rateLimit'))",
   ttl: 'did you mean "window"? (milliseconds or \'1m\')',
   throttlers: 'did you mean "policies"? (one policy object per throttler)',

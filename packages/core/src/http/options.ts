@@ -21,6 +21,7 @@ import { checkOptionNames, closestName } from './option-names.js';
 import { RateLimitOptionsError } from './options-error.js';
 import { choosePerRequest } from './options-per-request.js';
 import type { PolicyChooser } from './policy-choice.js';
+import type { SettleOptions } from './settle-request.js';
 import { WARNING_CODES, warnOnce } from './warn.js';
 
 /** How an adapter wants its options checked (`createRateLimitHandler`'s third argument). */
@@ -33,7 +34,7 @@ export interface RateLimitHandlerSettings {
 }
 
 /** The options as validated, defaults applied, and the limiter built or selected. */
-export interface ResolvedRateLimitOptions<Req> {
+export interface ResolvedRateLimitOptions<Req> extends SettleOptions<Req> {
   /** The adapter these options were resolved for (`express`, `koa`, `hono`, `nestjs`). */
   readonly adapter: string;
   /**
@@ -148,6 +149,10 @@ export function resolveRateLimitOptions<Req>(
   const denyList = checked(o, 'denyList') as DenyList | undefined;
   checked(o, 'failMode');
   checked(o, 'policies');
+  checked(o, 'settle');
+  checked(o, 'requestWasSuccessful');
+  const skipFailedRequests = checked(o, 'skipFailedRequests') as boolean;
+  const skipSuccessfulRequests = checked(o, 'skipSuccessfulRequests') as boolean;
   const shorthand = options.limit !== undefined || options.window !== undefined;
   if (shorthand && (options.policies !== undefined || options.limiter !== undefined)) {
     throw new RateLimitOptionsError(
@@ -229,6 +234,10 @@ export function resolveRateLimitOptions<Req>(
     skip: options.skip,
     allowList,
     denyList,
+    settle: options.settle,
+    skipFailedRequests,
+    skipSuccessfulRequests,
+    requestWasSuccessful: options.requestWasSuccessful,
   };
 }
 

@@ -6,6 +6,7 @@
 import type { Limiter } from '../limiter/index.js';
 import { describeValue } from '../policy/errors.js';
 import type { CompiledPolicy, Decision, FailMode, PolicyResult } from '../types.js';
+import { isThenable } from './thenable.js';
 import { WARNING_CODES, warnOnce } from './warn.js';
 
 /** The policies chosen for one request: which limiter, which of its policies, the set's record key. */
@@ -92,14 +93,6 @@ export function thrownProblem(error: unknown): string {
 /** A bad answer, for a message: its type, or the offending name. */
 export function badValueProblem(value: unknown, requirement: string): string {
   return `answered ${describeValue(value)}, which ${requirement}`;
-}
-
-function isThenable<T>(value: T | PromiseLike<T>): value is PromiseLike<T> {
-  return (
-    value !== null &&
-    (typeof value === 'object' || typeof value === 'function') &&
-    typeof (value as { then?: unknown }).then === 'function'
-  );
 }
 
 /**

@@ -15,6 +15,8 @@ export const WARNING_CODES = {
   REDIS_ALLKEYS_EVICTION: 'SLUICE_REDIS_ALLKEYS_EVICTION',
   /** A `policies` or `limit` function threw or answered a bad value: that request was `unavailable`. */
   POLICY_CHOICE_FAILED: 'SLUICE_POLICY_CHOICE_FAILED',
+  /** A settle after the response failed (a throwing `settle` option, bad units, the store): not settled. */
+  SETTLE_FAILED: 'SLUICE_SETTLE_FAILED',
 } as const;
 
 const emitted = new Set<string>();

@@ -16,7 +16,8 @@ import { DenyCache } from './deny-cache.js';
 import { type LimiterOptions, type ResolvedLimiterOptions, resolveLimiterOptions } from './options.js';
 import { check, type LimiterParts, peek, reset } from './pipeline.js';
 import { policyNamed } from './plan.js';
-import type { StoreLayer } from './store-answer.js';
+import { Reservations, type SettleUnits } from './settle.js';
+import type { SettleAnswer, StoreLayer } from './store-answer.js';
 import { withBreaker } from './with-breaker.js';
 import { withDeadline } from './with-deadline.js';
 import { withDenyCache } from './with-deny-cache.js';
@@ -55,6 +56,17 @@ export interface Limiter {
    * `app`; the adapters' default is `{ kind: 'ip', value: ipIdentity(address) }`).
    */
   reset(identity: IdentityInput, policy?: string, route?: string): Promise<void>;
+  /**
+   * Settles a decision of a check made with `reserve: true` to the units the request really used:
+   * a number for every policy, or a number per policy name (a policy not named keeps its
+   * reservation). Every policy's difference in one atomic store call: a refund gives back at most
+   * what was reserved and never lifts a policy above its capacity; more than reserved is charged in
+   * full, up to a debt of one limit (later checks wait until it is repaid). Once per decision: a
+   * second settle, and one of a decision that reserved nothing (no `reserve`, denied, shadowed,
+   * fail-open, fail-closed), answers `noop`; a decision of the local fallback settles locally.
+   * Never rejects because of the store (`unavailable`); rejects with a TypeError for bad units.
+   */
+  settle(decision: Decision, units: SettleUnits): Promise<SettleAnswer>;
   /** Subscribes another decision listener (metrics); returns an unsubscribe function. */
   onDecision(listener: (event: DecisionEvent) => void): () => void;
   /**
@@ -111,6 +123,8 @@ export function createLimiter(options: LimiterOptions): Limiter {
   let layers = composeLayers(store, policies, resolved, breaker, undefined);
   const listeners = new Set<(event: DecisionEvent) => void>();
   if (options.onDecision) listeners.add(options.onDecision);
+  // One for the limiter's life: a decision made before `updatePolicies` can still be settled.
+  const reservations = new Reservations(resolved.clock, () => layers.outer);
   const partsOf = (set: readonly CompiledPolicy[]): LimiterParts => ({
     policies: set,
     byName: new Map(set.map((p) => [p.name, p] as const)),
@@ -118,6 +132,7 @@ export function createLimiter(options: LimiterOptions): Limiter {
     store: layers.outer,
     idempotencyTtlMs: resolved.idempotencyTtlMs,
     listeners,
+    reservations,
   });
   // Replaced whole by updatePolicies: a check reads it once, so it runs under one set.
   let parts = partsOf(policies);
@@ -146,6 +161,8 @@ export function createLimiter(options: LimiterOptions): Limiter {
       layers = composeLayers(store, next, resolved, breaker, layers.local);
       parts = partsOf(next);
     },
+    settle: (decision: Decision, units: SettleUnits): Promise<SettleAnswer> =>
+      reservations.settle(decision, units),
     onDecision(listener) {
       if (typeof listener !== 'function') {
         throw new TypeError(

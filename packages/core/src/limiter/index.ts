@@ -4,3 +4,5 @@ export { createLimiter, type Limiter } from './create-limiter.js';
 export { callWithDeadline, StoreTimeoutError } from './deadline.js';
 export { metricOutcome } from './decision.js';
 export { LIMITER_DEFAULTS, type LimiterOptions } from './options.js';
+export type { SettleUnits } from './settle.js';
+export type { SettleAnswer } from './store-answer.js';

@@ -15,6 +15,7 @@ import type {
 import { buildDecision, decisionEvent, resultFromVerdict } from './decision.js';
 import { applyFailModes } from './fail-modes.js';
 import { type PolicySet, planCheck, policyNamed } from './plan.js';
+import type { Reservations } from './settle.js';
 import { type StoreAnswer, type StoreLayer, StoreUnavailable } from './store-answer.js';
 
 /** What the calls need of a built limiter. */
@@ -25,6 +26,8 @@ export interface LimiterParts extends PolicySet {
   readonly idempotencyTtlMs: number;
   /** Called once per decision of `check`. */
   readonly listeners: ReadonlySet<(event: DecisionEvent) => void>;
+  /** The reservations of checks made with `reserve: true`, for `limiter.settle`. */
+  readonly reservations: Reservations;
 }
 
 /** The Decision when no policy applies. */
@@ -77,8 +80,11 @@ export function check(parts: LimiterParts, descriptor: Descriptor): Promise<Deci
     const startedAt = parts.listeners.size > 0 ? now() : 0;
     const { entries, options } = planCheck(parts, descriptor, 'check', parts.idempotencyTtlMs);
     if (entries.length === 0) return NO_POLICY_PROMISE;
+    const reserve = descriptor.reserve === true;
+    const askedAtMs = reserve ? parts.reservations.now() : 0;
     const finish = (answer: StoreAnswer): Decision => {
       const decision = decisionOf(entries, answer);
+      if (reserve) parts.reservations.keep(decision, entries, askedAtMs);
       emit(parts, decision, startedAt);
       return decision;
     };

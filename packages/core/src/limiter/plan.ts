@@ -53,6 +53,10 @@ function validateDescriptor(set: PolicySet, descriptor: Descriptor, method: 'che
       `limiter.check: "requestId" must be a non-empty string, got ${describeValue(requestId)}`,
     );
   }
+  const { reserve } = descriptor;
+  if (reserve !== undefined && typeof reserve !== 'boolean') {
+    throw new TypeError(`limiter.${method}: "reserve" must be a boolean, got ${describeValue(reserve)}`);
+  }
 }
 
 /**

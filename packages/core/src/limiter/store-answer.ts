@@ -1,5 +1,12 @@
 /** What the limiter's store layers answer: verdicts and who gave them, or "the store could not decide". */
-import type { PolicyResult, StoreCheckOptions, StoreEntry, StoreMode, StoreVerdict } from '../types.js';
+import type {
+  PolicyResult,
+  StoreCheckOptions,
+  StoreEntry,
+  StoreMode,
+  StoreSettleEntry,
+  StoreVerdict,
+} from '../types.js';
 
 /** Why the store could not decide. */
 export type UnavailableCause = 'error' | 'timeout' | 'breaker-open' | 'wrong-verdict-count';
@@ -65,6 +72,28 @@ export interface StoreLayer {
   ): MaybePromise<T>;
   /** Deletes the state behind `keys` in the store and in every layer that holds some. Rejects on failure. */
   reset(keys: readonly string[]): Promise<void>;
+  /**
+   * Settles a reservation (`Store.settle`) in the store, or with `where: 'local'` in the local
+   * fallback that charged it. Never rejects: a failure (an error, a missed deadline, an open
+   * breaker, a store without `settle`) is `'unavailable'`.
+   */
+  settle(entries: readonly StoreSettleEntry[], where: SettleWhere): Promise<SettleAnswer>;
+}
+
+/** Where a reservation was charged: the store, or the local fallback (a `local` decision). */
+export type SettleWhere = 'store' | 'local';
+
+/**
+ * What a settle came to: `settled` (the store applied at least one entry), `noop` (nothing to
+ * settle: already settled, not a reservation, the keys expired or their window is over) or
+ * `unavailable` (the store failed; nothing is retried).
+ */
+export type SettleAnswer = 'settled' | 'noop' | 'unavailable';
+
+/** The answer for the store's per-entry flags. */
+export function settleAnswerOf(flags: unknown, entries: readonly StoreSettleEntry[]): SettleAnswer {
+  if (!Array.isArray(flags) || flags.length !== entries.length) return 'unavailable';
+  return flags.includes(true) ? 'settled' : 'noop';
 }
 
 /** The store's verdicts as an answer, or `StoreUnavailable` when they do not fit the entries. */

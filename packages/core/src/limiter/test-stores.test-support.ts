@@ -3,7 +3,7 @@
  * MemoryStore. Test support only; not exported from the package.
  */
 import { MemoryStore, type MemoryStoreCheckOptions } from '../stores/memory-store.js';
-import type { Clock, Store, StoreEntry, StoreMode, StoreVerdict } from '../types.js';
+import type { Clock, Store, StoreEntry, StoreMode, StoreSettleEntry, StoreVerdict } from '../types.js';
 
 /** How a `SwitchableStore` behaves. */
 export type StoreBehaviour = 'up' | 'error' | 'hang';
@@ -32,6 +32,13 @@ export class SwitchableStore implements Store {
 
   reset(keys: readonly string[]): Promise<void> {
     return this.inner.reset(keys);
+  }
+
+  /** Settles in the MemoryStore when `up`; rejects on `error`, never answers on `hang`. */
+  settle(entries: readonly StoreSettleEntry[]): Promise<boolean[]> {
+    if (this.behaviour === 'error') return Promise.reject(new Error('connection refused'));
+    if (this.behaviour === 'hang') return new Promise(() => {});
+    return this.inner.settle(entries);
   }
 }
 

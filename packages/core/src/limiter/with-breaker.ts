@@ -7,7 +7,8 @@ const BREAKER_OPEN = new StoreUnavailable('breaker-open');
 /**
  * Wraps `inner` behind `breaker`: while it is open a call answers `StoreUnavailable` at once,
  * without reaching the store; half-open, one probe goes through. Every answer of a call that went
- * through counts: `StoreUnavailable` as a failure, verdicts as a success. Resets pass straight on.
+ * through counts: `StoreUnavailable` as a failure, verdicts as a success; a settle likewise (an
+ * open breaker answers it `unavailable`). Resets pass straight on.
  */
 export function withBreaker(inner: StoreLayer, breaker: CircuitBreaker): StoreLayer {
   return {
@@ -21,5 +22,13 @@ export function withBreaker(inner: StoreLayer, breaker: CircuitBreaker): StoreLa
       });
     },
     reset: (keys) => inner.reset(keys),
+    async settle(entries, where) {
+      const permit = breaker.permit();
+      if (permit === 'reject') return 'unavailable';
+      const answer = await inner.settle(entries, where);
+      if (answer === 'unavailable') breaker.failure(permit);
+      else breaker.success();
+      return answer;
+    },
   };
 }

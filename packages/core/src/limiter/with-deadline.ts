@@ -1,7 +1,13 @@
 /** The store under a deadline: the innermost store layer, where a `Store` becomes a `StoreLayer`. */
 import type { Store, StoreCheckOptions, StoreEntry, StoreMode } from '../types.js';
 import { callWithDeadline, DeadlineQueue, StoreTimeoutError } from './deadline.js';
-import { answerOf, type StoreLayer, StoreUnavailable } from './store-answer.js';
+import {
+  answerOf,
+  type SettleAnswer,
+  type StoreLayer,
+  StoreUnavailable,
+  settleAnswerOf,
+} from './store-answer.js';
 
 /** The answer for a store call that threw, rejected or missed its deadline. */
 const unavailableFor = (error: unknown): StoreUnavailable =>
@@ -21,6 +27,7 @@ const RESET_MIN_TIMEOUT_MS = 1000;
 export function withDeadline(store: Store, timeoutMs: number): StoreLayer {
   const reset = (keys: readonly string[]): Promise<void> =>
     callWithDeadline(() => store.reset(keys), Math.max(timeoutMs, RESET_MIN_TIMEOUT_MS));
+  const settle = settleUnder(store, timeoutMs);
   if (typeof store.decideSync === 'function') {
     const decideSync = store.decideSync.bind(store);
     const answerNow = (entries: readonly StoreEntry[], mode: StoreMode, options?: StoreCheckOptions) => {
@@ -37,6 +44,7 @@ export function withDeadline(store: Store, timeoutMs: number): StoreLayer {
       // Outside the try: a handler's own throw is not the store's failure.
       decide: (entries, mode, options, then) => then(answerNow(entries, mode, options)),
       reset,
+      settle,
     };
   }
   const deadlines = new DeadlineQueue(timeoutMs);
@@ -49,5 +57,23 @@ export function withDeadline(store: Store, timeoutMs: number): StoreLayer {
       );
     },
     reset,
+    settle,
+  };
+}
+
+/**
+ * The store's settle under the deadline: `settleSync` now (an in-process store), else `settle`
+ * within `timeoutMs`; a throw, a rejection, a missed deadline or no settle at all is `unavailable`.
+ */
+function settleUnder(store: Store, timeoutMs: number): StoreLayer['settle'] {
+  return async (entries) => {
+    try {
+      if (typeof store.settleSync === 'function') return settleAnswerOf(store.settleSync(entries), entries);
+      if (typeof store.settle !== 'function') return 'unavailable';
+      const settle = store.settle.bind(store);
+      return settleAnswerOf(await callWithDeadline(() => settle(entries), timeoutMs), entries);
+    } catch {
+      return 'unavailable' as SettleAnswer;
+    }
   };
 }

@@ -20,7 +20,8 @@ function enforcedDenial(entries: readonly StoreEntry[], verdicts: readonly Store
  * `deny-cache` and never reaches the store (the cache only denies what the store is certain to
  * deny, see `DenyCache`). A store answer with an enforced denial is remembered from the moment
  * the call was made. An idempotent call (`requestKey`) skips the lookup, so a retry gets its
- * recorded answer; peeks pass through. A reset forgets every remembered set holding one of its keys.
+ * recorded answer; peeks pass through. A reset forgets every remembered set holding one of its keys,
+ * and so does a settle that refunds one of its keys.
  */
 export function withDenyCache(inner: StoreLayer, cache: DenyCache, clock: Clock): StoreLayer {
   return {
@@ -47,6 +48,12 @@ export function withDenyCache(inner: StoreLayer, cache: DenyCache, clock: Clock)
     reset(keys) {
       cache.forget(keys);
       return inner.reset(keys);
+    },
+    settle(entries, where) {
+      // A refund gives units back: a remembered denial of these keys may no longer hold.
+      const refunded = entries.filter((e) => e.actualUnits < e.reservedUnits).map((e) => e.key);
+      if (refunded.length > 0) cache.forget(refunded);
+      return inner.settle(entries, where);
     },
   };
 }

@@ -16,7 +16,8 @@ export interface LocalFallbackLayer extends StoreLayer {
  * by an in-process MemoryStore (created on first use, at most `maxKeys` keys; it answers now, so
  * no deadline applies) and their verdicts ride on the answer for the fail modes. Under an
  * enforced closed policy the request is denied anyway, so the fallback only peeks: nothing is
- * charged, not even locally. The fallback keeps no request records.
+ * charged, not even locally. The fallback keeps no request records. A reservation a local
+ * decision charged is settled in the fallback.
  */
 export function withLocalFallback(inner: StoreLayer, clock: Clock, maxKeys: number): LocalFallbackLayer {
   let memory: MemoryStore | undefined;
@@ -62,6 +63,11 @@ export function withLocalFallback(inner: StoreLayer, clock: Clock, maxKeys: numb
     async reset(keys) {
       if (memory !== undefined) await memory.reset(keys);
       await inner.reset(keys);
+    },
+    async settle(entries, where) {
+      if (where === 'store') return inner.settle(entries, where);
+      // A local decision was charged in the fallback: settled there, in-process.
+      return memory === undefined ? 'noop' : fallback().settle(entries, 'store');
     },
     get liveEvictions() {
       return memory?.liveEvictions ?? 0;

@@ -36,4 +36,8 @@ export const OPTION_DEFAULTS = Object.freeze({
   routeScope: 'route' as 'identity' | 'route',
   /** Register the Nest module globally. */
   isGlobal: true,
+  /** Settle failed requests (status >= 400, or the connection closed) to 0 units. */
+  skipFailedRequests: false,
+  /** Settle successful requests (status < 400) to 0 units. */
+  skipSuccessfulRequests: false,
 });

@@ -3,6 +3,7 @@ import { CidrError, createIpList, type IpList } from '../http/cidr.js';
 import { type DenyList, type DenyListInput, toDenyList } from '../http/deny-list.js';
 import { HEADER_FORMATS, type HeaderFormat } from '../http/headers.js';
 import { RateLimitOptionsError } from '../http/options-error.js';
+import type { ResponseFacts } from '../http/settle-request.js';
 import { storeProblem } from '../http/store-check.js';
 import { isValidPrefix } from '../keys/build-keys.js';
 import type { Limiter } from '../limiter/index.js';
@@ -254,5 +255,46 @@ export const HTTP_OPTIONS = Object.freeze({
       value === false || (Number.isInteger(value) && (value as number) >= 1 && (value as number) <= 128)
         ? value
         : fail('must be an integer from 1 to 128 or false'),
+  }),
+  /**
+   * The units a request really used, once its response finished or its connection closed: a
+   * number for every policy, or a number per policy name (a policy not named keeps what the check
+   * charged). The check charges its `cost` as an estimate (a reservation); the difference is
+   * refunded or charged in one store call (`limiter.settle`). A failure (a throw, the store) is
+   * reported with a warning, never on the request.
+   */
+  settle: option<(req: RequestOf, response: ResponseFacts) => CostValue | Promise<CostValue>>({
+    default: undefined,
+    defaultDoc: '-',
+    doc: 'Units the request really used, from the request and the response, settled after it ended.',
+    surfaces: ROUTE,
+    check: isFunction,
+  }),
+  /** Requests that failed (status >= 400, or the connection closed early) are not counted (settled to 0). */
+  skipFailedRequests: option<boolean>({
+    default: OPTION_DEFAULTS.skipFailedRequests,
+    defaultDoc: `\`${OPTION_DEFAULTS.skipFailedRequests}\``,
+    doc: 'Failed requests (see `requestWasSuccessful`) settle to 0: only the others count.',
+    surfaces: ROUTE,
+    check: isBoolean,
+  }),
+  /** Requests that succeeded (status < 400) are not counted (settled to 0). */
+  skipSuccessfulRequests: option<boolean>({
+    default: OPTION_DEFAULTS.skipSuccessfulRequests,
+    defaultDoc: `\`${OPTION_DEFAULTS.skipSuccessfulRequests}\``,
+    doc: 'Successful requests (see `requestWasSuccessful`) settle to 0: only the others count.',
+    surfaces: ROUTE,
+    check: isBoolean,
+  }),
+  /**
+   * Whether a request succeeded, for the skip options. Default: the response completed with a
+   * status below 400 (a connection closed before the response ended failed).
+   */
+  requestWasSuccessful: option<(req: RequestOf, response: ResponseFacts) => boolean | Promise<boolean>>({
+    default: undefined,
+    defaultDoc: 'status < 400, response completed',
+    doc: 'Whether a request succeeded, for `skipFailedRequests` and `skipSuccessfulRequests`.',
+    surfaces: ROUTE,
+    check: isFunction,
   }),
 });

@@ -51,9 +51,9 @@ export function option<T>(spec: Omit<OptionSpec<T>, 'type'>): OptionSpec<T> {
 }
 
 /** `T` with `RequestOf` replaced by `Req` in a function's first parameter. */
-export type BindRequest<T, Req> = T extends (req: infer A) => infer R
+export type BindRequest<T, Req> = T extends (req: infer A, ...rest: infer P) => infer R
   ? [A] extends [RequestOf]
-    ? (req: Req) => R
+    ? (req: Req, ...rest: P) => R
     : T
   : T;
 

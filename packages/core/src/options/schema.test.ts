@@ -52,6 +52,10 @@ describe('option schema', () => {
         'scope',
         'name',
         'denyList',
+        'settle',
+        'skipFailedRequests',
+        'skipSuccessfulRequests',
+        'requestWasSuccessful',
       ].sort(),
     );
     expect(optionNames('nestjs-module')).toContain('defaultPolicies');

@@ -78,7 +78,8 @@ export function encodeScriptKeys(entries: readonly StoreEntry[], requestKey?: st
  */
 const policyArgsCache = new WeakMap<CompiledPolicy, readonly string[]>();
 
-function argsOf(policy: CompiledPolicy): readonly string[] {
+/** A policy's five policy-table items (see `policyArgsCache`); the settle codec uses the first four. */
+export function argsOf(policy: CompiledPolicy): readonly string[] {
   let args = policyArgsCache.get(policy);
   if (args === undefined) {
     args = [

@@ -114,6 +114,12 @@ export class StateTable {
     }
   }
 
+  /** When the state of `key` expires (ms), or undefined when the table does not hold it. */
+  expiresAt(key: string): number | undefined {
+    const slot = this.#index.slotOf(key);
+    return slot === undefined ? undefined : (this.#numbers[slot * FIELDS + EXPIRES] as number);
+  }
+
   /** Forget `key`. */
   delete(key: string): void {
     const slot = this.#index.delete(key);

@@ -14,9 +14,10 @@
  */
 import { ALGORITHMS, type AlgorithmParams, type Evaluation } from '../algorithms/index.js';
 import { assertValidEntries } from '../algorithms/validate.js';
-import type { Clock, Store, StoreEntry, StoreMode, StoreVerdict } from '../types.js';
+import type { Clock, Store, StoreEntry, StoreMode, StoreSettleEntry, StoreVerdict } from '../types.js';
 import { LruIndex, NO_SLOT } from './lru-index.js';
 import { BanTable, banInForce, banVerdict } from './memory-bans.js';
+import { settleInTable } from './memory-store-settle.js';
 import { StateTable } from './memory-store-table.js';
 
 /** Options of `MemoryStore`. */
@@ -134,10 +135,7 @@ export class MemoryStore implements Store {
         `MemoryStore: "requestTtlMs" must be a positive number of milliseconds, got ${requestTtlMs}`,
       );
     }
-    const now = this.#clock();
-    if (typeof now !== 'number' || !Number.isFinite(now)) {
-      throw new Error(`MemoryStore: the clock returned ${String(now)}, not a finite number`);
-    }
+    const now = this.#now();
 
     let recordKey = mode === 'consume' ? requestKey : undefined;
     if (recordKey !== undefined) {
@@ -222,6 +220,20 @@ export class MemoryStore implements Store {
     return verdicts;
   }
 
+  /** Settles a reservation, every entry at once, exactly as the settle script does (see `Store.settle`). */
+  settle(entries: readonly StoreSettleEntry[]): Promise<boolean[]> {
+    try {
+      return Promise.resolve(this.settleSync(entries));
+    } catch (error) {
+      return Promise.reject(error);
+    }
+  }
+
+  /** The synchronous form of `settle`. */
+  settleSync(entries: readonly StoreSettleEntry[]): boolean[] {
+    return settleInTable(this.#table, entries, this.#now());
+  }
+
   /** Forget these keys (state keys, ban keys or request record keys). */
   reset(keys: readonly string[]): Promise<void> {
     for (const key of keys) {
@@ -239,6 +251,15 @@ export class MemoryStore implements Store {
     this.#bans?.clear();
     this.#recordIndex?.clear();
     this.#recordValues.length = 0;
+  }
+
+  /** The clock's time, checked. */
+  #now(): number {
+    const now = this.#clock();
+    if (typeof now !== 'number' || !Number.isFinite(now)) {
+      throw new Error(`MemoryStore: the clock returned ${String(now)}, not a finite number`);
+    }
+    return now;
   }
 
   #record(key: string, verdicts: readonly StoreVerdict[], expiresAtMs: number, now: number): void {

@@ -1,0 +1,109 @@
+-- Sluice settle script: the actual cost of a reserved request, for every entry of its decision
+-- in ONE call (atomic). Built by packages/core/scripts/embed-lua.mjs as common.lua + the
+-- algorithm files + the generated registry part + this file (one chunk, embedded with its SHA1
+-- for EVALSHA); each algorithm's SETTLES[name] does its arithmetic (see common.lua).
+--
+-- KEYS     the state key of each entry (distinct; on Redis Cluster all in one hash slot)
+-- ARGV[1]  nowMs: '' = use Redis TIME (production); a number = explicit time in ms since the
+--          epoch, 0 <= nowMs < 1e13 (tests), as in decide.lua (charged keys then get a TTL of
+--          at least EXPLICIT_TTL_FLOOR_MS)
+-- Then six per entry, in KEYS order:
+--   algorithm      an algorithm's name (packages/core/src/algorithms/registry.ts)
+--   limit          units (positive), windowMs (positive), intervalMs (positive): the policy's
+--   windowMs       numbers, as decide.lua takes them
+--   intervalMs
+--   deltaUnits     actual minus reserved units: > 0 charges, < 0 refunds, 0 does nothing
+--                  (a whole number where WHOLE_COSTS[algorithm]: sliding-log)
+--   reservedAgoMs  ms since the reservation was charged (>= 0): the reservation was charged at
+--                  nowMs - reservedAgoMs, which window algorithms use to find its window
+--
+-- Per entry: a key that does not exist (expired, reset) is left alone, never recreated; so is
+-- a state another algorithm wrote, and a reservation whose window is over. A refund is capped
+-- at what was reserved (deltaUnits >= -reserved by construction) and never lifts the state
+-- above its capacity; it keeps the key's TTL (SET KEEPTTL). A charge is applied in full up to
+-- a debt of one limit beyond the quota (later checks wait until it is repaid), with a TTL of
+-- ceil(ms until the state is as good as a fresh key) + 1, as decide.lua sets it.
+--
+-- Reply: one integer per entry, in KEYS order: 1 = settled, 0 = nothing to settle.
+-- Bad arguments return an error reply before anything is read or written.
+
+local EXPLICIT_TTL_FLOOR_MS = 600000
+local MAX_TTL_MS = 1e15
+
+local function positive(value)
+  local n = tonumber(value)
+  if n == nil or n ~= n or n <= 0 or n == math.huge then
+    return nil
+  end
+  return n
+end
+
+local count = #KEYS
+if #ARGV ~= 1 + 6 * count then
+  return redis.error_reply('ERR sluice: expected ' .. (1 + 6 * count) .. ' arguments, got ' .. #ARGV)
+end
+local entries = {}
+for i = 1, count do
+  local base = 1 + 6 * (i - 1)
+  local name = ARGV[base + 1]
+  local settle = SETTLES[name]
+  if settle == nil then
+    return redis.error_reply('ERR sluice: unknown algorithm in entry ' .. i)
+  end
+  local limit, windowMs, intervalMs = positive(ARGV[base + 2]), positive(ARGV[base + 3]), positive(ARGV[base + 4])
+  if limit == nil or windowMs == nil or intervalMs == nil then
+    return redis.error_reply('ERR sluice: limit, windowMs and intervalMs must be positive numbers (entry ' .. i .. ')')
+  end
+  local delta, ago = tonumber(ARGV[base + 5]), tonumber(ARGV[base + 6])
+  if delta == nil or delta ~= delta or delta == math.huge or delta == -math.huge then
+    return redis.error_reply('ERR sluice: deltaUnits must be a finite number (entry ' .. i .. ')')
+  end
+  if WHOLE_COSTS[name] and delta ~= floor(delta) then
+    return redis.error_reply('ERR sluice: ' .. name .. ' deltaUnits must be a whole number (entry ' .. i .. ')')
+  end
+  if ago == nil or not (ago >= 0 and ago < 1e13) then
+    return redis.error_reply('ERR sluice: reservedAgoMs must be a number from 0 to 1e13 (entry ' .. i .. ')')
+  end
+  entries[i] = { settle = settle, limit = limit, windowMs = windowMs, intervalMs = intervalMs, delta = delta, ago = ago }
+end
+
+local now
+local explicit = ARGV[1] ~= ''
+if explicit then
+  now = tonumber(ARGV[1])
+  if now == nil or not (now >= 0 and now < 1e13) then
+    return redis.error_reply('ERR sluice: nowMs must be a number from 0 to 1e13 (ms since the epoch)')
+  end
+else
+  local t = rcall('TIME')
+  now = tonumber(t[1]) * 1000 + tonumber(t[2]) / 1000
+end
+
+local reply = {}
+for i = 1, count do
+  local e, key = entries[i], KEYS[i]
+  reply[i] = 0
+  local value = nil
+  if e.delta ~= 0 then
+    value = get_string(key)
+  end
+  if value ~= nil then
+    local text, keepMs = e.settle(value, now, e.limit, e.windowMs, e.intervalMs, e.delta, now - e.ago)
+    if text ~= nil then
+      if e.delta < 0 then
+        rcall('SET', key, text, 'KEEPTTL')
+      else
+        local ttl = ceil(keepMs) + 1
+        if explicit and ttl < EXPLICIT_TTL_FLOOR_MS then
+          ttl = EXPLICIT_TTL_FLOOR_MS
+        end
+        if ttl > MAX_TTL_MS then
+          ttl = MAX_TTL_MS
+        end
+        rcall('SET', key, text, 'PX', ttl)
+      end
+      reply[i] = 1
+    end
+  end
+end
+return reply

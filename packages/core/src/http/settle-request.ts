@@ -1,0 +1,143 @@
+/**
+ * The settle of a request after its response, every adapter alike: the `settle` option's units,
+ * then `skipFailedRequests` / `skipSuccessfulRequests` (0 units), then `limiter.settle`. Web-standard.
+ */
+import type { Limiter } from '../limiter/index.js';
+import type { CostValue } from '../options/index.js';
+import type { Decision } from '../types.js';
+import { WARNING_CODES, warnOnce } from './warn.js';
+
+/** How a request's response ended, as the adapter saw it. */
+export interface ResponseFacts {
+  /** The response status (the one set when the connection closed early). */
+  readonly statusCode: number;
+  /** True when the response was sent to the end; false when the connection closed before. */
+  readonly completed: boolean;
+}
+
+/** The settle options, as `resolveRateLimitOptions` resolved them. */
+export interface SettleOptions<Req> {
+  readonly settle: ((req: Req, response: ResponseFacts) => CostValue | Promise<CostValue>) | undefined;
+  readonly skipFailedRequests: boolean;
+  readonly skipSuccessfulRequests: boolean;
+  readonly requestWasSuccessful:
+    | ((req: Req, response: ResponseFacts) => boolean | Promise<boolean>)
+    | undefined;
+}
+
+/** True when any settle option is set: checks then reserve, and the adapter settles after the response. */
+export function settles<Req>(options: SettleOptions<Req>): boolean {
+  return options.settle !== undefined || options.skipFailedRequests || options.skipSuccessfulRequests;
+}
+
+/** The default of `requestWasSuccessful`: completed with a status below 400. */
+const succeeded = (response: ResponseFacts): boolean => response.completed && response.statusCode < 400;
+
+/** The units to settle to: 0 for a skipped request, the `settle` option's otherwise (undefined: keep). */
+async function unitsFor<Req>(
+  options: SettleOptions<Req>,
+  req: Req,
+  response: ResponseFacts,
+): Promise<CostValue | undefined> {
+  if (options.skipFailedRequests || options.skipSuccessfulRequests) {
+    const ok =
+      options.requestWasSuccessful === undefined
+        ? succeeded(response)
+        : (await options.requestWasSuccessful(req, response)) === true;
+    if (ok ? options.skipSuccessfulRequests : options.skipFailedRequests) return 0;
+  }
+  return options.settle === undefined ? undefined : options.settle(req, response);
+}
+
+/**
+ * The settle of one request's decision, for the adapter to call once its response finished or
+ * its connection closed (later calls do nothing). Never rejects: a throwing `settle` or
+ * `requestWasSuccessful`, bad units or a store failure print one `SLUICE_SETTLE_FAILED` warning.
+ */
+export function settlerFor<Req>(
+  options: SettleOptions<Req>,
+  limiter: Limiter,
+  req: Req,
+  decision: Decision,
+): (response: ResponseFacts) => Promise<void> {
+  let done = false;
+  return async (response) => {
+    if (done) return;
+    done = true;
+    try {
+      const units = await unitsFor(options, req, response);
+      if (units === undefined) return;
+      const answer = await limiter.settle(decision, units);
+      if (answer === 'unavailable') {
+        warnOnce(
+          WARNING_CODES.SETTLE_FAILED,
+          'a settle after the response could not reach the store: its units were not settled',
+        );
+      }
+    } catch (error) {
+      const reason = error instanceof Error ? error.message : String(error);
+      warnOnce(WARNING_CODES.SETTLE_FAILED, `a settle after the response failed: ${reason}`);
+    }
+  };
+}
+
+/** The part of a Node `http.ServerResponse` that tells when a response ended. */
+export interface NodeResponseEvents {
+  readonly statusCode: number;
+  readonly writableFinished?: boolean;
+  once(event: 'finish' | 'close', listener: () => void): unknown;
+}
+
+/**
+ * Calls `settle` when a Node response finished (`completed: true`) or its connection closed
+ * before (`completed: false`): Express, Koa, Nest and Hono on Node. `settle` runs once.
+ */
+export function settleOnResponseEnd(
+  res: NodeResponseEvents,
+  settle: (response: ResponseFacts) => Promise<void>,
+): void {
+  res.once('finish', () => void settle({ statusCode: res.statusCode, completed: true }));
+  res.once(
+    'close',
+    () => void settle({ statusCode: res.statusCode, completed: res.writableFinished === true }),
+  );
+}
+
+/**
+ * A Web `Response` like `response` whose body calls `settle` once it was read to the end
+ * (`completed: true`), or when it is cancelled or fails (the client went away: `completed:
+ * false`); without a body, `settle` is called now. For runtimes without a Node response.
+ */
+export function settleWhenBodyEnds(
+  response: Response,
+  settle: (response: ResponseFacts) => Promise<void>,
+): Response {
+  const { status } = response;
+  const body = response.body;
+  if (body === null) {
+    void settle({ statusCode: status, completed: true });
+    return response;
+  }
+  const reader = body.getReader();
+  const stream = new ReadableStream<Uint8Array>({
+    async pull(controller) {
+      try {
+        const { done, value } = await reader.read();
+        if (done) {
+          controller.close();
+          void settle({ statusCode: status, completed: true });
+        } else {
+          controller.enqueue(value);
+        }
+      } catch (error) {
+        void settle({ statusCode: status, completed: false });
+        controller.error(error);
+      }
+    },
+    cancel(reason) {
+      void settle({ statusCode: status, completed: false });
+      return reader.cancel(reason);
+    },
+  });
+  return new Response(stream, { status, statusText: response.statusText, headers: response.headers });
+}

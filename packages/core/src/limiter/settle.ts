@@ -1,0 +1,125 @@
+/** `limiter.settle`: the actual cost of a reserved check, settled once, through the store layers. */
+import { ALGORITHMS } from '../algorithms/registry.js';
+import { describeValue } from '../policy/errors.js';
+import type { Clock, Decision, StoreEntry, StoreSettleEntry } from '../types.js';
+import type { SettleAnswer, SettleWhere, StoreLayer } from './store-answer.js';
+
+/** The actual units of a request: one number for every policy, or a number per policy name. */
+export type SettleUnits = number | Readonly<Record<string, number>>;
+
+/** What a check charged, kept for its settle: the entries, when, and where. */
+interface Reservation {
+  readonly entries: readonly StoreEntry[];
+  readonly atMs: number;
+  readonly where: SettleWhere;
+}
+
+/**
+ * The reservations of decisions not settled yet, by Decision object: the decision stays plain
+ * data (no keys on it), and a settled or collected decision leaves nothing behind.
+ */
+export class Reservations {
+  readonly #byDecision = new WeakMap<Decision, Reservation>();
+
+  /**
+   * @param clock the limiter's clock
+   * @param storeOf the limiter's current store layers (`updatePolicies` composes them anew; a
+   *   decision made before an update settles through the layers of the moment it settles)
+   */
+  constructor(
+    private readonly clock: Clock,
+    private readonly storeOf: () => StoreLayer,
+  ) {}
+
+  /**
+   * Keeps what `decision` charged, when a settle can change it: an allowed decision the store (or
+   * the local fallback) made, no shadow policy denying. A shadowed, fail-open, fail-closed or
+   * denied decision charged nothing to settle (fail-open and local: only the local entries).
+   * `askedAtMs` is `now()` as the check asked the store.
+   */
+  keep(decision: Decision, entries: readonly StoreEntry[], askedAtMs: number): void {
+    if (!decision.allowed || decision.shadowed) return;
+    if (decision.source === 'store') {
+      this.#byDecision.set(decision, { entries, atMs: askedAtMs, where: 'store' });
+    } else if (decision.source === 'local') {
+      const local = entries.filter((e) => e.policy.failMode === 'local');
+      if (local.length > 0)
+        this.#byDecision.set(decision, { entries: local, atMs: askedAtMs, where: 'local' });
+    }
+  }
+
+  /**
+   * The limiter's clock, read as a check that reserves asks the store: the store charged at or
+   * after this moment, so a settle puts the reservation no later than it was (a sliding log finds
+   * its records, a window its window, unless a boundary fell within the round trip).
+   */
+  now(): number {
+    return this.clock();
+  }
+
+  /**
+   * Settles `decision` to `units` once: the first call settles, every later one (and one for a
+   * decision that reserved nothing) answers `noop`. Bad units reject with a TypeError naming the
+   * value; a store failure is `unavailable`, never a rejection.
+   */
+  settle(decision: Decision, units: SettleUnits): Promise<SettleAnswer> {
+    try {
+      const unitsOf = unitsReader(decision, units);
+      const reservation = this.#byDecision.get(decision);
+      if (reservation === undefined) return Promise.resolve('noop');
+      const reservedAgoMs = Math.max(0, this.clock() - reservation.atMs);
+      const entries: StoreSettleEntry[] = [];
+      for (const { key, policy, cost } of reservation.entries) {
+        const actualUnits = unitsOf(policy.name) ?? cost;
+        if (ALGORITHMS[policy.algorithm].store.wholeCosts && !Number.isInteger(actualUnits)) {
+          throw new TypeError(
+            `limiter.settle: "units" for policy "${policy.name}" (${policy.algorithm}) must be a whole number, got ${actualUnits}`,
+          );
+        }
+        if (actualUnits !== cost)
+          entries.push({ key, policy, reservedUnits: cost, actualUnits, reservedAgoMs });
+      }
+      this.#byDecision.delete(decision);
+      if (entries.length === 0) return Promise.resolve('noop');
+      return this.storeOf().settle(entries, reservation.where);
+    } catch (error) {
+      return Promise.reject(error);
+    }
+  }
+}
+
+/** A valid number of units: finite and >= 0. */
+const isUnits = (value: unknown): value is number =>
+  typeof value === 'number' && value >= 0 && value !== Number.POSITIVE_INFINITY;
+
+/**
+ * The units by policy name (undefined: the policy keeps its reservation), checked: a number >= 0,
+ * or a record of them naming only policies of the decision.
+ */
+function unitsReader(decision: Decision, units: SettleUnits): (policy: string) => number | undefined {
+  if (typeof decision !== 'object' || decision === null) {
+    throw new TypeError(
+      `limiter.settle: "decision" must be a decision of limiter.check, got ${describeValue(decision)}`,
+    );
+  }
+  if (isUnits(units)) return () => units;
+  if (typeof units !== 'object' || units === null || Array.isArray(units)) {
+    throw new TypeError(
+      `limiter.settle: "units" must be a number >= 0 or a record of them by policy name, got ${describeValue(units)}`,
+    );
+  }
+  const names = new Set(decision.results.map((r) => r.policy));
+  for (const [name, value] of Object.entries(units)) {
+    if (!names.has(name)) {
+      throw new TypeError(
+        `limiter.settle: "units" names policy "${name}", which did not apply to this decision`,
+      );
+    }
+    if (!isUnits(value)) {
+      throw new TypeError(
+        `limiter.settle: "units.${name}" must be a number >= 0, got ${describeValue(value)}`,
+      );
+    }
+  }
+  return (policy) => (units as Record<string, number>)[policy];
+}

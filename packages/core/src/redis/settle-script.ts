@@ -1,0 +1,57 @@
+/**
+ * The settle script (lua/settle.lua + the algorithms' settle parts, embedded at build time) and
+ * the codec between `StoreSettleEntry[]` and its KEYS/ARGV/reply. Web-standard: no `node:`.
+ */
+import { assertValidSettleEntries } from '../algorithms/validate.js';
+import { SETTLE_SCRIPT_SHA1, SETTLE_SCRIPT_SOURCE } from '../generated/scripts.js';
+import type { StoreSettleEntry } from '../types.js';
+import { argsOf } from './script.js';
+
+/**
+ * The settle script (lua/settle.lua + the algorithm files): the actual cost of a reservation,
+ * every entry of one decision in one call. KEYS and ARGV from `encodeSettle`.
+ */
+export const SETTLE_SCRIPT: { readonly source: string; readonly sha1: string } = Object.freeze({
+  source: SETTLE_SCRIPT_SOURCE,
+  sha1: SETTLE_SCRIPT_SHA1,
+});
+
+/**
+ * KEYS and ARGV of a settle script call (lua/settle.lua): the entries' keys; the time (`nowArg`,
+ * from `encodeScriptNow`), then per entry its algorithm, limit, windowMs, intervalMs, the units to
+ * charge (actual - reserved; negative: a refund) and the ms since the reservation.
+ */
+export function encodeSettle(
+  entries: readonly StoreSettleEntry[],
+  nowArg: string,
+): { keys: string[]; args: string[] } {
+  assertValidSettleEntries(entries);
+  const keys: string[] = [];
+  const args: string[] = [nowArg];
+  for (const { key, policy, reservedUnits, actualUnits, reservedAgoMs } of entries) {
+    keys.push(key);
+    const [algorithm, limit, windowMs, intervalMs] = argsOf(policy);
+    args.push(
+      algorithm as string,
+      limit as string,
+      windowMs as string,
+      intervalMs as string,
+      String(actualUnits - reservedUnits),
+      String(reservedAgoMs),
+    );
+  }
+  return { keys, args };
+}
+
+/** The settle script's reply: one flag per entry (true: settled). */
+export function decodeSettleReply(reply: unknown, entries: readonly StoreSettleEntry[]): boolean[] {
+  if (!Array.isArray(reply) || reply.length !== entries.length) {
+    throw new Error('store: unexpected settle script reply (shape)');
+  }
+  return reply.map((item) => {
+    if (item !== 0 && item !== 1 && item !== '0' && item !== '1') {
+      throw new Error('store: unexpected settle script reply (flag)');
+    }
+    return item === 1 || item === '1';
+  });
+}
