@@ -125,6 +125,18 @@ function failingChoice(
   };
 }
 
+/** The limiter of the settle scenario, for its peeks. */
+let settledLimiter: Limiter | undefined;
+
+/** Waits until `done()` holds (a settle runs after the response, so after the client has it). */
+async function until(done: () => Promise<boolean>, what: string): Promise<void> {
+  for (let i = 0; i < 400; i++) {
+    if (await done()) return;
+    await new Promise((resolve) => setTimeout(resolve, 5));
+  }
+  throw new Error(`timed out waiting for ${what}`);
+}
+
 const SCENARIOS: Scenario[] = [
   {
     name: 'policies as a function: each request gets its plan, counted apart',
@@ -174,6 +186,53 @@ const SCENARIOS: Scenario[] = [
         }
       });
       expect(choiceWarnings(lines)).toEqual([]);
+    },
+  },
+  {
+    name: 'policies as a function with skipSuccessfulRequests: the chosen policy is settled, only failures count',
+    mount: 'route',
+    options: (w) => {
+      const limiter = w.limiter(PLANS);
+      settledLimiter = limiter;
+      return { limiter, identity: byKey, policies: plan, skipSuccessfulRequests: true };
+    },
+    async run(client) {
+      const free = { 'x-api-key': 'b' };
+      const remaining = async () =>
+        (
+          await (settledLimiter as Limiter).peek({
+            identity: { kind: 'key', value: 'b' },
+            policies: ['free'],
+          })
+        ).remaining;
+      for (let i = 0; i < 4; i++) {
+        expect((await client.get('/items/1', free)).status).toBe(200);
+        await until(async () => (await remaining()) === 2, 'the refund');
+      }
+      for (let i = 0; i < 2; i++)
+        expect((await client.get('/items/1', { ...free, 'x-status': '401' })).status).toBe(401);
+      expect((await client.get('/items/1', free)).status).toBe(429);
+    },
+  },
+  {
+    name: 'limit as a function with the shorthand and skipSuccessfulRequests: settled by the limit compiled for it',
+    mount: 'route',
+    nest: false,
+    options: () => ({
+      limit: (req) => (req.header('x-plan') === 'pro' ? 3 : 1),
+      window: '10s',
+      identity: byKey,
+      skipSuccessfulRequests: true,
+    }),
+    async run(client) {
+      const pro = { 'x-api-key': 'a', 'x-plan': 'pro' };
+      // Three units, each request refunded after it succeeded: more than three pass.
+      for (let i = 0; i < 5; i++) {
+        const reply = await client.get('/items/1', pro);
+        expect(reply.status, `request ${i + 1}`).toBe(200);
+        expect(reply.headers.ratelimit).toMatch(/^"default";r=2;/);
+        await new Promise((resolve) => setTimeout(resolve, 25));
+      }
     },
   },
   {

@@ -36,6 +36,15 @@ describe('limiter.settle', () => {
     expect((await limiter.peek({ identity: 'u' })).remaining).toBe(990);
   });
 
+  it('settles a decision made before updatePolicies, through the layers composed by it', async () => {
+    const { limiter } = limiterWith([TOKENS]);
+    const d = await limiter.check({ identity: 'u', cost: 100, reserve: true });
+    limiter.updatePolicies([{ ...TOKENS, failMode: 'open' }]);
+    expect(await limiter.settle(d, 10)).toBe('settled');
+    expect((await limiter.peek({ identity: 'u' })).remaining).toBe(990);
+    expect(await limiter.settle(d, 10)).toBe('noop');
+  });
+
   it('lets fifty requests that reserve 100 and use 10 pass in a row (burst 1000)', async () => {
     const { limiter } = limiterWith([TOKENS]);
     for (let i = 0; i < 50; i++) {
