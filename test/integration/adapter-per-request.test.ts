@@ -43,8 +43,6 @@ interface Client {
 interface Scenario {
   name: string;
   mount: Mount;
-  /** False where the adapter does not take the form (the Nest module's `limit` is a number). */
-  nest?: boolean;
   options(w: World): NeutralOptions;
   run(client: Client, w: World): Promise<void>;
 }
@@ -238,7 +236,6 @@ const SCENARIOS: Scenario[] = [
   {
     name: 'limit as a function with the shorthand: a limit per request, compiled once per value',
     mount: 'route',
-    nest: false,
     options: () => ({
       limit: (req) => (req.header('x-plan') === 'pro' ? 5 : 2),
       window: '10s',
@@ -257,7 +254,6 @@ const SCENARIOS: Scenario[] = [
   {
     name: 'limit function that answers 0: 503 under the default fail mode (closed), one coded warning',
     mount: 'route',
-    nest: false,
     options: () => ({ limit: () => 0, window: '10s' }),
     async run(client) {
       const lines = await warningsOf(async () => {
@@ -275,7 +271,6 @@ const SCENARIOS: Scenario[] = [
   {
     name: 'limit function that throws, with failMode open: admitted as unavailable',
     mount: 'route',
-    nest: false,
     options: () => ({
       limit: () => {
         throw new Error('plan lookup failed for secret-key');
@@ -313,9 +308,8 @@ describe.each(HARNESSES)('$name', (harness) => {
     served = undefined;
   });
 
-  const nest = harness.name.toLowerCase().includes('nest');
   for (const scenario of SCENARIOS) {
-    test.skipIf(nest && scenario.nest === false)(scenario.name, async () => {
+    test(scenario.name, async () => {
       const w = world();
       served = await harness.serve(scenario.options(w), scenario.mount);
       const base = served.url;

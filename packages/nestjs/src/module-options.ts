@@ -28,8 +28,11 @@ export interface RateLimitRequest {
  */
 export type RateLimitModuleOptions = Omit<RateLimitOptions<RateLimitRequest>, 'policies' | 'limit'> &
   Omit<LimiterOptions, 'policies'> & {
-    /** Shorthand with `window`: one module policy named `default`, `limit` requests per `window`. */
-    limit?: number;
+    /**
+     * Shorthand with `window`: one module policy named `default`, `limit` requests per `window`;
+     * or a function of the request choosing the limit per request (each limit compiled once).
+     */
+    limit?: number | ((req: RateLimitRequest) => number | Promise<number>);
     /**
      * The module's policies; `@RateLimit('name')` selects among them. Give these, or the
      * `limit` + `window` shorthand, or a `limiter`.

@@ -74,7 +74,10 @@ function limiterFactory(options: RateLimitModuleOptions, store: Store | undefine
   if (options.limiter !== undefined) return options.limiter;
   // Core validates and compiles the policies (shorthand, failMode default, shadow) exactly as
   // for every adapter; the module's limiter then gets them with its own store and options.
-  const policies = compilePolicies(options);
+  // With `limit` as a function the module's `default` policy is compiled per limit on the request
+  // path (RateLimitService); here a stand-in limit of 1 checks the rest of the shorthand now.
+  const { limit } = options;
+  const policies = compilePolicies({ ...options, limit: typeof limit === 'function' ? 1 : limit });
   return createLimiter({ ...limiterOptionsOf(options), policies, ...(store !== undefined && { store }) });
 }
 

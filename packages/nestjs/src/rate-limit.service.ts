@@ -4,6 +4,7 @@ import { PATH_METADATA } from '@nestjs/common/constants.js';
 import { DiscoveryService, MetadataScanner, Reflector } from '@nestjs/core';
 import {
   chooseLimit,
+  compilePolicies,
   createLimiter,
   createLimitRequest,
   createRateLimitHandler,
@@ -178,8 +179,9 @@ export class RateLimitService implements OnModuleInit {
     if (meta?.kind !== 'own' && shadow !== undefined) shared.shadow = shadow;
     try {
       const handler = createRateLimitHandler<RateLimitRequest>(shared, ADAPTER);
-      return meta?.kind === 'own' && meta.limitOf !== undefined
-        ? this.perRequestLimit(handler, meta)
+      if (meta?.kind === 'own' && meta.limitOf !== undefined) return this.perRequestLimit(handler, meta);
+      return limiter === this.limiter && typeof this.options.limit === 'function'
+        ? this.perRequestModuleLimit(handler, this.options.limit)
         : handler;
     } catch (error) {
       // Name the route: `@RateLimit() on PaymentsController.create: "policies" must name ...`.
@@ -214,6 +216,30 @@ export class RateLimitService implements OnModuleInit {
         prefix: undefined,
         prepare: (p) => p,
         failMode: ownFailMode(input.failMode),
+        create: (policies) => this.adopt(this.createOwnLimiter(policies)),
+      },
+      ADAPTER,
+    );
+    const resolved = { ...handler, limiter: undefined, policyNames: undefined, choose };
+    return { ...resolved, limitRequest: createLimitRequest(resolved) };
+  }
+
+  /**
+   * The module's `limit` as a function: its `default` policy compiled once per limit (core's
+   * `compilePolicies`, as the module compiles the shorthand), on the module's store and options.
+   */
+  private perRequestModuleLimit(
+    handler: RouteRateLimit,
+    limitOf: (req: RateLimitRequest) => number | Promise<number>,
+  ): RouteRateLimit {
+    const choose = chooseLimit<RateLimitRequest>(
+      limitOf as (req: RateLimitRequest) => unknown,
+      (limit) => compilePolicies({ ...this.options, limit })[0] as PolicyInput,
+      {
+        store: this.store as Store,
+        prefix: undefined,
+        prepare: (p) => p,
+        failMode: ownFailMode(this.options.failMode),
         create: (policies) => this.adopt(this.createOwnLimiter(policies)),
       },
       ADAPTER,
