@@ -374,15 +374,13 @@ describe.each(EXAMPLE_APPS)('$name example app and SLUICE_DENY_LIST', (spec) => 
   test('a listed API key and a listed CIDR get 403 problem+json on limited routes; others, and /health, are served', async () => {
     const prefix = `deny-${randomUUID().slice(0, 8)}`;
     const leaked = apiKey();
-    const byKey = await startApps([spec.name], {
-      ...nodeEnv(prefix),
-      SLUICE_DENY_LIST: `203.0.113.0/24, ${leaked}`,
-    });
-    const byIp = await startApps([spec.name], {
-      ...nodeEnv(prefix),
-      SLUICE_DENY_LIST: '2001:db8::/32,127.0.0.0/8',
-    });
-    nodes.push(...byKey, ...byIp);
+    // Three nodes at once, on one Redis and one prefix: two lists and none.
+    const [byKey, byIp, plain] = await Promise.all([
+      startApps([spec.name], { ...nodeEnv(prefix), SLUICE_DENY_LIST: `203.0.113.0/24, ${leaked}` }),
+      startApps([spec.name], { ...nodeEnv(prefix), SLUICE_DENY_LIST: '2001:db8::/32,127.0.0.0/8' }),
+      startApps([spec.name], nodeEnv(prefix)),
+    ]);
+    nodes.push(...byKey, ...byIp, ...plain);
     const [keyNode, ipNode] = [byKey[0]!, byIp[0]!];
     const headers = { 'x-api-key': leaked };
     for (let i = 0; i < 25; i++) expectForbidden(await request(`${keyNode.url}/limited`, { headers }));
@@ -393,10 +391,7 @@ describe.each(EXAMPLE_APPS)('$name example app and SLUICE_DENY_LIST', (spec) => 
     expect(other.status).toBe(200);
     expect(remainingOf(other.headers.ratelimit, 'burst')).toBe(19);
     expect((await request(`${keyNode.url}/limited`)).status).toBe(200);
-    // The 25 denied requests charged nothing: a node without the list (same Redis, same prefix)
-    // finds the key's bucket full.
-    const plain = await startApps([spec.name], nodeEnv(prefix));
-    nodes.push(...plain);
+    // The 25 denied requests charged nothing: the node without a list finds the key's bucket full.
     const first = await request(`${plain[0]!.url}/limited`, { headers });
     expect(first.status).toBe(200);
     expect(remainingOf(first.headers.ratelimit, 'burst')).toBe(19);
