@@ -122,6 +122,25 @@ describe.each(SIDES)('settle on %s', (_name, makeSide) => {
     }
   });
 
+  it('drops a charge settled once the bucket has refilled completely (the key as good as expired)', async () => {
+    const side = makeSide();
+    const policy = makePolicy('token-bucket', 1, 1000); // 1 unit / s
+    const e = entryOf(`${fresh()}:{f}:tb`, policy, 0.02);
+    side.at(T0);
+    await side.store.decide([e], 'consume');
+    // 20 ms earned the 0.02 back: full again, so the 0.02 more that was used is not charged.
+    side.at(T0 + 20);
+    expect(await side.store.settle([settleOf(e, 0.04, 20)])).toEqual([false]);
+    expect((await peek(side, e, 1)).allowed).toBe(true);
+    // 19 ms after a check the bucket is 0.001 short of full: the charge is made.
+    const e2 = entryOf(`${fresh()}:{f}:tb`, policy, 0.02);
+    side.at(T0);
+    await side.store.decide([e2], 'consume');
+    side.at(T0 + 19);
+    expect(await side.store.settle([settleOf(e2, 0.04, 19)])).toEqual([true]);
+    expect((await peek(side, e2, 1)).allowed).toBe(false);
+  });
+
   it('caps the debt at one limit', async () => {
     const side = makeSide();
     for (const algorithm of ALL_ALGORITHMS) {
@@ -397,13 +416,15 @@ describe.each(SIDES)('reservations and settles on %s', (_name, makeSide) => {
               );
               let actual = cost * step.ratio;
               if (policy.algorithm === 'sliding-log') actual = Math.round(actual);
-              admitted.push({ atMs: now, reserved: cost, actual });
               const reservedAt = now;
               now += step.settleDtMs;
               side.at(now);
-              await side.store.settle([
+              const [settled] = (await side.store.settle([
                 { key, policy, reservedUnits: cost, actualUnits: actual, reservedAgoMs: now - reservedAt },
-              ]);
+              ])) as [boolean];
+              // A settle the store left alone (the key as good as expired, the window over) counts
+              // what the check charged: a later charge of a refilled policy is dropped by design.
+              admitted.push({ atMs: reservedAt, reserved: cost, actual: settled ? actual : cost });
             }
           },
         ),
