@@ -51,6 +51,25 @@ describe('callWithDeadline', () => {
 });
 
 describe('DeadlineQueue', () => {
+  it('re-arms for a later call once the first has expired, so each times out at its own deadline', async () => {
+    await withFakeTimers(async () => {
+      const queue = new DeadlineQueue(100);
+      const first = settle(queue.run(never));
+      await vi.advanceTimersByTimeAsync(50);
+      let secondDone = false;
+      const second = settle(queue.run(never)).then((v) => {
+        secondDone = true;
+        return v;
+      });
+      // The first expires at 100 ms (plus its grace pass); the second is not due until 150 ms.
+      await vi.advanceTimersByTimeAsync(60);
+      expect(await first).toBeInstanceOf(StoreTimeoutError);
+      expect(secondDone).toBe(false);
+      await vi.advanceTimersByTimeAsync(50);
+      expect(await second).toBeInstanceOf(StoreTimeoutError);
+    });
+  });
+
   it('rejects every call that outlives the deadline, on time, and lets the others through', async () => {
     const queue = new DeadlineQueue(40);
     const started = performance.now();

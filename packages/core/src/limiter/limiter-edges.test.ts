@@ -7,11 +7,13 @@
 import { describe, expect, it, vi } from 'vitest';
 import { isStoreTimeoutError } from '../error-brands.js';
 import { OPTION_DEFAULTS } from '../options/index.js';
+import { definePolicy } from '../policy/define-policy.js';
 import { MemoryStore } from '../stores/memory-store.js';
-import type { DecisionEvent, PolicyInput, Store } from '../types.js';
+import type { CompiledPolicy, DecisionEvent, PolicyInput, Store } from '../types.js';
 import { CircuitBreaker } from './breaker.js';
 import { createLimiter } from './create-limiter.js';
 import { StoreTimeoutError } from './deadline.js';
+import { buildDecision, resultFromVerdict, unavailableResult } from './decision.js';
 import { LIMITER_DEFAULTS } from './options.js';
 import { SwitchableStore } from './test-stores.test-support.js';
 
@@ -141,6 +143,21 @@ describe('the decision: which policy leads', () => {
       ['strict', 'unavailable'],
     ]);
     expect(d).toMatchObject({ allowed: false, outcome: 'unavailable', policy: 'strict', retryAfterMs: 0 });
+  });
+
+  it('among several unavailable closed policies the first leads; a real limit after them never does', () => {
+    const policy = (name: string): CompiledPolicy => definePolicy({ name, limit: 10, window: '1s' });
+    const denied = (name: string, retryAfterMs: number) =>
+      resultFromVerdict(policy(name), 1, { allowed: false, remaining: 0, resetMs: 1000, retryAfterMs });
+    const d = buildDecision(
+      [
+        unavailableResult(policy('first'), 1, false),
+        unavailableResult(policy('second'), 1, false),
+        denied('limit', 5000),
+      ],
+      'fail-closed',
+    );
+    expect(d).toMatchObject({ allowed: false, outcome: 'unavailable', policy: 'first', retryAfterMs: 0 });
   });
 
   it('on a tie, the first policy leads: the same wait when denied, the same units left when admitted', async () => {
