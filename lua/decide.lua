@@ -53,7 +53,11 @@
 --   then two per entry:
 --     policy      index into the policy table (1..policyCount)
 --     cost        units to charge (positive; a whole number where WHOLE_COSTS[algorithm]:
---                 sliding-log)
+--                 sliding-log), or a lease take '<wantUnits>><leastUnits>' (0 < least <=
+--                 want): charge want units, or when fewer are left as many as are left down
+--                 to least (evaluated with want; when that denies, with the whole units left
+--                 if at least least, else with least, so a denial says when least could
+--                 pass). A decision with a request record has no lease takes.
 --
 -- Phase 1 (per decision) evaluates every entry and writes nothing. Phase 2 (mode
 -- 'consume') charges the enforced entries when every enforced entry allows and the shadow
@@ -72,6 +76,8 @@
 --   resetMs       ms until this entry's quota is fully restored, rounded up
 --   retryAfterMs  ms until this entry could admit its cost, rounded up; 0 when allowed,
 --                 -1 when never (cost > limit); when banned, the rest of the block if longer
+--   and for a lease take a fifth item:
+--   chargedUnits  the units charged (0 when this entry was not charged)
 -- Bad arguments anywhere return an error reply before anything is read or written.
 
 local EXPLICIT_TTL_FLOOR_MS = 600000
@@ -92,6 +98,8 @@ local policies = {}
 -- Some policy of this call has a ban: the ban bookkeeping below exists only then, so a call
 -- without bans runs what it ran before bans existed, plus one test per decision and entry.
 local anyBan = false
+-- The lease takes, by entry number: their least units (false: no lease take in the call).
+local lease = false
 local policyCount = tonumber(ARGV[2])
 if policyCount == nil or policyCount < 1 or policyCount ~= floor(policyCount) then
   return redis.error_reply('ERR sluice: policyCount must be a positive integer')
@@ -195,7 +203,17 @@ while argi <= argc do
       if costArg ~= '1' then
         cost = positive(costArg)
         if cost == nil then
-          return redis.error_reply('ERR sluice: cost must be a positive number (entry ' .. i .. ', decision ' .. d .. ')')
+          -- A lease take: '<wantUnits>><leastUnits>'.
+          local want, least = string.match(costArg, '^([^>]+)>([^>]+)$')
+          cost, least = positive(want or ''), positive(least or '')
+          if cost == nil or least == nil or least > cost or recordTtl then
+            return redis.error_reply('ERR sluice: cost must be a positive number, or a lease take want>least with 0 < least <= want and no request record (entry ' .. i .. ', decision ' .. d .. ')')
+          end
+          if policy.whole and least ~= floor(least) then
+            return redis.error_reply('ERR sluice: ' .. policy.name .. ' cost must be a whole number (entry ' .. i .. ', decision ' .. d .. ')')
+          end
+          lease = lease or {}
+          lease[nEntries + 1] = least
         end
       end
       if policy.whole and cost ~= floor(cost) then
@@ -242,6 +260,8 @@ end
 
 local reply = {}
 local nReply = 0
+-- Per entry position of the decision being decided: the units its lease take charges if charged.
+local takes = lease and {}
 
 -- One result table per entry position, reused by every decision of the call (an
 -- algorithm fills every field it reads back): nothing is allocated per decision.
@@ -347,6 +367,23 @@ local function decide(d)
     local policy = ent[2 * (e0 + i) - 1]
     policy.algorithm(r, KEYS[keyBase + i - 1], now, policy.limit, policy.windowMs,
       policy.intervalMs, ent[2 * (e0 + i)])
+    local least = lease and lease[e0 + i]
+    if least then
+      -- A lease take: what is left when the full take is denied, down to least.
+      local units = ent[2 * (e0 + i)]
+      if not r.allowed then
+        units = least
+        if r.remaining >= least then
+          units = r.remaining
+        end
+        policy.algorithm(r, KEYS[keyBase + i - 1], now, policy.limit, policy.windowMs, policy.intervalMs, units)
+        if not r.allowed and units > least then
+          units = least
+          policy.algorithm(r, KEYS[keyBase + i - 1], now, policy.limit, policy.windowMs, policy.intervalMs, units)
+        end
+      end
+      takes[i] = units
+    end
     local ok = r.allowed
     if nBans and policy.ban then
       -- A ban in force denies, whatever the policy's state says.
@@ -368,7 +405,8 @@ local function decide(d)
   for i = 1, count do
     local r = results[i]
     local remaining, resetMs = r.remaining, r.resetMs
-    if chargeAll or (chargeEnforced and not ent[2 * (e0 + i) - 1].shadow) then
+    local charged = chargeAll or (chargeEnforced and not ent[2 * (e0 + i) - 1].shadow)
+    if charged then
       local ttl = ceil(r.chargedResetMs) + 1
       if explicit and ttl < EXPLICIT_TTL_FLOOR_MS then
         ttl = EXPLICIT_TTL_FLOOR_MS
@@ -390,6 +428,10 @@ local function decide(d)
       end
     end
     nReply = nReply + 4
+    if lease and lease[e0 + i] then
+      nReply = nReply + 1
+      reply[nReply] = charged and takes[i] or 0
+    end
   end
   if recordKey ~= nil then
     local saved = fmt(now + recordTtl) .. '|' .. table.concat(reply, '|', start + 1, nReply)

@@ -5,17 +5,28 @@
 
 import type { Algorithm } from './algorithms/registry.js';
 import type { BanInput, CompiledBan } from './policy/ban.js';
+import type { CompiledLease, CompiledLocalStage, LeaseInput, LocalStageInput } from './policy/lease.js';
 
 /** The algorithm a policy uses to decide: a name in the algorithm registry (algorithms/registry.ts). */
-export type { Algorithm, BanInput, CompiledBan };
+export type {
+  Algorithm,
+  BanInput,
+  CompiledBan,
+  CompiledLease,
+  CompiledLocalStage,
+  LeaseInput,
+  LocalStageInput,
+};
 
 /**
  * What a policy does when the store cannot decide (timeout, connection error, open breaker):
  * - `closed`: deny with 503 (outcome `unavailable`, not `over_limit`).
  * - `open`: admit, counted and reported as `fail_open`.
  * - `local`: decide from an in-process fallback limiter until the store answers again.
+ * - `lease`: a leased policy keeps admitting from its current lease until the lease is spent or
+ *   expired, then fails as its `lease.failModeAfter` says (default `closed`).
  */
-export type FailMode = 'closed' | 'open' | 'local';
+export type FailMode = 'closed' | 'open' | 'local' | 'lease';
 
 /**
  * Why a decision came out the way it did. `forbidden`: the request's client IP or identity is
@@ -60,6 +71,17 @@ export interface PolicyInput {
    * state). Unset: no ban.
    */
   readonly ban?: BanInput;
+  /**
+   * Lease units to each instance: `{ units: 10, ttlMs: '1s' }` takes 10 units from the store in
+   * one call and admits from them in-process (decision source `lease`); never more admitted
+   * than the policy allows, at most instances x units unused. Unset: one store call per check.
+   */
+  readonly lease?: LeaseInput;
+  /**
+   * An in-process bucket per key in front of the store, `{ burst: 20, rate: '10/s' }`: a request
+   * it turns away never reaches the store (decision source `local-stage`). Unset: none.
+   */
+  readonly local?: LocalStageInput;
 }
 
 /** A validated policy in the units the algorithms use. Built once, at construction. */
@@ -84,6 +106,10 @@ export interface CompiledPolicy {
   readonly scope: 'identity' | 'route';
   /** The ban after a denial; absent for a policy without one. */
   readonly ban?: CompiledBan;
+  /** The lease; absent for a policy without one. */
+  readonly lease?: CompiledLease;
+  /** The local stage; absent for a policy without one. */
+  readonly local?: CompiledLocalStage;
 }
 
 /**
@@ -135,8 +161,20 @@ export interface Descriptor {
   readonly reserve?: boolean;
 }
 
-/** Where a decision was made. `deny-list`: the adapter's deny list, before any policy. */
-export type DecisionSource = 'store' | 'deny-cache' | 'local' | 'fail-open' | 'fail-closed' | 'deny-list';
+/**
+ * Where a decision was made. `deny-list`: the adapter's deny list, before any policy. `lease`:
+ * in-process from leases taken before (no store call). `local-stage`: a policy's local stage
+ * turned the request away (no store call).
+ */
+export type DecisionSource =
+  | 'store'
+  | 'deny-cache'
+  | 'local'
+  | 'fail-open'
+  | 'fail-closed'
+  | 'deny-list'
+  | 'lease'
+  | 'local-stage';
 
 /** The verdict for one policy. */
 export interface PolicyResult {
@@ -192,6 +230,11 @@ export interface StoreEntry {
   readonly policy: CompiledPolicy;
   /** Resolved cost, > 0. */
   readonly cost: number;
+  /**
+   * A lease take: charge `cost`, or when less is left as much as is left down to `leastCost`
+   * (0 < leastCost <= cost); the verdict's `chargedUnits` says what was charged. Unset: `cost`.
+   */
+  readonly leastCost?: number;
 }
 
 /** The store's raw verdict for one entry. */
@@ -205,6 +248,8 @@ export interface StoreVerdict {
   readonly retryAfterMs: number;
   /** Denied because the identity is banned under this entry's policy (`policy.ban`); absent otherwise. */
   readonly banned?: true;
+  /** For an entry with `leastCost`: the units charged (0 when none were); absent otherwise. */
+  readonly chargedUnits?: number;
 }
 
 /**

@@ -13,7 +13,8 @@ function assertPositive(field: string, value: unknown, policy: string): void {
 /**
  * Throws unless `entries` can be decided by a store: distinct keys, positive finite
  * limit / windowMs / intervalMs / cost, a registered algorithm, and what its store rules ask
- * (a whole cost and a limit of at most 1e15 for sliding-log). Allocation-free: it runs on every check.
+ * (a whole cost and a limit of at most 1e15 for sliding-log), and a lease take's `leastCost` in
+ * (0, cost]. Allocation-free: it runs on every check.
  */
 export function assertValidEntries(entries: readonly StoreEntry[]): void {
   for (let i = 0; i < entries.length; i++) {
@@ -37,6 +38,15 @@ export function assertValidEntries(entries: readonly StoreEntry[]): void {
       throw new Error(
         `store: ${algorithm} "cost" must be a whole number, got ${cost} (policy "${policy.name}")`,
       );
+    }
+    const { leastCost } = entry;
+    if (leastCost !== undefined) {
+      assertPositive('leastCost', leastCost, policy.name);
+      if (leastCost > cost || (rules.wholeCosts && !Number.isInteger(leastCost))) {
+        throw new Error(
+          `store: "leastCost" must be at most the cost${rules.wholeCosts ? ' and whole' : ''}, got ${leastCost} (policy "${policy.name}")`,
+        );
+      }
     }
     if (rules.maxLimit !== undefined && policy.limit > rules.maxLimit) {
       throw new Error(

@@ -1,5 +1,7 @@
 /** `createLimiter`: the policies, and the store wrapped once in its layers; the calls are in pipeline.ts. */
+import { IN_PROCESS_DEFAULTS } from '../policy/defaults.js';
 import { definePolicies } from '../policy/define-policy.js';
+import { fallbackFailMode } from '../policy/lease.js';
 import { describeValue } from '../policy/errors.js';
 import { MemoryStore } from '../stores/memory-store.js';
 import type {
@@ -21,6 +23,8 @@ import type { SettleAnswer, StoreLayer } from './store-answer.js';
 import { withBreaker } from './with-breaker.js';
 import { withDeadline } from './with-deadline.js';
 import { withDenyCache } from './with-deny-cache.js';
+import { withLeases } from './with-leases.js';
+import { withLocalStage } from './with-local-stage.js';
 import { type LocalFallbackLayer, withLocalFallback } from './with-local-fallback.js';
 
 /** A configured limiter. Share one per process (per set of policies). */
@@ -81,7 +85,7 @@ export interface Limiter {
 }
 
 /**
- * The store in its layers, outermost first: deny cache, local fallback, breaker, deadline. A layer that could do nothing for these policies and options is left out.
+ * The store in its layers, outermost first: local stage, deny cache, local fallback, leases, breaker, deadline. A layer that could do nothing for these policies and options is left out.
  * `local` is the limiter's local fallback when it had one before (its in-process state is kept
  * across policy updates); a new one is made when these policies need it and there is none.
  */
@@ -96,14 +100,21 @@ function composeLayers(
   let layer = withDeadline(store, resolved.timeoutMs);
   if (breaker !== undefined) layer = withBreaker(layer, breaker);
   let fallback = local;
-  if (policies.some((p) => p.failMode === 'local')) {
-    // The fallback wraps the inner stack it is given; one made before wraps the same stack.
-    fallback = local ?? withLocalFallback(layer, clock, resolved.localFallbackMaxKeys);
+  if (policies.some((p) => p.lease !== undefined)) {
+    // Leases sit above the breaker and the deadline: a take is one store call like any other.
+    layer = withLeases(layer, clock, IN_PROCESS_DEFAULTS.leaseMaxKeys);
+  }
+  if (policies.some((p) => fallbackFailMode(p) === 'local')) {
+    // A fallback made before hands its in-process state to the new one (which wraps this stack).
+    fallback = withLocalFallback(layer, clock, resolved.localFallbackMaxKeys, local);
     layer = fallback;
   }
   if (resolved.denyCacheMaxKeys !== undefined) {
     const cache = new DenyCache(resolved.denyCacheMaxKeys, resolved.denyCacheMaxAgeMs);
     layer = withDenyCache(layer, cache, clock);
+  }
+  if (policies.some((p) => p.local !== undefined)) {
+    layer = withLocalStage(layer, clock, IN_PROCESS_DEFAULTS.localStageMaxKeys);
   }
   return { outer: layer, local: fallback };
 }

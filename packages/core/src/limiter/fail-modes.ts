@@ -1,4 +1,5 @@
 /** The fail modes: each policy's result when the store could not decide. */
+import { fallbackFailMode } from '../policy/lease.js';
 import type { DecisionSource, PolicyResult, StoreEntry } from '../types.js';
 import { resultFromVerdict, unavailableResult } from './decision.js';
 import type { StoreUnavailable } from './store-answer.js';
@@ -11,7 +12,7 @@ export interface SourcedResults {
 
 /** An enforced (non-shadow) `closed` policy applies: the check is denied, nothing may be charged. */
 export function failsClosed(entries: readonly StoreEntry[]): boolean {
-  return entries.some((e) => !e.policy.shadow && e.policy.failMode === 'closed');
+  return entries.some((e) => !e.policy.shadow && fallbackFailMode(e.policy) === 'closed');
 }
 
 /**
@@ -19,21 +20,39 @@ export function failsClosed(entries: readonly StoreEntry[]): boolean {
  * `unavailable`; `local` takes the local fallback's verdict, and denies as `unavailable` when
  * there is none (even the in-process limiter failed). The source is `fail-closed` when an
  * enforced closed policy applies, else `local` when a local one does, else `fail-open`.
+ * A `lease` policy takes its lease's verdict when it had live units, and otherwise fails as its
+ * `lease.failModeAfter` says (source `lease` when leases answered and nothing failed closed or local).
  */
 export function applyFailModes(
   entries: readonly StoreEntry[],
   unavailable: StoreUnavailable,
 ): SourcedResults {
   let hasLocal = false;
+  let hasLease = false;
+  let closed = false;
   const results = entries.map((e, i) => {
     const { policy, cost } = e;
-    if (policy.failMode !== 'local') return unavailableResult(policy, cost, policy.failMode === 'open');
-    hasLocal = true;
     const verdict = unavailable.localVerdicts?.[i];
+    if (policy.failMode === 'lease' && verdict !== undefined) {
+      hasLease = true;
+      return resultFromVerdict(policy, cost, verdict);
+    }
+    const mode = fallbackFailMode(policy);
+    if (mode !== 'local') {
+      if (mode === 'closed' && !policy.shadow) closed = true;
+      return unavailableResult(policy, cost, mode === 'open');
+    }
+    hasLocal = true;
     return verdict === undefined
       ? unavailableResult(policy, cost, false)
       : resultFromVerdict(policy, cost, verdict);
   });
-  const source: DecisionSource = failsClosed(entries) ? 'fail-closed' : hasLocal ? 'local' : 'fail-open';
+  const source: DecisionSource = closed
+    ? 'fail-closed'
+    : hasLocal
+      ? 'local'
+      : hasLease
+        ? 'lease'
+        : 'fail-open';
   return { results, source };
 }

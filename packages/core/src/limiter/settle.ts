@@ -1,6 +1,7 @@
 /** `limiter.settle`: the actual cost of a reserved check, settled once, through the store layers. */
 import { ALGORITHMS } from '../algorithms/registry.js';
 import { describeValue } from '../policy/errors.js';
+import { fallbackFailMode } from '../policy/lease.js';
 import type { Clock, Decision, StoreEntry, StoreSettleEntry } from '../types.js';
 import type { SettleAnswer, SettleWhere, StoreLayer } from './store-answer.js';
 
@@ -39,10 +40,11 @@ export class Reservations {
    */
   keep(decision: Decision, entries: readonly StoreEntry[], askedAtMs: number): void {
     if (!decision.allowed || decision.shadowed) return;
-    if (decision.source === 'store') {
+    // A leased policy's units were taken from the store: its settle goes to the store too.
+    if (decision.source === 'store' || decision.source === 'lease') {
       this.#byDecision.set(decision, { entries, atMs: askedAtMs, where: 'store' });
     } else if (decision.source === 'local') {
-      const local = entries.filter((e) => e.policy.failMode === 'local');
+      const local = entries.filter((e) => fallbackFailMode(e.policy) === 'local');
       if (local.length > 0)
         this.#byDecision.set(decision, { entries: local, atMs: askedAtMs, where: 'local' });
     }

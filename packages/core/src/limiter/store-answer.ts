@@ -19,7 +19,8 @@ export class StoreUnavailable {
   /**
    * @param cause why the store could not decide
    * @param localVerdicts by entry index, the verdicts the in-process fallback gave for the
-   *   `failMode: 'local'` entries; undefined where it gave none
+   *   `failMode: 'local'` entries (and a live lease for the `failMode: 'lease'` ones); undefined
+   *   where none was given
    */
   constructor(
     readonly cause: UnavailableCause,
@@ -29,8 +30,12 @@ export class StoreUnavailable {
 
 /** Verdicts for every entry, in entry order, and where they came from. */
 export interface StoreVerdicts {
-  /** `store`: the store decided; `deny-cache`: an in-process memory of a store denial did. */
-  readonly source: 'store' | 'deny-cache';
+  /**
+   * `store`: the store decided; `deny-cache`: an in-process memory of a store denial did;
+   * `lease`: leases taken before did (no store call); `local-stage`: a policy's local stage
+   * turned the request away (no store call).
+   */
+  readonly source: 'store' | 'deny-cache' | 'lease' | 'local-stage';
   readonly verdicts: readonly StoreVerdict[];
   /**
    * The per-policy results themselves when the answer already holds them (a deny-cache hit: the

@@ -1,4 +1,5 @@
 /** The local fallback as a store layer: `failMode: 'local'` policies decided in-process while the store cannot. */
+import { fallbackFailMode } from '../policy/lease.js';
 import { MemoryStore } from '../stores/memory-store.js';
 import type { Clock, StoreCheckOptions, StoreEntry, StoreMode, StoreVerdict } from '../types.js';
 import { failsClosed } from './fail-modes.js';
@@ -9,6 +10,8 @@ import { withDeadline } from './with-deadline.js';
 export interface LocalFallbackLayer extends StoreLayer {
   /** Keys the in-process limiter evicted while their state was live (0 before it is first used). */
   readonly liveEvictions: number;
+  /** The in-process limiter, once first used. */
+  readonly memory: MemoryStore | undefined;
 }
 
 /**
@@ -19,8 +22,14 @@ export interface LocalFallbackLayer extends StoreLayer {
  * charged, not even locally. The fallback keeps no request records. A reservation a local
  * decision charged is settled in the fallback.
  */
-export function withLocalFallback(inner: StoreLayer, clock: Clock, maxKeys: number): LocalFallbackLayer {
-  let memory: MemoryStore | undefined;
+export function withLocalFallback(
+  inner: StoreLayer,
+  clock: Clock,
+  maxKeys: number,
+  previous?: LocalFallbackLayer,
+): LocalFallbackLayer {
+  // A fallback made before (the policies changed) hands over its in-process state.
+  let memory: MemoryStore | undefined = previous?.memory;
   let local: StoreLayer | undefined;
   const fallback = (): StoreLayer => {
     memory ??= new MemoryStore({ clock, maxKeys });
@@ -35,13 +44,16 @@ export function withLocalFallback(inner: StoreLayer, clock: Clock, maxKeys: numb
     unavailable: StoreUnavailable,
     then: AnswerHandler<T>,
   ): MaybePromise<T> => {
-    const localIdx = entries.flatMap((e, i) => (e.policy.failMode === 'local' ? [i] : []));
+    const given = unavailable.localVerdicts;
+    const localIdx = entries.flatMap((e, i) =>
+      fallbackFailMode(e.policy) === 'local' && given?.[i] === undefined ? [i] : [],
+    );
     if (localIdx.length === 0) return then(unavailable);
     const localEntries = localIdx.map((i) => entries[i]!);
     // In-process: the handler runs now, inside the outer store's settlement.
     return fallback().decide(localEntries, failsClosed(entries) ? 'peek' : mode, undefined, (decided) => {
       if (decided instanceof StoreUnavailable) return then(unavailable);
-      const localVerdicts: (StoreVerdict | undefined)[] = new Array(entries.length);
+      const localVerdicts: (StoreVerdict | undefined)[] = given ? [...given] : new Array(entries.length);
       localIdx.forEach((entryIndex, j) => {
         localVerdicts[entryIndex] = decided.verdicts[j];
       });
@@ -71,6 +83,9 @@ export function withLocalFallback(inner: StoreLayer, clock: Clock, maxKeys: numb
     },
     get liveEvictions() {
       return memory?.liveEvictions ?? 0;
+    },
+    get memory() {
+      return memory;
     },
   };
 }

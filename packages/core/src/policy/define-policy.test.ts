@@ -81,7 +81,7 @@ describe('definePolicy: compilation', () => {
     expect(isCompiledPolicy(p)).toBe(true);
     expect(isCompiledPolicy({ ...p })).toBe(false);
     expect(() => definePolicy({ ...p } as PolicyInput)).toThrow(
-      'policy "a": "windowMs" is not a policy field (known: name, algorithm, limit, window, rate, burst, cost, failMode, shadow, scope, ban), got 1000',
+      'policy "a": "windowMs" is not a policy field (known: name, algorithm, limit, window, rate, burst, cost, failMode, shadow, scope, ban, lease, local), got 1000',
     );
   });
 });
@@ -122,7 +122,7 @@ describe('parseDuration and parseRate', () => {
 
 const DURATION_HINT =
   "must be a duration such as '500ms', '10s', '1m', '1h', '1d' or a number of milliseconds";
-const KNOWN = '(known: name, algorithm, limit, window, rate, burst, cost, failMode, shadow, scope, ban)';
+const KNOWN = '(known: name, algorithm, limit, window, rate, burst, cost, failMode, shadow, scope, ban, lease, local)';
 
 /** Every bad configuration, with the exact message and field it must produce. */
 const BAD: readonly (readonly [string, unknown, string, string])[] = [
@@ -385,7 +385,7 @@ const BAD: readonly (readonly [string, unknown, string, string])[] = [
     'unknown fail mode',
     { name: 'p', limit: 3, window: '1m', failMode: 'fallback' },
     'failMode',
-    `policy "p": "failMode" must be one of closed, open, local, got "fallback"`,
+    `policy "p": "failMode" must be one of closed, open, local, lease, got "fallback"`,
   ],
   [
     'shadow not a boolean',

@@ -2,9 +2,10 @@
 import { ALGORITHM_LIST, ALGORITHM_NAMES, ALGORITHMS, isAlgorithm } from '../algorithms/registry.js';
 import type { Algorithm, CompiledPolicy, CostInput, PolicyInput } from '../types.js';
 import { compileBan } from './ban.js';
-import { FAIL_MODES, MAX_POLICY_NAME_LENGTH, POLICY_DEFAULTS } from './defaults.js';
+import { MAX_POLICY_NAME_LENGTH, POLICY_DEFAULTS, POLICY_FAIL_MODES } from './defaults.js';
 import { parseDuration, parseRate } from './duration.js';
 import { PolicyError } from './errors.js';
+import { compileLease, compileLocalStage } from './lease.js';
 
 const KNOWN_FIELDS: readonly string[] = [
   'name',
@@ -18,6 +19,8 @@ const KNOWN_FIELDS: readonly string[] = [
   'shadow',
   'scope',
   'ban',
+  'lease',
+  'local',
 ];
 
 const NAME = /^[A-Za-z0-9_][A-Za-z0-9_.-]*$/;
@@ -108,8 +111,8 @@ export function definePolicy(input: PolicyInput | CompiledPolicy): CompiledPolic
   }
   const rules = ALGORITHMS[algorithm].limits;
   const failMode = p.failMode ?? POLICY_DEFAULTS.failMode;
-  if (!FAIL_MODES.includes(failMode)) {
-    throw new PolicyError('failMode', p.failMode, `must be one of ${FAIL_MODES.join(', ')}`, name);
+  if (!POLICY_FAIL_MODES.includes(failMode)) {
+    throw new PolicyError('failMode', p.failMode, `must be one of ${POLICY_FAIL_MODES.join(', ')}`, name);
   }
   const shadow = p.shadow ?? POLICY_DEFAULTS.shadow;
   if (typeof shadow !== 'boolean') throw new PolicyError('shadow', p.shadow, 'must be true or false', name);
@@ -188,6 +191,22 @@ export function definePolicy(input: PolicyInput | CompiledPolicy): CompiledPolic
   }
 
   const ban = compileBan(p.ban, name);
+  const lease = compileLease(p.lease, limit, failMode, name);
+  if (lease !== undefined && typeof cost === 'number' && cost > lease.units) {
+    throw new PolicyError('lease.units', lease.units, `must be at least the policy's cost (${cost})`, name);
+  }
+  const local = compileLocalStage(p.local, name);
+  if (local !== undefined && typeof cost === 'number' && cost > local.burst) {
+    throw new PolicyError('local.burst', local.burst, `must be at least the policy's cost (${cost})`, name);
+  }
+  if (lease !== undefined && ban !== undefined) {
+    throw new PolicyError(
+      'lease',
+      p.lease,
+      'cannot be combined with "ban" (a ban counts every denial in the store; leased requests are admitted in-process)',
+      name,
+    );
+  }
   const policy: CompiledPolicy = Object.freeze({
     name,
     algorithm,
@@ -199,6 +218,8 @@ export function definePolicy(input: PolicyInput | CompiledPolicy): CompiledPolic
     shadow,
     scope,
     ...(ban !== undefined && { ban }),
+    ...(lease !== undefined && { lease }),
+    ...(local !== undefined && { local }),
   });
   compiled.add(policy);
   return policy;

@@ -7,7 +7,7 @@
 import { monotonicNow } from '../monotonic.js';
 import type { StoreEntry, StoreMode, StoreVerdict } from '../types.js';
 import { hashSlotOf } from './key-slot.js';
-import { DECIDE_SCRIPT, decodeVerdicts, REPLY_ITEMS_PER_ENTRY, ScriptCall } from './script.js';
+import { DECIDE_SCRIPT, decodeVerdicts, replyItemsOf, ScriptCall } from './script.js';
 import type { ScriptTransport } from './transport.js';
 
 /** How a {@link ScriptBatcher} cuts and sends its batches (validated by the store). */
@@ -147,7 +147,7 @@ export class ScriptBatcher {
           } catch (error) {
             check.reject(error);
           }
-          offset += check.entries.length * REPLY_ITEMS_PER_ENTRY;
+          offset += replyItemsOf(check.entries);
         }
       },
       (error: unknown) => {

@@ -11,7 +11,8 @@
  * The enforced entries of a decision are charged when every enforced entry allows, the shadow
  * entries when every entry allows: one call decides a mix of both. Reply:
  * integers, four per entry of every decision in order: `allowed` (1/0), `remaining`,
- * `resetMs`, `retryAfterMs` (ms, rounded up). See lua/decide.lua for the full contract.
+ * `resetMs`, `retryAfterMs` (ms, rounded up), and for a lease take (an entry with `leastCost`,
+ * sent as cost `'<cost>><leastCost>'`) `chargedUnits`. See lua/decide.lua for the full contract.
  */
 
 import { assertValidEntries } from '../algorithms/validate.js';
@@ -41,8 +42,15 @@ export const RESET_SCRIPT: { readonly source: string; readonly sha1: string } = 
 
 export { assertValidEntries };
 
-/** Number of reply items per entry. */
+/** Number of reply items per entry (a lease take, an entry with `leastCost`, has one more). */
 export const REPLY_ITEMS_PER_ENTRY = 4;
+
+/** Reply items of one decision's entries: four each, five for a lease take. */
+export function replyItemsOf(entries: readonly StoreEntry[]): number {
+  let items = entries.length * REPLY_ITEMS_PER_ENTRY;
+  for (let i = 0; i < entries.length; i++) if ((entries[i] as StoreEntry).leastCost !== undefined) items += 1;
+  return items;
+}
 
 /**
  * KEYS for one decision: the entries' keys in order, then the ban key of each entry whose policy
@@ -143,18 +151,27 @@ export class ScriptCall {
     const keys = encodeScriptKeys(entries, requestKey);
     const args = this.decisionArgs;
     const only = entries[0] as StoreEntry;
-    if (mode === 'consume' && requestTtlMs === undefined && entries.length === 1 && only.cost === 1) {
+    if (
+      mode === 'consume' &&
+      requestTtlMs === undefined &&
+      entries.length === 1 &&
+      only.cost === 1 &&
+      only.leastCost === undefined
+    ) {
       // The short form: one item instead of five ('consume', '', '1', index, '1').
       args.push(this.indexOf(only.policy));
     } else {
       args.push(mode, requestTtlMs === undefined ? '' : String(requestTtlMs), String(entries.length));
       for (let i = 0; i < entries.length; i++) {
-        const { policy, cost } = entries[i] as StoreEntry;
-        args.push(this.indexOf(policy), cost === 1 ? '1' : String(cost));
+        const { policy, cost, leastCost } = entries[i] as StoreEntry;
+        if (leastCost !== undefined) {
+          if (requestTtlMs !== undefined) throw new Error('store: a lease take cannot have a request record');
+          args.push(this.indexOf(policy), `${cost}>${leastCost}`);
+        } else args.push(this.indexOf(policy), cost === 1 ? '1' : String(cost));
       }
     }
     for (const key of keys) this.keys.push(key);
-    this.replyItems += entries.length * REPLY_ITEMS_PER_ENTRY;
+    this.replyItems += replyItemsOf(entries);
     this.size += 1;
   }
 
@@ -206,7 +223,7 @@ function toNumber(value: unknown, what: string): number {
 
 /** Turns the decide script's reply to a call of ONE decision into one verdict per entry. */
 export function decodeScriptReply(reply: unknown, entries: readonly StoreEntry[]): StoreVerdict[] {
-  if (!Array.isArray(reply) || reply.length !== entries.length * REPLY_ITEMS_PER_ENTRY) {
+  if (!Array.isArray(reply) || reply.length !== replyItemsOf(entries)) {
     throw new Error('store: unexpected decide script reply (shape)');
   }
   return decodeVerdicts(reply, entries, 0);
@@ -222,22 +239,27 @@ export function decodeVerdicts(
   offset: number,
 ): StoreVerdict[] {
   const verdicts: StoreVerdict[] = [];
-  const end = offset + entries.length * REPLY_ITEMS_PER_ENTRY;
-  for (let k = offset; k < end; k += REPLY_ITEMS_PER_ENTRY) {
+  let k = offset;
+  for (let i = 0; i < entries.length; i++, k += REPLY_ITEMS_PER_ENTRY) {
     const allowed = reply[k];
+    let verdict: StoreVerdict;
     if (allowed !== 0 && allowed !== 1 && allowed !== '0' && allowed !== '1') {
-      if (allowed === 2 || allowed === '2') {
-        verdicts.push(bannedVerdict(reply, k));
-        continue;
-      }
-      throw new Error('store: unexpected decide script reply (allowed)');
+      if (allowed !== 2 && allowed !== '2')
+        throw new Error('store: unexpected decide script reply (allowed)');
+      verdict = bannedVerdict(reply, k);
+    } else {
+      verdict = {
+        allowed: allowed === 1 || allowed === '1',
+        remaining: toNumber(reply[k + 1], 'remaining'),
+        resetMs: toNumber(reply[k + 2], 'resetMs'),
+        retryAfterMs: toNumber(reply[k + 3], 'retryAfterMs'),
+      };
     }
-    verdicts.push({
-      allowed: allowed === 1 || allowed === '1',
-      remaining: toNumber(reply[k + 1], 'remaining'),
-      resetMs: toNumber(reply[k + 2], 'resetMs'),
-      retryAfterMs: toNumber(reply[k + 3], 'retryAfterMs'),
-    });
+    if ((entries[i] as StoreEntry).leastCost !== undefined) {
+      verdict = { ...verdict, chargedUnits: toNumber(reply[k + REPLY_ITEMS_PER_ENTRY], 'chargedUnits') };
+      k += 1;
+    }
+    verdicts.push(verdict);
   }
   return verdicts;
 }

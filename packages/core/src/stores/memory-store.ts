@@ -13,6 +13,7 @@
  * key, a 25-character key included (measured by memory-store.test.ts).
  */
 import { ALGORITHMS, type AlgorithmParams, type Evaluation } from '../algorithms/index.js';
+import { leaseTake } from '../algorithms/lease-take.js';
 import { assertValidEntries } from '../algorithms/validate.js';
 import type { Clock, Store, StoreEntry, StoreMode, StoreSettleEntry, StoreVerdict } from '../types.js';
 import { LruIndex, NO_SLOT } from './lru-index.js';
@@ -147,6 +148,7 @@ export class MemoryStore implements Store {
     }
 
     const evaluations: Evaluation<unknown>[] = new Array(entries.length);
+    let takes: number[] | undefined; // per lease take (`leastCost`): the units it charges if charged
     // Per entry of a policy with a ban: the end of its ban now in force, or 0 (undefined: no ban).
     let bannedUntil: number[] | undefined;
     // Every entry allows; every enforced entry allows.
@@ -160,11 +162,16 @@ export class MemoryStore implements Store {
         intervalMs: policy.intervalMs,
         cost,
       };
-      const e = ALGORITHMS[policy.algorithm].evaluate(
-        this.#table.read(key, policy.algorithm, now),
-        now,
-        params,
-      );
+      const state = this.#table.read(key, policy.algorithm, now);
+      let e = ALGORITHMS[policy.algorithm].evaluate(state, now, params);
+      const { leastCost } = entries[i] as StoreEntry;
+      if (leastCost !== undefined) {
+        const take = e.allowed
+          ? { evaluation: e, units: cost }
+          : leaseTake(policy.algorithm, state, now, params, e, leastCost);
+        e = take.evaluation;
+        (takes ??= new Array(entries.length))[i] = take.units;
+      }
       let allowed = e.allowed;
       if (policy.ban !== undefined) {
         bannedUntil ??= new Array(entries.length);
@@ -202,6 +209,9 @@ export class MemoryStore implements Store {
         resetMs: Math.ceil(charge ? e.chargedResetMs : e.resetMs),
         retryAfterMs: Math.ceil(e.retryAfterMs),
       };
+      if (takes !== undefined && takes[i] !== undefined) {
+        verdicts[i] = { ...(verdicts[i] as StoreVerdict), chargedUnits: charge ? takes[i] : 0 };
+      }
       if (bannedUntil !== undefined && policy.ban !== undefined) {
         const bans = this.#bans as BanTable;
         verdicts[i] = banVerdict(

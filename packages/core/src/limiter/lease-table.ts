@@ -1,0 +1,85 @@
+/** The leases one limiter holds: units taken from the store, spent in-process, by state key. */
+
+/** One key's lease, and what the store said when it was taken. */
+export interface Lease {
+  /** Units left to spend (fractions for fractional costs). */
+  units: number;
+  /** When the lease stops being spent, by the limiter's clock (ms). */
+  expiresAtMs: number;
+  /** The store's remaining after the take (the global budget, the lease excluded). */
+  seenRemaining: number;
+  /** The store's resetMs after the take. */
+  seenResetMs: number;
+  /** When the take was asked (ms). */
+  seenAtMs: number;
+  /** The take in flight for this key; later checks of the key wait for it. */
+  refill: Promise<void> | undefined;
+  /** Until when a take the store denied is answered here (ms); 0 for none. */
+  deniedUntilMs: number;
+  /** When that take was asked (ms). */
+  deniedAtMs: number;
+  /** The least units that take asked for: a later one needing as many is denied too. */
+  deniedLeastUnits: number;
+  /** The store's remaining and resetMs at that denial. */
+  deniedRemaining: number;
+  deniedResetMs: number;
+}
+
+/**
+ * Leases by state key, at most `maxKeys` (the oldest taken goes first: its unspent units are
+ * dropped, which under-uses the budget and never over-admits). No timers: an expired lease is
+ * replaced by the next take.
+ */
+export class LeaseTable {
+  readonly #byKey = new Map<string, Lease>();
+
+  constructor(private readonly maxKeys: number) {}
+
+  /** The lease of `key`, if one is held. */
+  get(key: string): Lease | undefined {
+    return this.#byKey.get(key);
+  }
+
+  /** The lease of `key`, made empty (expired) when none is held. */
+  hold(key: string): Lease {
+    let lease = this.#byKey.get(key);
+    if (lease === undefined) {
+      if (this.#byKey.size >= this.maxKeys) {
+        const oldest = this.#byKey.keys().next().value as string;
+        this.#byKey.delete(oldest);
+      }
+      lease = {
+        units: 0,
+        expiresAtMs: 0,
+        seenRemaining: 0,
+        seenResetMs: 0,
+        seenAtMs: 0,
+        refill: undefined,
+        deniedUntilMs: 0,
+        deniedAtMs: 0,
+        deniedLeastUnits: 0,
+        deniedRemaining: 0,
+        deniedResetMs: 0,
+      };
+      this.#byKey.set(key, lease);
+    }
+    return lease;
+  }
+
+  /** Drops the leases of `keys` (a reset): their unspent units are given up. */
+  drop(keys: readonly string[]): void {
+    for (const key of keys) this.#byKey.delete(key);
+  }
+
+  /** Leases held. */
+  get size(): number {
+    return this.#byKey.size;
+  }
+
+  /** Unspent, unexpired units summed over every lease (the under-use this instance holds). */
+  unspentUnits(nowMs: number): number {
+    let units = 0;
+    for (const lease of this.#byKey.values()) if (nowMs < lease.expiresAtMs) units += lease.units;
+    return units;
+  }
+}

@@ -1,0 +1,235 @@
+/**
+ * Leases as a store layer: a leased policy's entry is admitted in-process from units taken from
+ * the store before; the store is called only to take the next lease (and for the other policies).
+ */
+import type { Clock, StoreEntry, StoreVerdict } from '../types.js';
+import { type Lease, LeaseTable } from './lease-table.js';
+import {
+  deniedVerdict,
+  leastUnitsOf,
+  leaseVerdict,
+  remainingView,
+  settleTake,
+  usableUnits,
+} from './lease-verdicts.js';
+import { type AnswerHandler, type MaybePromise, type StoreLayer, StoreUnavailable } from './store-answer.js';
+
+/** How the lease layer handles one entry of a check. */
+const enum Plan {
+  /** No lease: the store decides it. */
+  Store,
+  /** Spent from the live lease. */
+  Local,
+  /** A new lease is taken in the store call (the request's own units from it). */
+  Take,
+  /** A take the store denied recently, answered here until its wait is over. */
+  Denied,
+}
+
+/** A store layer with leases, and the table it holds them in. */
+export interface LeaseLayer extends StoreLayer {
+  readonly leases: LeaseTable;
+}
+
+/**
+ * Wraps `inner` with leases for the entries of policies with a `lease`. A consuming check whose
+ * leased entries all have live units, and no other entry, never reaches the store (source
+ * `lease`). Otherwise one store call decides the other entries and takes a lease for each leased
+ * entry short of units (`leastCost`: as much as is left, down to what the request needs), all or
+ * nothing as one check. A denied take is remembered until its wait is over. One take per key at a
+ * time: a check that needs the key's lease while a take is in flight waits for it. Peeks and
+ * idempotent checks pass through. While the store fails, only `failMode: 'lease'` policies keep
+ * spending their leases; the others ask the store (and fail as their fail mode says).
+ */
+export function withLeases(inner: StoreLayer, clock: Clock, maxKeys: number): LeaseLayer {
+  const leases = new LeaseTable(maxKeys);
+  let failing = false;
+
+  /** Whether `lease` can pay `entry` now. */
+  const spendable = (entry: StoreEntry, lease: Lease | undefined, nowMs: number): boolean =>
+    lease !== undefined &&
+    nowMs < lease.expiresAtMs &&
+    lease.units + 1e-9 >= entry.cost &&
+    !(failing && entry.policy.failMode !== 'lease');
+
+  const decideLeased = <T>(entries: readonly StoreEntry[], then: AnswerHandler<T>): MaybePromise<T> => {
+    const nowMs = clock();
+    const plans: Plan[] = new Array(entries.length);
+    let needsStore = false;
+    for (let i = 0; i < entries.length; i++) {
+      const entry = entries[i] as StoreEntry;
+      if (entry.policy.lease === undefined) {
+        plans[i] = Plan.Store;
+        needsStore = true;
+        continue;
+      }
+      const lease = leases.get(entry.key);
+      if (lease?.refill !== undefined) return lease.refill.then(() => decideLeased(entries, then));
+      if (spendable(entry, lease, nowMs)) plans[i] = Plan.Local;
+      else if (
+        lease !== undefined &&
+        nowMs < lease.deniedUntilMs &&
+        leastUnitsOf(entry, usableUnits(entry, lease, nowMs, failing)) >= lease.deniedLeastUnits
+      )
+        plans[i] = Plan.Denied;
+      else {
+        plans[i] = Plan.Take;
+        needsStore = true;
+      }
+    }
+    if (!needsStore)
+      return then({ source: 'lease', verdicts: answerHere(entries, plans, nowMs), results: undefined });
+    return callStore(entries, plans, nowMs, then);
+  };
+
+  /** The verdicts when no entry needs the store: spent from the leases unless one denies. */
+  const answerHere = (entries: readonly StoreEntry[], plans: Plan[], nowMs: number): StoreVerdict[] => {
+    let enforcedDenied = false;
+    let anyDenied = false;
+    for (let i = 0; i < entries.length; i++) {
+      if (plans[i] !== Plan.Denied) continue;
+      anyDenied = true;
+      if (!(entries[i] as StoreEntry).policy.shadow) enforcedDenied = true;
+    }
+    return entries.map((entry, i) => {
+      const lease = leases.get(entry.key) as Lease;
+      if (plans[i] === Plan.Denied) return deniedVerdict(lease, nowMs);
+      const charge = entry.policy.shadow ? !anyDenied : !enforcedDenied;
+      if (charge) lease.units -= entry.cost;
+      return leaseVerdict(entry.policy, lease, nowMs);
+    });
+  };
+
+  const callStore = <T>(
+    entries: readonly StoreEntry[],
+    plans: Plan[],
+    askedAtMs: number,
+    then: AnswerHandler<T>,
+  ): MaybePromise<T> => {
+    const sent: StoreEntry[] = [];
+    const sentIndex: number[] = [];
+    // Per sent entry: the lease units a take counts on (0 for the others).
+    const usables: number[] = [];
+    const releases: (() => void)[] = [];
+    for (let i = 0; i < entries.length; i++) {
+      const entry = entries[i] as StoreEntry;
+      if (plans[i] === Plan.Local) continue;
+      if (plans[i] === Plan.Denied) plans[i] = Plan.Take;
+      sentIndex.push(i);
+      if (plans[i] === Plan.Store) {
+        sent.push(entry);
+        usables.push(0);
+        continue;
+      }
+      const lease = leases.hold(entry.key);
+      const usable = usableUnits(entry, lease, askedAtMs, failing);
+      const need = leastUnitsOf(entry, usable);
+      const units = (entry.policy.lease as { units: number }).units;
+      sent.push({ key: entry.key, policy: entry.policy, cost: Math.max(units, need), leastCost: need });
+      usables.push(usable);
+      lease.refill = new Promise<void>((resolve) => releases.push(resolve));
+    }
+    const release = (): void => {
+      for (const i of sentIndex) {
+        const lease = leases.get((entries[i] as StoreEntry).key);
+        if (lease !== undefined && plans[i] === Plan.Take) lease.refill = undefined;
+      }
+      for (const resolve of releases) resolve();
+    };
+    try {
+      return inner.decide(sent, 'consume', undefined, (answer) => {
+        release();
+        if (answer instanceof StoreUnavailable) {
+          failing = true;
+          return then(unavailableHere(entries, plans, answer, askedAtMs));
+        }
+        failing = false;
+        const verdicts = merge(entries, plans, { sent, sentIndex, usables }, answer.verdicts, askedAtMs);
+        return then({ source: 'store', verdicts, results: undefined });
+      }) as MaybePromise<T>;
+    } catch (error) {
+      release();
+      throw error;
+    }
+  };
+
+  /** The store's verdicts for the sent entries, the takes applied to the leases, and the local entries spent. */
+  const merge = (
+    entries: readonly StoreEntry[],
+    plans: Plan[],
+    { sent, sentIndex, usables }: { sent: StoreEntry[]; sentIndex: number[]; usables: number[] },
+    storeVerdicts: readonly StoreVerdict[],
+    askedAtMs: number,
+  ): StoreVerdict[] => {
+    let enforcedAllow = true;
+    let allAllow = true;
+    storeVerdicts.forEach((v, j) => {
+      if (v.allowed) return;
+      allAllow = false;
+      if (!(sent[j] as StoreEntry).policy.shadow) enforcedAllow = false;
+    });
+    const verdicts: StoreVerdict[] = new Array(entries.length);
+    sentIndex.forEach((i, j) => {
+      const verdict = storeVerdicts[j] as StoreVerdict;
+      const entry = entries[i] as StoreEntry;
+      if (plans[i] !== Plan.Take) {
+        verdicts[i] = verdict;
+        return;
+      }
+      const charged = entry.policy.shadow ? allAllow : enforcedAllow;
+      const lease = leases.hold(entry.key);
+      settleTake(entry, sent[j] as StoreEntry, usables[j] as number, lease, verdict, charged, askedAtMs);
+      verdicts[i] = remainingView(entry.policy, lease, verdict);
+    });
+    for (let i = 0; i < entries.length; i++) {
+      if (plans[i] !== Plan.Local) continue;
+      const entry = entries[i] as StoreEntry;
+      const lease = leases.get(entry.key) as Lease;
+      if (entry.policy.shadow ? allAllow : enforcedAllow) lease.units -= entry.cost;
+      verdicts[i] = leaseVerdict(entry.policy, lease, askedAtMs);
+    }
+    return verdicts;
+  };
+
+  /**
+   * The store could not decide: `failMode: 'lease'` entries with live units are answered from
+   * their leases (spent unless an enforced entry fails closed anyway); the rest fail as their
+   * fail mode says.
+   */
+  const unavailableHere = (
+    entries: readonly StoreEntry[],
+    plans: Plan[],
+    answer: StoreUnavailable,
+    nowMs: number,
+  ): StoreUnavailable => {
+    const fromLease = entries.map((e, i) => plans[i] === Plan.Local && e.policy.failMode === 'lease');
+    if (!fromLease.includes(true)) return answer;
+    const closedElsewhere = entries.some(
+      (e, i) => !fromLease[i] && !e.policy.shadow && e.policy.failMode === 'closed',
+    );
+    const verdicts = entries.map((entry, i) => {
+      if (!fromLease[i]) return answer.localVerdicts?.[i];
+      const lease = leases.get(entry.key) as Lease;
+      if (!closedElsewhere) lease.units -= entry.cost;
+      return leaseVerdict(entry.policy, lease, nowMs);
+    });
+    return new StoreUnavailable(answer.cause, verdicts);
+  };
+
+  return {
+    leases,
+    decide(entries, mode, options, then) {
+      if (mode !== 'consume' || options !== undefined || !entries.some((e) => e.policy.lease !== undefined)) {
+        return inner.decide(entries, mode, options, then);
+      }
+      return decideLeased(entries, then);
+    },
+    reset(keys) {
+      leases.drop(keys);
+      return inner.reset(keys);
+    },
+    settle(entries, where) {
+      return inner.settle(entries, where);
+    },
+  };
+}
