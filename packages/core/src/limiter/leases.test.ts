@@ -1,0 +1,400 @@
+/**
+ * Leases through the limiter: instances sharing one store (a MemoryStore behind a counting switch,
+ * an injected clock) never admit more than the policy allows, leave at most instances x units
+ * unused, call the store about once per lease, and stay all or nothing with other policies.
+ */
+import fc from 'fast-check';
+import { describe, expect, it } from 'vitest';
+import type { Decision, PolicyInput } from '../types.js';
+import { createLimiter, type Limiter } from './create-limiter.js';
+import { SwitchableStore } from './test-stores.test-support.js';
+
+const T0 = 1_764_400_200_000;
+
+/** Instances (limiters) sharing one store and one clock. */
+function fleet(policies: PolicyInput[], instances: number, denyCache = true) {
+  const clock = { nowMs: T0 };
+  const store = new SwitchableStore(() => clock.nowMs);
+  const limiters: Limiter[] = Array.from({ length: instances }, () =>
+    createLimiter({
+      policies,
+      store,
+      clock: () => clock.nowMs,
+      breaker: false,
+      ...(!denyCache && { denyCache: false }),
+    }),
+  );
+  /** Store calls that charge (takes and plain checks), not peeks. */
+  const takes = () => store.calls.filter((c) => c.mode === 'consume').length;
+  return { clock, store, limiters, takes };
+}
+
+const LEASED: PolicyInput = {
+  name: 'leased',
+  algorithm: 'token-bucket',
+  burst: 20,
+  rate: '10/s',
+  lease: { units: 5, ttlMs: 1000 },
+};
+
+describe('leases: the bounds', () => {
+  it('never admits more than burst + rate x T from a fresh key, nor burst + rate x (T + ttl) in any interval', async () => {
+    const step = fc.record({
+      instance: fc.integer({ min: 0, max: 3 }),
+      dtMs: fc.integer({ min: 0, max: 250 }),
+    });
+    await fc.assert(
+      fc.asyncProperty(fc.array(step, { minLength: 1, maxLength: 200 }), async (steps) => {
+        const { clock, limiters } = fleet([LEASED], 4);
+        const admittedAt: number[] = [];
+        for (const { instance, dtMs } of steps) {
+          clock.nowMs += dtMs;
+          const decision = await (limiters[instance] as Limiter).check({ identity: 'tenant' });
+          if (decision.allowed) admittedAt.push(clock.nowMs);
+        }
+        // 10/s: one unit per 100 ms; a lease lives 1000 ms.
+        admittedAt.forEach((at, i) => {
+          expect(i + 1).toBeLessThanOrEqual(20 + (at - T0) / 100 + 1e-9);
+          for (let j = 0; j <= i; j++) {
+            expect(i - j + 1).toBeLessThanOrEqual(20 + (at - (admittedAt[j] as number) + 1000) / 100 + 1e-9);
+          }
+        });
+      }),
+      { numRuns: 60 },
+    );
+  });
+
+  it('leaves at most instances x units unused: a burst at one instant admits at least burst - 4 x 5', async () => {
+    const { limiters } = fleet([LEASED], 4);
+    let admitted = 0;
+    for (let i = 0; i < 200; i++) {
+      if ((await (limiters[i % 4] as Limiter).check({ identity: 'tenant' })).allowed) admitted += 1;
+    }
+    expect(admitted).toBeGreaterThanOrEqual(20 - 4 * 5);
+    expect(admitted).toBeLessThanOrEqual(20);
+  });
+
+  it('calls the store about once per lease: 400 admissions, 4 instances, units 5 -> at most 400/5 + 4 calls', async () => {
+    const { limiters, takes } = fleet([{ ...LEASED, burst: 1000, rate: '1000/s' }], 4);
+    for (let i = 0; i < 400; i++) {
+      expect((await (limiters[i % 4] as Limiter).check({ identity: 'tenant' })).allowed).toBe(true);
+    }
+    expect(takes()).toBeLessThanOrEqual(400 / 5 + 4);
+    expect(takes()).toBeGreaterThanOrEqual(400 / 5);
+  });
+
+  it('takes one lease at a time per key: 20 checks at once on one instance make 4 takes of 5', async () => {
+    const { limiters, takes } = fleet([{ ...LEASED, burst: 1000 }], 1);
+    const limiter = limiters[0] as Limiter;
+    const decisions = await Promise.all(
+      Array.from({ length: 20 }, () => limiter.check({ identity: 'tenant' })),
+    );
+    expect(decisions.every((d) => d.allowed)).toBe(true);
+    expect(takes()).toBe(4);
+    expect(decisions.filter((d) => d.source === 'lease')).toHaveLength(16);
+  });
+});
+
+describe('leases: one instance', () => {
+  it('admits from the lease without the store (source lease), remaining = the store as last seen + the lease', async () => {
+    const { limiters, takes } = fleet([LEASED], 1);
+    const limiter = limiters[0] as Limiter;
+    const first = await limiter.check({ identity: 't' });
+    expect(first).toMatchObject({ allowed: true, source: 'store', remaining: 19 });
+    const second = await limiter.check({ identity: 't' });
+    expect(second).toMatchObject({ allowed: true, source: 'lease', remaining: 18 });
+    expect(takes()).toBe(1);
+  });
+
+  it('drops what is left when the lease expires, and takes the next one', async () => {
+    const { clock, limiters, store, takes } = fleet([LEASED], 1);
+    const limiter = limiters[0] as Limiter;
+    await limiter.check({ identity: 't' }); // takes 5, spends 1
+    clock.nowMs += 1000;
+    const next = await limiter.check({ identity: 't' });
+    expect(next.source).toBe('store');
+    expect(takes()).toBe(2);
+    // The 4 unspent units were dropped: the store refilled to 20 in 1 s, then gave the new lease 5.
+    const [state] = await store.inner.decide(
+      [{ key: store.calls[0]!.entries[0]!.key, policy: limiter.policy('leased'), cost: 1 }],
+      'peek',
+    );
+    expect(state?.remaining).toBe(15);
+    // The new lease pays 4 more without a call.
+    for (let i = 0; i < 4; i++) expect((await limiter.check({ identity: 't' })).source).toBe('lease');
+    expect(takes()).toBe(2);
+  });
+
+  it('remembers a denied take until its wait is over, then asks again (no deny cache)', async () => {
+    const { clock, limiters, takes } = fleet([{ ...LEASED, burst: 5 }], 1, false);
+    const limiter = limiters[0] as Limiter;
+    for (let i = 0; i < 5; i++) expect((await limiter.check({ identity: 't' })).allowed).toBe(true);
+    const denied = await limiter.check({ identity: 't' });
+    expect(denied).toMatchObject({
+      allowed: false,
+      outcome: 'over_limit',
+      source: 'store',
+      retryAfterMs: 100,
+    });
+    expect(takes()).toBe(2);
+    clock.nowMs += 40;
+    const remembered = await limiter.check({ identity: 't' });
+    expect(remembered).toMatchObject({
+      allowed: false,
+      outcome: 'over_limit',
+      source: 'lease',
+      retryAfterMs: 60,
+    });
+    expect(takes()).toBe(2);
+    clock.nowMs += 60;
+    const again = await limiter.check({ identity: 't' });
+    expect(again).toMatchObject({ allowed: true, source: 'store' });
+    expect(takes()).toBe(3);
+  });
+
+  it('ends a fixed window lease with its window', async () => {
+    const { clock, limiters, takes } = fleet(
+      [
+        {
+          name: 'w',
+          algorithm: 'fixed-window',
+          limit: 100,
+          window: '1s',
+          lease: { units: 10, ttlMs: '10s' },
+        },
+      ],
+      1,
+    );
+    const limiter = limiters[0] as Limiter;
+    clock.nowMs = T0 + 900; // T0 is a window boundary
+    await limiter.check({ identity: 't' });
+    await limiter.check({ identity: 't' });
+    expect(takes()).toBe(1);
+    clock.nowMs = T0 + 1000;
+    expect((await limiter.check({ identity: 't' })).source).toBe('store');
+    expect(takes()).toBe(2);
+  });
+
+  it('leases sliding-log (whole units) and GCRA', async () => {
+    for (const algorithm of ['sliding-log', 'gcra', 'sliding-window'] as const) {
+      const policy: PolicyInput =
+        algorithm === 'gcra'
+          ? { name: 'p', algorithm, burst: 10, rate: '10/s', lease: { units: 4, ttlMs: 1000 } }
+          : { name: 'p', algorithm, limit: 10, window: '1s', lease: { units: 4, ttlMs: 1000 } };
+      const { limiters, takes } = fleet([policy], 2);
+      let admitted = 0;
+      for (let i = 0; i < 30; i++)
+        if ((await (limiters[i % 2] as Limiter).check({ identity: 't' })).allowed) admitted++;
+      expect(admitted).toBeLessThanOrEqual(10);
+      expect(admitted).toBeGreaterThanOrEqual(10 - 2 * 4);
+      expect(takes()).toBeLessThan(30);
+    }
+  });
+
+  it('peeks and idempotent checks go to the store as they are', async () => {
+    const { limiters, store } = fleet([LEASED], 1);
+    const limiter = limiters[0] as Limiter;
+    await limiter.peek({ identity: 't' });
+    await limiter.check({ identity: 't', requestId: 'r1' });
+    expect(store.calls.map((c) => c.entries[0]?.cost)).toEqual([1, 1]);
+    expect(store.calls.every((c) => c.entries[0]?.leastCost === undefined)).toBe(true);
+  });
+
+  it('a reset drops the instance lease', async () => {
+    const { limiters, takes } = fleet([LEASED], 1);
+    const limiter = limiters[0] as Limiter;
+    await limiter.check({ identity: 't' });
+    await limiter.reset('t');
+    expect((await limiter.check({ identity: 't' })).remaining).toBe(19);
+    expect(takes()).toBe(2);
+  });
+
+  it('a reserved check admitted from the lease settles in the store', async () => {
+    const { limiters, store } = fleet([LEASED], 1);
+    const limiter = limiters[0] as Limiter;
+    await limiter.check({ identity: 't' });
+    const decision = await limiter.check({ identity: 't', reserve: true });
+    expect(decision.source).toBe('lease');
+    expect(await limiter.settle(decision, 0)).toBe('settled');
+    const [state] = await store.inner.decide(
+      [{ key: store.calls[0]!.entries[0]!.key, policy: limiter.policy('leased'), cost: 1 }],
+      'peek',
+    );
+    expect(state?.remaining).toBe(16); // 20 - 5 taken + 1 refunded
+  });
+});
+
+describe('leases with other policies: all or nothing', () => {
+  const strict: PolicyInput = { name: 'strict', algorithm: 'fixed-window', limit: 2, window: '1m' };
+
+  it('a request another policy denies spends nothing of the lease', async () => {
+    const { limiters, takes } = fleet([LEASED, strict], 1);
+    const limiter = limiters[0] as Limiter;
+    const decisions: Decision[] = [];
+    for (let i = 0; i < 4; i++) decisions.push(await limiter.check({ identity: 't' }));
+    expect(decisions.map((d) => d.allowed)).toEqual([true, true, false, false]);
+    expect(decisions[2]?.policy).toBe('strict');
+    // 5 taken, 2 spent: the lease pays 3 more requests of the leased policy alone, with no call.
+    const before = takes();
+    for (let i = 0; i < 3; i++) {
+      expect(await limiter.check({ identity: 't', policies: ['leased'] })).toMatchObject({
+        allowed: true,
+        source: 'lease',
+      });
+    }
+    expect(takes()).toBe(before);
+  });
+
+  it('a take in a check another policy denies is not charged', async () => {
+    const { limiters, store } = fleet([LEASED, strict], 1);
+    const limiter = limiters[0] as Limiter;
+    await limiter.check({ identity: 't', policies: ['strict'] });
+    await limiter.check({ identity: 't', policies: ['strict'] });
+    const denied = await limiter.check({ identity: 't' });
+    expect(denied).toMatchObject({ allowed: false, policy: 'strict' });
+    const [state] = await store.inner.decide(
+      [{ key: store.calls[0]!.entries[0]!.key, policy: limiter.policy('leased'), cost: 1 }],
+      'peek',
+    );
+    expect(state?.remaining).toBe(20);
+  });
+});
+
+describe('leases when the store fails', () => {
+  const withMode = (failMode: 'lease' | 'closed'): PolicyInput => ({ ...LEASED, failMode });
+
+  it("failMode 'lease' spends the current lease, then fails as failModeAfter says (closed)", async () => {
+    const { limiters, store } = fleet([withMode('lease')], 1);
+    const limiter = limiters[0] as Limiter;
+    await limiter.check({ identity: 't' }); // 4 left
+    store.behaviour = 'error';
+    const decisions: Decision[] = [];
+    for (let i = 0; i < 6; i++) decisions.push(await limiter.check({ identity: 't' }));
+    expect(decisions.map((d) => d.allowed)).toEqual([true, true, true, true, false, false]);
+    expect(decisions[4]).toMatchObject({ outcome: 'unavailable', source: 'fail-closed' });
+  });
+
+  it("failMode 'lease' stops at the lease TTL, and failModeAfter 'open' admits", async () => {
+    const { clock, limiters, store } = fleet(
+      [{ ...LEASED, failMode: 'lease', lease: { units: 5, ttlMs: 1000, failModeAfter: 'open' } }],
+      1,
+    );
+    const limiter = limiters[0] as Limiter;
+    await limiter.check({ identity: 't' });
+    store.behaviour = 'error';
+    expect((await limiter.check({ identity: 't' })).source).toBe('lease');
+    clock.nowMs += 1000;
+    expect(await limiter.check({ identity: 't' })).toMatchObject({
+      allowed: true,
+      outcome: 'unavailable',
+      source: 'fail-open',
+    });
+  });
+
+  it("a leased policy failing 'closed' stops spending its lease once the store fails", async () => {
+    const { limiters, store } = fleet([withMode('closed'), { name: 'other', limit: 100, window: '1m' }], 1);
+    const limiter = limiters[0] as Limiter;
+    await limiter.check({ identity: 't' });
+    store.behaviour = 'error';
+    expect(await limiter.check({ identity: 't' })).toMatchObject({ allowed: false, outcome: 'unavailable' });
+    // The store failed: the lease is not spent while it fails, even for the leased policy alone.
+    expect(await limiter.check({ identity: 't', policies: ['leased'] })).toMatchObject({
+      allowed: false,
+      outcome: 'unavailable',
+    });
+    store.behaviour = 'up';
+    expect((await limiter.check({ identity: 't', policies: ['leased'] })).allowed).toBe(true);
+  });
+});
+
+describe('the local stage', () => {
+  const policy: PolicyInput = {
+    name: 'api',
+    limit: 100,
+    window: '1m',
+    algorithm: 'fixed-window',
+    local: { burst: 3, rate: '1/s' },
+  };
+
+  it('turns a burst away in-process (source local-stage), then lets requests through again at its rate', async () => {
+    const { clock, limiters, takes } = fleet([policy], 1);
+    const limiter = limiters[0] as Limiter;
+    for (let i = 0; i < 3; i++) expect((await limiter.check({ identity: 't' })).allowed).toBe(true);
+    const denied = await limiter.check({ identity: 't' });
+    expect(denied).toMatchObject({
+      allowed: false,
+      outcome: 'over_limit',
+      source: 'local-stage',
+      policy: 'api',
+      retryAfterMs: 1000,
+    });
+    expect(takes()).toBe(3);
+    clock.nowMs += 1000;
+    expect(await limiter.check({ identity: 't' })).toMatchObject({ allowed: true, source: 'store' });
+  });
+
+  it('leaves the global decision to the store', async () => {
+    const { limiters } = fleet([{ ...policy, limit: 2 }], 1);
+    const limiter = limiters[0] as Limiter;
+    const decisions = [];
+    for (let i = 0; i < 3; i++) decisions.push(await limiter.check({ identity: 't' }));
+    expect(decisions.map((d) => [d.allowed, d.source])).toEqual([
+      [true, 'store'],
+      [true, 'store'],
+      [false, 'store'],
+    ]);
+  });
+});
+
+describe('lease and local-stage validation', () => {
+  const base = { name: 'p', limit: 10, window: '1s' };
+  it.each([
+    [
+      { ...base, lease: { units: 11, ttlMs: 1000 } },
+      `policy "p": "lease.units" must not exceed the policy's limit (10), got 11`,
+    ],
+    [
+      { ...base, lease: { units: 0, ttlMs: 1000 } },
+      `policy "p": "lease.units" must be a positive whole number, got 0`,
+    ],
+    [
+      { ...base, lease: { units: 2 } },
+      `policy "p": "lease.ttlMs" is required (e.g. '1s' or milliseconds), got undefined`,
+    ],
+    [
+      { ...base, lease: { units: 2, ttlMs: 1000, size: 3 } },
+      `policy "p": "lease.size" is not a field of lease (known: units, ttlMs, failModeAfter), got 3`,
+    ],
+    [
+      { ...base, failMode: 'lease' },
+      `policy "p": "failMode" needs a lease (give lease: { units, ttlMs }, or another fail mode), got "lease"`,
+    ],
+    [
+      { ...base, lease: { units: 2, ttlMs: 1000, failModeAfter: 'open' } },
+      `policy "p": "lease.failModeAfter" applies only with failMode 'lease' (this policy fails 'closed'), got "open"`,
+    ],
+    [
+      { ...base, failMode: 'lease', lease: { units: 2, ttlMs: 1000, failModeAfter: 'lease' } },
+      `policy "p": "lease.failModeAfter" must be one of closed, open, local, got "lease"`,
+    ],
+    [
+      { ...base, cost: 3, lease: { units: 2, ttlMs: 1000 } },
+      `policy "p": "lease.units" must be at least the policy's cost (3), got 2`,
+    ],
+    [
+      { ...base, ban: { blockMs: 1000 }, lease: { units: 2, ttlMs: 1000 } },
+      `policy "p": "lease" cannot be combined with "ban" (a ban counts every denial in the store; leased requests are admitted in-process), got an object`,
+    ],
+    [
+      { ...base, local: { burst: 0, rate: '1/s' } },
+      `policy "p": "local.burst" must be a positive whole number, got 0`,
+    ],
+    [
+      { ...base, local: { burst: 2, rate: 'fast' } },
+      `policy "p": "local.rate" must be a rate such as '10/s' or { limit, window }, got "fast"`,
+    ],
+    [{ ...base, local: { burst: 2 } }, `policy "p": "local.rate" is required (e.g. '10/s'), got undefined`],
+  ])('%j', (input, message) => {
+    expect(() => createLimiter({ policies: [input as PolicyInput] })).toThrow(message);
+  });
+});
