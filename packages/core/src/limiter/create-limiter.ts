@@ -1,8 +1,8 @@
 /** `createLimiter`: the policies, and the store wrapped once in its layers; the calls are in pipeline.ts. */
 import { IN_PROCESS_DEFAULTS } from '../policy/defaults.js';
 import { definePolicies } from '../policy/define-policy.js';
-import { fallbackFailMode } from '../policy/lease.js';
 import { describeValue } from '../policy/errors.js';
+import { fallbackFailMode } from '../policy/lease.js';
 import { MemoryStore } from '../stores/memory-store.js';
 import type {
   CompiledPolicy,
@@ -24,8 +24,8 @@ import { withBreaker } from './with-breaker.js';
 import { withDeadline } from './with-deadline.js';
 import { withDenyCache } from './with-deny-cache.js';
 import { withLeases } from './with-leases.js';
-import { withLocalStage } from './with-local-stage.js';
 import { type LocalFallbackLayer, withLocalFallback } from './with-local-fallback.js';
+import { withLocalStage } from './with-local-stage.js';
 
 /** A configured limiter. Share one per process (per set of policies). */
 export interface Limiter {

@@ -6,8 +6,8 @@ import type { Clock, StoreEntry, StoreVerdict } from '../types.js';
 import { type Lease, LeaseTable } from './lease-table.js';
 import {
   deniedVerdict,
-  leastUnitsOf,
   leaseVerdict,
+  leastUnitsOf,
   remainingView,
   settleTake,
   usableUnits,
@@ -15,7 +15,7 @@ import {
 import { type AnswerHandler, type MaybePromise, type StoreLayer, StoreUnavailable } from './store-answer.js';
 
 /** How the lease layer handles one entry of a check. */
-const enum Plan {
+enum Plan {
   /** No lease: the store decides it. */
   Store,
   /** Spent from the live lease. */

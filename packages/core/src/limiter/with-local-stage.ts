@@ -1,5 +1,5 @@
 /** The local stage as a store layer: an in-process bucket per key that turns a burst away before the store. */
-import { tokenBucket, type TokenBucketState } from '../algorithms/token-bucket.js';
+import { type TokenBucketState, tokenBucket } from '../algorithms/token-bucket.js';
 import type { Clock, CompiledLocalStage, StoreEntry, StoreVerdict } from '../types.js';
 import type { StoreLayer } from './store-answer.js';
 

@@ -122,7 +122,8 @@ describe('parseDuration and parseRate', () => {
 
 const DURATION_HINT =
   "must be a duration such as '500ms', '10s', '1m', '1h', '1d' or a number of milliseconds";
-const KNOWN = '(known: name, algorithm, limit, window, rate, burst, cost, failMode, shadow, scope, ban, lease, local)';
+const KNOWN =
+  '(known: name, algorithm, limit, window, rate, burst, cost, failMode, shadow, scope, ban, lease, local)';
 
 /** Every bad configuration, with the exact message and field it must produce. */
 const BAD: readonly (readonly [string, unknown, string, string])[] = [
