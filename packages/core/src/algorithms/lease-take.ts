@@ -28,7 +28,7 @@ export function leaseTake(
     p: AlgorithmParams,
   ) => Evaluation<unknown>;
   const left = denied.remaining;
-  let units = left >= leastCost ? left : leastCost;
+  let units = Math.max(left, leastCost);
   let evaluation = evaluate(state, nowMs, { ...params, cost: units });
   if (!evaluation.allowed && units > leastCost) {
     units = leastCost;

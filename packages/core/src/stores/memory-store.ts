@@ -151,9 +151,8 @@ export class MemoryStore implements Store {
     let takes: number[] | undefined; // per lease take (`leastCost`): the units it charges if charged
     // Per entry of a policy with a ban: the end of its ban now in force, or 0 (undefined: no ban).
     let bannedUntil: number[] | undefined;
-    // Every entry allows; every enforced entry allows.
-    let all = true;
-    let enforced = true;
+    let all = true; // every entry allows
+    let enforced = true; // every enforced entry allows
     for (let i = 0; i < entries.length; i++) {
       const { key, policy, cost } = entries[i] as StoreEntry;
       const params: AlgorithmParams = {
@@ -170,7 +169,8 @@ export class MemoryStore implements Store {
           ? { evaluation: e, units: cost }
           : leaseTake(policy.algorithm, state, now, params, e, leastCost);
         e = take.evaluation;
-        (takes ??= new Array(entries.length))[i] = take.units;
+        takes ??= new Array(entries.length);
+        takes[i] = take.units;
       }
       let allowed = e.allowed;
       if (policy.ban !== undefined) {
