@@ -28,6 +28,8 @@ interface Round {
   readonly requestIds?: number;
   /** Reserve every check and settle each admitted one to this many units as soon as it is decided. */
   readonly settleTo?: number;
+  /** Ms to wait between waves (default 0: the next wave starts when the last answered). */
+  readonly waveGapMs?: number;
 }
 
 type Message = Round | { readonly type: 'go' } | { readonly type: 'exit' };
@@ -77,6 +79,8 @@ async function main(): Promise<void> {
         /** Per request id: [admitted, denied] answers. */
         const byRequest: Record<string, [number, number]> = {};
         for (const [w, waveCost] of waves.entries()) {
+          if (w > 0 && round.waveGapMs !== undefined)
+            await new Promise((r) => setTimeout(r, round?.waveGapMs));
           const count = Math.min(perWave, checksPerConnection - w * perWave);
           const wave = limiters.flatMap((limiter) =>
             Array.from({ length: count }, (_, j) => {
@@ -114,6 +118,7 @@ async function main(): Promise<void> {
           overLimit: count((d) => d.outcome === 'over_limit'),
           unavailable: count((d) => d.outcome === 'unavailable'),
           fromDenyCache: count((d) => d.source === 'deny-cache'),
+          fromLease: count((d) => d.source === 'lease'),
           byRequest,
           settled: settled.filter((answer) => answer === 'settled').length,
           ms: performance.now() - started,

@@ -6,20 +6,14 @@
  * exactly the capacity is admitted in units. With request ids sent by every process and
  * connection, each id is charged once and all its copies get one answer.
  */
-import { type ChildProcess, fork } from 'node:child_process';
-import { mkdirSync } from 'node:fs';
-import { dirname, join, resolve } from 'node:path';
-import { fileURLToPath } from 'node:url';
-import { build } from 'esbuild';
 import { Redis } from 'ioredis';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { createLimiter } from '../../packages/core/src/limiter/create-limiter.js';
 import { RedisStore } from '../../packages/core/src/stores/redis-store.js';
 import type { Algorithm, PolicyInput } from '../../packages/core/src/types.js';
 import { type RedisProcess, startRedis } from '../support/redis-server.js';
+import { buildWorkerScript, startWorker, stopWorkers, type Worker } from './contention-fleet.js';
 
-const here = dirname(fileURLToPath(import.meta.url));
-const root = resolve(here, '../..');
 const PROCESSES = 2;
 const CONNECTIONS_PER_PROCESS = 4;
 const CHECKS = 2000;
@@ -49,76 +43,23 @@ interface RoundOptions {
   readonly settleTo?: number;
 }
 
-interface Worker {
-  readonly child: ChildProcess;
-  next(type: string): Promise<Record<string, unknown>>;
-}
-
 let redis: RedisProcess;
 let admin: Redis;
 const workers: Worker[] = [];
 /** Measured per round, printed at the end. */
 const figures: string[] = [];
 
-function startWorker(script: string, id: number): Worker {
-  const child = fork(script, [], {
-    env: {
-      ...process.env,
-      SLUICE_CONTENTION_URL: redis.url,
-      SLUICE_CONTENTION_CONNECTIONS: String(CONNECTIONS_PER_PROCESS),
-      SLUICE_CONTENTION_WORKER: String(id),
-    },
-    stdio: ['ignore', 'inherit', 'inherit', 'ipc'],
-  });
-  const inbox: Record<string, unknown>[] = [];
-  const waiting: ((m: Record<string, unknown>) => void)[] = [];
-  child.on('message', (m: Record<string, unknown>) => {
-    const waiter = waiting.shift();
-    if (waiter) waiter(m);
-    else inbox.push(m);
-  });
-  return {
-    child,
-    async next(type) {
-      const m = inbox.shift() ?? (await new Promise<Record<string, unknown>>((r) => waiting.push(r)));
-      if (m.type !== type) throw new Error(`worker ${id}: expected ${type}, got ${JSON.stringify(m)}`);
-      return m;
-    },
-  };
-}
-
 beforeAll(async () => {
   redis = await startRedis();
   admin = new Redis(redis.port, '127.0.0.1');
-  const outDir = join(root, 'node_modules/.cache/sluice-test');
-  mkdirSync(outDir, { recursive: true });
-  const script = join(outDir, 'contention-worker.mjs');
-  await build({
-    entryPoints: [join(here, 'contention-worker.ts')],
-    bundle: true,
-    platform: 'node',
-    format: 'esm',
-    target: 'node20',
-    outfile: script,
-    external: ['ioredis'],
-    logLevel: 'silent',
-  });
-  for (let i = 0; i < PROCESSES; i++) workers.push(startWorker(script, i));
+  const script = await buildWorkerScript();
+  for (let i = 0; i < PROCESSES; i++)
+    workers.push(startWorker(script, i, redis.url, CONNECTIONS_PER_PROCESS));
   await Promise.all(workers.map((w) => w.next('ready')));
 });
 
 afterAll(async () => {
-  await Promise.all(
-    workers.map(
-      (w) =>
-        new Promise<void>((done) => {
-          if (w.child.exitCode !== null) return done();
-          w.child.once('exit', () => done());
-          w.child.send({ type: 'exit' });
-          setTimeout(() => w.child.kill('SIGKILL'), 3000).unref();
-        }),
-    ),
-  );
+  await stopWorkers(workers);
   admin?.disconnect();
   await redis?.stop();
   if (figures.length > 0)

@@ -12,6 +12,8 @@ export interface Lease {
   seenResetMs: number;
   /** When the take was asked (ms). */
   seenAtMs: number;
+  /** Counts the takes of this key: units held out of one lease go back only to that lease. */
+  generation: number;
   /** The take in flight for this key; later checks of the key wait for it. */
   refill: Promise<void> | undefined;
   /** Until when a take the store denied is answered here (ms); 0 for none. */
@@ -54,6 +56,7 @@ export class LeaseTable {
         seenRemaining: 0,
         seenResetMs: 0,
         seenAtMs: 0,
+        generation: 0,
         refill: undefined,
         deniedUntilMs: 0,
         deniedAtMs: 0,

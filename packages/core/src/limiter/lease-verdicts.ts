@@ -54,6 +54,7 @@ export function settleTake(
     lease.seenRemaining = verdict.remaining;
     lease.seenResetMs = verdict.resetMs;
     lease.seenAtMs = askedAtMs;
+    lease.generation += 1;
     lease.deniedUntilMs = 0;
   } else if (rememberable(verdict)) {
     lease.deniedUntilMs = askedAtMs + verdict.retryAfterMs;

@@ -245,6 +245,21 @@ describe('leases with other policies: all or nothing', () => {
     expect(takes()).toBe(before);
   });
 
+  it('checks at once hold their units out of the lease: the leased policy is charged for every admission', async () => {
+    const { limiters, store } = fleet([LEASED, { ...strict, limit: 12 }], 1);
+    const limiter = limiters[0] as Limiter;
+    const decisions = await Promise.all(Array.from({ length: 40 }, () => limiter.check({ identity: 't' })));
+    const admitted = decisions.filter((d) => d.allowed).length;
+    expect(admitted).toBe(12);
+    const [state] = await store.inner.decide(
+      [{ key: store.calls[0]!.entries[0]!.key, policy: limiter.policy('leased'), cost: 1 }],
+      'peek',
+    );
+    // 20 - what the leases took: at least the admissions, at most one lease more.
+    expect(20 - (state?.remaining as number)).toBeGreaterThanOrEqual(admitted);
+    expect(20 - (state?.remaining as number)).toBeLessThanOrEqual(admitted + 5);
+  });
+
   it('a take in a check another policy denies is not charged', async () => {
     const { limiters, store } = fleet([LEASED, strict], 1);
     const limiter = limiters[0] as Limiter;

@@ -2,6 +2,7 @@
  * Leases as a store layer: a leased policy's entry is admitted in-process from units taken from
  * the store before; the store is called only to take the next lease (and for the other policies).
  */
+import { fallbackFailMode } from '../policy/lease.js';
 import type { Clock, StoreEntry, StoreVerdict } from '../types.js';
 import { type Lease, LeaseTable } from './lease-table.js';
 import {
@@ -24,6 +25,14 @@ enum Plan {
   Take,
   /** A take the store denied recently, answered here until its wait is over. */
   Denied,
+}
+
+/** Per entry of a check, the lease its units were held out of (its `generation`); undefined for the others. */
+type Held = (number | undefined)[];
+
+/** Gives held units back to the lease they came from; a lease taken since (or dropped) does not get them. */
+function giveBack(entry: StoreEntry, lease: Lease, heldFrom: number | undefined): void {
+  if (heldFrom !== undefined && lease.generation === heldFrom) lease.units += entry.cost;
 }
 
 /** A store layer with leases, and the table it holds them in. */
@@ -111,9 +120,17 @@ export function withLeases(inner: StoreLayer, clock: Clock, maxKeys: number): Le
     // Per sent entry: the lease units a take counts on (0 for the others).
     const usables: number[] = [];
     const releases: (() => void)[] = [];
+    // Per local entry: its units are held out of the lease while the call is out (checks of the
+    // key made meanwhile cannot spend them too), and given back to that same lease if not charged.
+    const held: Held = new Array(entries.length);
     for (let i = 0; i < entries.length; i++) {
       const entry = entries[i] as StoreEntry;
-      if (plans[i] === Plan.Local) continue;
+      if (plans[i] === Plan.Local) {
+        const lease = leases.get(entry.key) as Lease;
+        lease.units -= entry.cost;
+        held[i] = lease.generation;
+        continue;
+      }
       if (plans[i] === Plan.Denied) plans[i] = Plan.Take;
       sentIndex.push(i);
       if (plans[i] === Plan.Store) {
@@ -141,10 +158,16 @@ export function withLeases(inner: StoreLayer, clock: Clock, maxKeys: number): Le
         release();
         if (answer instanceof StoreUnavailable) {
           failing = true;
-          return then(unavailableHere(entries, plans, answer, askedAtMs));
+          return then(unavailableHere(entries, plans, held, answer, askedAtMs));
         }
         failing = false;
-        const verdicts = merge(entries, plans, { sent, sentIndex, usables }, answer.verdicts, askedAtMs);
+        const verdicts = merge(
+          entries,
+          plans,
+          { sent, sentIndex, usables, held },
+          answer.verdicts,
+          askedAtMs,
+        );
         return then({ source: 'store', verdicts, results: undefined });
       }) as MaybePromise<T>;
     } catch (error) {
@@ -157,7 +180,12 @@ export function withLeases(inner: StoreLayer, clock: Clock, maxKeys: number): Le
   const merge = (
     entries: readonly StoreEntry[],
     plans: Plan[],
-    { sent, sentIndex, usables }: { sent: StoreEntry[]; sentIndex: number[]; usables: number[] },
+    {
+      sent,
+      sentIndex,
+      usables,
+      held,
+    }: { sent: StoreEntry[]; sentIndex: number[]; usables: number[]; held: Held },
     storeVerdicts: readonly StoreVerdict[],
     askedAtMs: number,
   ): StoreVerdict[] => {
@@ -184,8 +212,8 @@ export function withLeases(inner: StoreLayer, clock: Clock, maxKeys: number): Le
     for (let i = 0; i < entries.length; i++) {
       if (plans[i] !== Plan.Local) continue;
       const entry = entries[i] as StoreEntry;
-      const lease = leases.get(entry.key) as Lease;
-      if (entry.policy.shadow ? allAllow : enforcedAllow) lease.units -= entry.cost;
+      const lease = leases.hold(entry.key);
+      if (!(entry.policy.shadow ? allAllow : enforcedAllow)) giveBack(entry, lease, held[i]);
       verdicts[i] = leaseVerdict(entry.policy, lease, askedAtMs);
     }
     return verdicts;
@@ -199,20 +227,23 @@ export function withLeases(inner: StoreLayer, clock: Clock, maxKeys: number): Le
   const unavailableHere = (
     entries: readonly StoreEntry[],
     plans: Plan[],
+    held: Held,
     answer: StoreUnavailable,
     nowMs: number,
   ): StoreUnavailable => {
     const fromLease = entries.map((e, i) => plans[i] === Plan.Local && e.policy.failMode === 'lease');
-    if (!fromLease.includes(true)) return answer;
     const closedElsewhere = entries.some(
-      (e, i) => !fromLease[i] && !e.policy.shadow && e.policy.failMode === 'closed',
+      (e, i) => !fromLease[i] && !e.policy.shadow && fallbackFailMode(e.policy) === 'closed',
     );
-    const verdicts = entries.map((entry, i) => {
-      if (!fromLease[i]) return answer.localVerdicts?.[i];
-      const lease = leases.get(entry.key) as Lease;
-      if (!closedElsewhere) lease.units -= entry.cost;
-      return leaseVerdict(entry.policy, lease, nowMs);
+    // Held units not spent (the request fails anyway, or its policy does not spend leases now): back.
+    entries.forEach((entry, i) => {
+      if (plans[i] === Plan.Local && (!fromLease[i] || closedElsewhere))
+        giveBack(entry, leases.hold(entry.key), held[i]);
     });
+    if (!fromLease.includes(true)) return answer;
+    const verdicts = entries.map((entry, i) =>
+      fromLease[i] ? leaseVerdict(entry.policy, leases.hold(entry.key), nowMs) : answer.localVerdicts?.[i],
+    );
     return new StoreUnavailable(answer.cause, verdicts);
   };
 
