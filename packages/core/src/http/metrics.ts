@@ -1,6 +1,8 @@
 /**
  * Decision metrics: `sluice_decisions_total{policy,outcome}`, the histogram
- * `sluice_decision_duration_seconds` and `sluice_live_key_evictions_total` (keys an in-process
+ * `sluice_decision_duration_seconds`, `sluice_in_process_decisions_total{source}` (decisions a
+ * lease, a local stage or the deny cache made without a store call) and
+ * `sluice_live_key_evictions_total` (keys an in-process
  * store dropped while live: forgotten usage), kept in process and rendered in the Prometheus text
  * exposition format 0.0.4, and recorded through the OpenTelemetry metrics API (a no-op
  * until an SDK is registered). Labels are the policy name and the outcome, nothing else:
@@ -8,6 +10,7 @@
  */
 import { type Counter, type Histogram, type Meter, type MeterProvider, metrics } from '@opentelemetry/api';
 import type { DecisionEvent, MetricOutcome } from '../types.js';
+import { InProcessDecisionCounts } from './metrics-sources.js';
 
 /** The content type of `render()`'s output. */
 export const PROMETHEUS_CONTENT_TYPE = 'text/plain; version=0.0.4; charset=utf-8';
@@ -154,6 +157,7 @@ export function createMetrics(options: MetricsOptions = {}): SluiceMetrics {
   const bucketCounts = new Array<number>(buckets.length).fill(0);
   let durationCount = 0;
   let durationSumSeconds = 0;
+  const inProcess = new InProcessDecisionCounts();
 
   const counterFor = (policy: string): Map<MetricOutcome, number> => {
     let byOutcome = counts.get(policy);
@@ -203,6 +207,7 @@ export function createMetrics(options: MetricsOptions = {}): SluiceMetrics {
     }
     durationCount++;
     durationSumSeconds += seconds;
+    inProcess.record(event.source);
     for (let i = 0; i < buckets.length; i++) if (seconds <= buckets[i]!) bucketCounts[i]!++;
 
     const o = instruments();
@@ -241,6 +246,7 @@ export function createMetrics(options: MetricsOptions = {}): SluiceMetrics {
       `sluice_decision_duration_seconds_sum ${formatValue(durationSumSeconds)}`,
       `sluice_decision_duration_seconds_count ${durationCount}`,
     );
+    lines.push(...inProcess.lines());
     const evictions = liveEvictions();
     if (evictions !== undefined) {
       lines.push(

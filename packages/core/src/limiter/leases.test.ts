@@ -5,6 +5,7 @@
  */
 import fc from 'fast-check';
 import { describe, expect, it } from 'vitest';
+import { createMetrics } from '../http/metrics.js';
 import type { Decision, PolicyInput } from '../types.js';
 import { createLimiter, type Limiter } from './create-limiter.js';
 import { SwitchableStore } from './test-stores.test-support.js';
@@ -411,5 +412,26 @@ describe('lease and local-stage validation', () => {
     [{ ...base, local: { burst: 2 } }, `policy "p": "local.rate" is required (e.g. '10/s'), got undefined`],
   ])('%j', (input, message) => {
     expect(() => createLimiter({ policies: [input as PolicyInput] })).toThrow(message);
+  });
+});
+
+describe('metrics of in-process decisions', () => {
+  it('counts decisions made by a lease and by a local stage, by source only', async () => {
+    const { limiters } = fleet(
+      [LEASED, { name: 'api', limit: 100, window: '1m', local: { burst: 1, rate: '1/s' } }],
+      1,
+    );
+    const limiter = limiters[0] as Limiter;
+    const metrics = createMetrics({ limiter, meter: false });
+    expect(metrics.render()).not.toContain('sluice_in_process_decisions_total');
+    await limiter.check({ identity: 't', policies: ['leased'] }); // store: the take
+    await limiter.check({ identity: 't', policies: ['leased'] }); // lease
+    await limiter.check({ identity: 't', policies: ['api'] }); // store
+    await limiter.check({ identity: 't', policies: ['api'] }); // local stage denies
+    const text = metrics.render();
+    expect(text).toContain('sluice_in_process_decisions_total{source="lease"} 1\n');
+    expect(text).toContain('sluice_in_process_decisions_total{source="local-stage"} 1\n');
+    expect(text).not.toContain('source="deny-cache"');
+    expect(text).not.toContain('"t"');
   });
 });
