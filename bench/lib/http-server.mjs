@@ -1,18 +1,29 @@
 /**
  * The HTTP benchmark's shared parts: a server process from servers/server.mjs (started, port
  * read from its output, stopped) and one autocannon run of `GET /limited` against it, keyed by
- * `x-api-key`: a random identity of 10,000 per request on the allowed path, one over-quota
- * identity on the deny path.
+ * `x-api-key`: a random identity of 10,000 per request on the allowed path (or Zipf over them,
+ * or one hot identity), one over-quota identity on the deny path.
  */
 import { spawn } from 'node:child_process';
 import { dirname, join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import autocannon from 'autocannon';
+import { keySequence } from './key-distributions.mjs';
 
 const serverScript = join(dirname(fileURLToPath(import.meta.url)), '..', 'servers', 'server.mjs');
 
 /** The identities of the allowed path. */
 export const IDENTITIES = Array.from({ length: 10_000 }, (_, i) => `tenant-${String(i).padStart(5, '0')}`);
+
+/**
+ * The leased setup's lease, as server.mjs arguments: 100 units for 1 s. 100 units turn a hot
+ * key's script calls into about 1 per 100 admitted requests (the 1.2/units target: 0.012), and the
+ * allowed path stays allowed: the policy's 1,000,000 per hour refills about 278 units per second
+ * per identity, while even 10k uniform identities at 20k req/s (2 requests per identity per
+ * second, each at worst taking a fresh lease) take at most 200, and a hot key spends its leases
+ * whole, as many units as requests, from the 1,000,000 burst.
+ */
+export const LEASE_ARGS = Object.freeze(['--lease-units', '100', '--lease-ttl-ms', '1000']);
 
 /** The identity of the deny path (over its quota after the first request). */
 export const OVER_QUOTA_IDENTITY = 'over-quota-tenant';
@@ -60,11 +71,31 @@ export async function stopServerProcess(server) {
   clearTimeout(timer);
 }
 
+/** Tables of identity indexes for the allowed path's non-uniform key distributions, made once. */
+const sequences = new Map();
+
+/**
+ * The allowed path's identity for each request: `uniform` (random of 10k, as before), or `zipf` /
+ * `hot` (key-distributions.mjs), walking that distribution's table from a random start.
+ */
+function allowedIdentity(keys) {
+  if (keys === 'uniform') return () => IDENTITIES[(Math.random() * IDENTITIES.length) | 0];
+  let table = sequences.get(keys);
+  if (table === undefined) {
+    table = keySequence(keys, { identities: IDENTITIES.length });
+    sequences.set(keys, table);
+  }
+  let i = (Math.random() * table.length) | 0;
+  return () => IDENTITIES[table[i++ & (table.length - 1)]];
+}
+
 /**
  * One autocannon run of `GET /limited` for `seconds`, or for `amount` requests (then each may take
- * up to 120 s); `allowed` picks the path (see the file's header).
+ * up to 120 s); `allowed` picks the path (see the file's header), `keys` the allowed path's key
+ * distribution (`uniform`, `zipf` or `hot`).
  */
-export function loadLimited({ port, seconds, amount, connections = 32, allowed }) {
+export function loadLimited({ port, seconds, amount, connections = 32, allowed, keys = 'uniform' }) {
+  const identity = allowed ? allowedIdentity(keys) : () => OVER_QUOTA_IDENTITY;
   return autocannon({
     url: `http://127.0.0.1:${port}`,
     connections,
@@ -76,7 +107,7 @@ export function loadLimited({ port, seconds, amount, connections = 32, allowed }
         setupRequest: (req) => {
           req.headers = {
             ...req.headers,
-            'x-api-key': allowed ? IDENTITIES[(Math.random() * IDENTITIES.length) | 0] : OVER_QUOTA_IDENTITY,
+            'x-api-key': identity(),
           };
           return req;
         },

@@ -16,9 +16,23 @@ export function quotaFor(path) {
   throw new Error(`unknown path ${path}`);
 }
 
-/** The Sluice policy for a path: the default algorithm (token bucket). */
-export function sluicePolicy(path) {
-  return { name: 'api', algorithm: 'token-bucket', limit: quotaFor(path), window: WINDOW_MS };
+/**
+ * The Sluice policy for a path: the default algorithm (token bucket). `lease` (`{ units, ttlMs }`,
+ * the leased setup) adds a lease to it; undefined: none.
+ */
+export function sluicePolicy(path, lease) {
+  return {
+    name: 'api',
+    algorithm: 'token-bucket',
+    limit: quotaFor(path),
+    window: WINDOW_MS,
+    ...(lease === undefined ? {} : { lease }),
+  };
+}
+
+/** The key prefix of a Sluice server: the leased setup keeps its own keys in a shared Redis. */
+export function sluicePrefix(framework, store, path, lease) {
+  return `bench-${framework}-${store}${lease === undefined ? '' : '-leased'}-${path}`;
 }
 
 export const API_KEY_HEADER = 'x-api-key';

@@ -1,8 +1,8 @@
 /** Express 5: no limiter, an empty middleware, a fixed 429, Sluice (@sluice/express), or express-rate-limit (+ rate-limit-redis). */
 import express from 'express';
-import { API_KEY_HEADER, DENY_RESPONSE, quotaFor, sluicePolicy, WINDOW_MS } from './config.mjs';
+import { API_KEY_HEADER, DENY_RESPONSE, quotaFor, sluicePolicy, sluicePrefix, WINDOW_MS } from './config.mjs';
 
-export async function createServer({ variant, store, path, redis, sluiceStore }) {
+export async function createServer({ variant, store, path, redis, sluiceStore, lease }) {
   const app = express();
   app.disable('x-powered-by');
   app.disable('etag');
@@ -11,9 +11,9 @@ export async function createServer({ variant, store, path, redis, sluiceStore })
     const { rateLimit } = await import('@sluice/express');
     handlers.push(
       rateLimit({
-        policies: [sluicePolicy(path)],
+        policies: [sluicePolicy(path, lease)],
         store: sluiceStore,
-        prefix: `bench-express-${store}-${path}`,
+        prefix: sluicePrefix('express', store, path, lease),
         identity: (req) => req.get(API_KEY_HEADER),
       }),
     );

@@ -1,18 +1,18 @@
 /** Hono 4 on @hono/node-server: no limiter, an empty middleware, a fixed 429, Sluice (@sluice/hono), or hono-rate-limiter (memory or RedisStore). */
 import { serve } from '@hono/node-server';
 import { Hono } from 'hono';
-import { API_KEY_HEADER, DENY_RESPONSE, quotaFor, sluicePolicy, WINDOW_MS } from './config.mjs';
+import { API_KEY_HEADER, DENY_RESPONSE, quotaFor, sluicePolicy, sluicePrefix, WINDOW_MS } from './config.mjs';
 
-export async function createServer({ variant, store, path, redis, sluiceStore }) {
+export async function createServer({ variant, store, path, redis, sluiceStore, lease }) {
   const app = new Hono();
   const handlers = [];
   if (variant === 'sluice') {
     const { rateLimit } = await import('@sluice/hono');
     handlers.push(
       rateLimit({
-        policies: [sluicePolicy(path)],
+        policies: [sluicePolicy(path, lease)],
         store: sluiceStore,
-        prefix: `bench-hono-${store}-${path}`,
+        prefix: sluicePrefix('hono', store, path, lease),
         identity: (c) => c.req.header(API_KEY_HEADER),
       }),
     );

@@ -1,9 +1,9 @@
 /** Koa 3 + @koa/router: no limiter, an empty middleware, a fixed 429, Sluice (@sluice/koa), or koa-ratelimit (memory or redis driver). */
 import Router from '@koa/router';
 import Koa from 'koa';
-import { API_KEY_HEADER, DENY_RESPONSE, quotaFor, sluicePolicy, WINDOW_MS } from './config.mjs';
+import { API_KEY_HEADER, DENY_RESPONSE, quotaFor, sluicePolicy, sluicePrefix, WINDOW_MS } from './config.mjs';
 
-export async function createServer({ variant, store, path, redis, sluiceStore }) {
+export async function createServer({ variant, store, path, redis, sluiceStore, lease }) {
   const app = new Koa();
   const router = new Router();
   const handlers = [];
@@ -11,9 +11,9 @@ export async function createServer({ variant, store, path, redis, sluiceStore })
     const { rateLimit } = await import('@sluice/koa');
     handlers.push(
       rateLimit({
-        policies: [sluicePolicy(path)],
+        policies: [sluicePolicy(path, lease)],
         store: sluiceStore,
-        prefix: `bench-koa-${store}-${path}`,
+        prefix: sluicePrefix('koa', store, path, lease),
         identity: (ctx) => ctx.get(API_KEY_HEADER) || undefined,
       }),
     );

@@ -6,7 +6,7 @@
 import 'reflect-metadata';
 import { Controller, Get, HttpException, Module } from '@nestjs/common';
 import { APP_GUARD, NestFactory } from '@nestjs/core';
-import { API_KEY_HEADER, DENY_RESPONSE, quotaFor, sluicePolicy, WINDOW_MS } from './config.mjs';
+import { API_KEY_HEADER, DENY_RESPONSE, quotaFor, sluicePolicy, sluicePrefix, WINDOW_MS } from './config.mjs';
 
 class BenchController {
   limited() {
@@ -20,16 +20,16 @@ Get('limited')(
   Object.getOwnPropertyDescriptor(BenchController.prototype, 'limited'),
 );
 
-export async function createServer({ variant, store, path, redis, sluiceStore }) {
+export async function createServer({ variant, store, path, redis, sluiceStore, lease }) {
   const imports = [];
   const providers = [];
   if (variant === 'sluice') {
     const { RateLimitGuard, RateLimitModule } = await import('@sluice/nestjs');
     imports.push(
       RateLimitModule.forRoot({
-        policies: [sluicePolicy(path)],
+        policies: [sluicePolicy(path, lease)],
         ...(sluiceStore ? { store: sluiceStore } : {}),
-        prefix: `bench-nest-${store}-${path}`,
+        prefix: sluicePrefix('nest', store, path, lease),
         identity: (req) => {
           const key = req.headers[API_KEY_HEADER];
           return typeof key === 'string' ? key : undefined;

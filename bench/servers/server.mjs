@@ -2,6 +2,7 @@
  * One benchmark server in its own process:
  *   node servers/server.mjs --framework express|koa|hono|nest --variant baseline|noop|noop-async|fixed-429|sluice|usual
  *        --store memory|redis --path allowed|deny [--redis-url URL] [--port 0]
+ *        [--lease-units N --lease-ttl-ms MS]   (Sluice: the policy takes leases of N units)
  * Prints `listening on <port>` when ready; exits on SIGTERM.
  */
 import { parseArgs } from 'node:util';
@@ -18,11 +19,20 @@ const { values: opts } = parseArgs({
     autopipelining: { type: 'boolean', default: false },
     // Experiment: RedisStore's maxBatch (1 = no batching).
     'max-batch': { type: 'string' },
+    // The leased setup: Sluice's policy with lease: { units, ttlMs }.
+    'lease-units': { type: 'string' },
+    'lease-ttl-ms': { type: 'string', default: '1000' },
   },
 });
 const frameworks = ['express', 'koa', 'hono', 'nest'];
 if (!frameworks.includes(opts.framework))
   throw new Error(`--framework must be one of ${frameworks.join(', ')}, got ${opts.framework}`);
+const lease =
+  opts['lease-units'] === undefined
+    ? undefined
+    : { units: Number(opts['lease-units']), ttlMs: Number(opts['lease-ttl-ms']) };
+if (lease !== undefined && opts.variant !== 'sluice')
+  throw new Error(`--lease-units is for --variant sluice, got --variant ${opts.variant}`);
 let redis;
 let sluiceStore;
 if (opts.store === 'redis' && opts.variant !== 'baseline') {
@@ -45,9 +55,12 @@ const listen = await createServer({
   path: opts.path,
   redis,
   sluiceStore,
+  lease,
 });
 const port = await listen(Number(opts.port));
-console.log(`${opts.framework}/${opts.variant}/${opts.store}/${opts.path} listening on ${port}`);
+console.log(
+  `${opts.framework}/${opts.variant}/${opts.store}${lease ? '/leased' : ''}/${opts.path} listening on ${port}`,
+);
 const stop = () => process.exit(0);
 process.once('SIGTERM', stop);
 process.once('SIGINT', stop);
