@@ -505,6 +505,40 @@ export const LUA_MUTANTS = [
     replace: 'reply[nReply + 4] = floor(r.retryAfterMs)',
   },
 
+  // decide.lua: lease takes (cost '<want>><least>')
+  {
+    id: 'decide/lease-no-partial',
+    file: 'decide.lua',
+    find: 'if r.remaining >= least then',
+    replace: 'if false then',
+  },
+  {
+    id: 'decide/lease-partial-gt',
+    file: 'decide.lua',
+    find: 'if r.remaining >= least then',
+    replace: 'if r.remaining > least then',
+    explained: 'equivalent: when the units left equal least, the take is evaluated with least either way',
+  },
+  {
+    id: 'decide/lease-no-least-retry',
+    file: 'decide.lua',
+    find: 'if not r.allowed and units > least then',
+    replace: 'if false then',
+    explained:
+      'reached only at the rounding edge: remaining is whole(left + EPS), so a state within 1e-9 of a whole unit reports one unit more than a take of it admits; then the take falls back to least (as MemoryStore does). No test state lands within 1e-9 of a whole unit',
+  },
+  {
+    id: 'decide/lease-charged-when-not',
+    file: 'decide.lua',
+    find: 'reply[nReply] = charged and takes[i] or 0',
+    replace: 'reply[nReply] = takes[i]',
+  },
+  {
+    id: 'decide/lease-full-take-only',
+    file: 'decide.lua',
+    find: 'local least = lease and lease[e0 + i]\n    if least then',
+    replace: 'local least = lease and lease[e0 + i]\n    if false then',
+  },
   // decide.lua: bans (policy.ban)
   {
     id: 'decide/ban-never-in-force',

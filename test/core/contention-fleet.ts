@@ -65,8 +65,8 @@ export function startWorker(script: string, id: number, url: string, connections
 }
 
 /** Asks every worker to exit, and kills the ones still running after 3 s. */
-export function stopWorkers(workers: readonly Worker[]): Promise<void[]> {
-  return Promise.all(
+export async function stopWorkers(workers: readonly Worker[]): Promise<void> {
+  await Promise.all(
     workers.map(
       (w) =>
         new Promise<void>((done) => {
