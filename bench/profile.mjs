@@ -2,10 +2,12 @@
  * CPU profile of one Sluice case under load, summarized as the top self-time functions.
  *
  *   node bench/profile.mjs --http express --store redis --path allowed [--seconds 10] [--autopipelining]
+ *        [--lease] [--keys uniform|zipf|hot]
  *   node bench/profile.mjs --inproc '^sluice/token-bucket/1p/uniform/allowed$' [--seconds 10]
  *
  * Starts its own redis-server. HTTP: the Sluice server of that framework runs with
- * --cpu-prof while autocannon loads it (random x-api-key of 10k for the allowed path).
+ * --cpu-prof while autocannon loads it (random x-api-key of 10k for the allowed path, or `--keys`;
+ * `--lease`: the leased policy of the HTTP suite).
  * In-process: the in-process suite runs that case alone under --cpu-prof.
  */
 import { spawn } from 'node:child_process';
@@ -14,7 +16,7 @@ import { tmpdir } from 'node:os';
 import { dirname, join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { parseArgs } from 'node:util';
-import { loadLimited, startServerProcess, stopServerProcess } from './lib/http-server.mjs';
+import { LEASE_ARGS, loadLimited, startServerProcess, stopServerProcess } from './lib/http-server.mjs';
 import { summarizeProfile } from './lib/profile-summary.mjs';
 import { startRedis } from './lib/redis-server.mjs';
 
@@ -29,6 +31,8 @@ const { values: opts } = parseArgs({
     seconds: { type: 'string', default: '10' },
     top: { type: 'string', default: '25' },
     autopipelining: { type: 'boolean', default: false },
+    lease: { type: 'boolean', default: false },
+    keys: { type: 'string', default: 'uniform' },
   },
 });
 const seconds = Number(opts.seconds);
@@ -56,12 +60,18 @@ try {
         '--redis-url',
         redis.url,
         ...(opts.autopipelining ? ['--autopipelining'] : []),
+        ...(opts.lease ? LEASE_ARGS : []),
       ],
       { nodeArgs: ['--cpu-prof', '--cpu-prof-dir', dir], label: opts.http },
     );
-    const result = await loadLimited({ port: server.port, seconds, allowed: opts.path === 'allowed' });
+    const result = await loadLimited({
+      port: server.port,
+      seconds,
+      allowed: opts.path === 'allowed',
+      keys: opts.keys,
+    });
     console.log(
-      `${opts.http}/${opts.variant}/${opts.store}/${opts.path}: ${Math.round(result.requests.average)} req/s`,
+      `${opts.http}/${opts.variant}/${opts.store}${opts.lease ? '/leased' : ''}/${opts.path}/${opts.keys} keys: ${Math.round(result.requests.average)} req/s`,
     );
     await stopServerProcess(server);
   } else if (opts.inproc) {

@@ -4,6 +4,7 @@ const COLORS = {
   baseline: '#777',
   'sluice-memory': '#1565c0',
   'sluice-redis': '#2e7d32',
+  'sluice-leased': '#ef6c00',
   'usual-redis': '#c62828',
 };
 
@@ -18,6 +19,11 @@ function fmtMs(ms) {
 
 function fmtRate(perSecond) {
   return perSecond >= 1000 ? `${perSecond / 1000}k` : String(perSecond);
+}
+
+/** Script calls per admitted request: 0 for no Redis, else three significant digits. */
+function fmtCalls(perRequest) {
+  return perRequest === 0 ? '0' : perRequest.toPrecision(3);
 }
 
 /** The highest tier a run held, as "20k/s", or "none". */
@@ -40,15 +46,17 @@ export function renderOpenLoopMarkdown({ meta, runs }) {
     'higher tiers are not run once a setup falls over. Cells: p50 / p99 ms (error share when any;',
     `"generator late" when more than 10% of the tier's requests left the generator over 5 ms after they were due).`,
     'The server, Redis and the load generator share the machine: where the baseline falls over, so',
-    'does the machine, and only the tiers below it compare limiters.',
+    'does the machine, and only the tiers below it compare limiters. Script calls per 2xx: the',
+    "tier's script calls Redis ran (INFO commandstats) over its 2xx answers, at the highest held tier",
+    '(`sluice-leased`: a lease of 100 units for 1 s per identity).',
     '',
   ];
   for (const framework of [...new Set(runs.map((r) => r.framework))]) {
     lines.push(`## ${framework}`, '');
     lines.push(
-      `| setup | keys | ${tiers.map((t) => `${fmtRate(t)}/s`).join(' | ')} | held up to | CPU ms per 1k at the highest held tier (server / Redis / generator) |`,
+      `| setup | keys | ${tiers.map((t) => `${fmtRate(t)}/s`).join(' | ')} | held up to | CPU ms per 1k at the highest held tier (server / Redis / generator) | script calls per 2xx |`,
     );
-    lines.push(`| --- | --- | ${tiers.map(() => '---').join(' | ')} | --- | --- |`);
+    lines.push(`| --- | --- | ${tiers.map(() => '---').join(' | ')} | --- | --- | --- |`);
     for (const run of runs.filter((r) => r.framework === framework)) {
       const cells = tiers.map((rate) => {
         const t = run.tiers.find((x) => x.offeredPerSecond === rate);
@@ -65,7 +73,10 @@ export function renderOpenLoopMarkdown({ meta, runs }) {
         : '';
       const keys =
         run.dist === 'uniform' ? 'uniform' : `${run.dist} (top key ${(100 * run.hotShare).toFixed(0)}%)`;
-      lines.push(`| ${run.setup} | ${keys} | ${cells.join(' | ')} | ${highestHeld(run)} | ${cpu} |`);
+      const calls = top?.scriptCallsPer2xx === undefined ? '' : fmtCalls(top.scriptCallsPer2xx);
+      lines.push(
+        `| ${run.setup} | ${keys} | ${cells.join(' | ')} | ${highestHeld(run)} | ${cpu} | ${calls} |`,
+      );
     }
     lines.push('');
   }

@@ -34,7 +34,8 @@ export function processCpuSeconds(pid) {
  * outstanding requests (the client's backlog; then it is not sent) counts as an error.
  * @returns {Promise<{ offeredPerSecond: number, measured: number, answeredPerSecond: number,
  *   byStatus: Record<string, number>, errors: number, errorShare: number,
- *   p50Ms: number, p95Ms: number, p99Ms: number, maxMs: number, lateShare: number }>}
+ *   p50Ms: number, p95Ms: number, p99Ms: number, maxMs: number, lateShare: number,
+ *   admittedAll: number }>} (`admittedAll`: 2xx answers of all requests, the warm-up's included)
  */
 export async function runOpenLoop({
   origin,
@@ -54,6 +55,8 @@ export async function runOpenLoop({
   const latencies = new Float64Array(Math.max(0, total - firstMeasured));
   const byStatus = {};
   let answered = 0;
+  // 2xx answers of every request, the warm-up's too (what the run's store calls served).
+  let admittedAll = 0;
   let errors = 0;
   let inFlight = 0;
   let next = 0;
@@ -69,6 +72,7 @@ export async function runOpenLoop({
   const done = (i, dueAt, status) => {
     inFlight--;
     finished++;
+    if (status >= 200 && status < 300) admittedAll++;
     if (i >= firstMeasured) {
       if (status === undefined) errors++;
       else {
@@ -137,6 +141,7 @@ export async function runOpenLoop({
     p99Ms: quantileSorted(sorted, 0.99),
     maxMs: answered === 0 ? Number.NaN : sorted[answered - 1],
     lateShare: measured === 0 ? 0 : late / measured,
+    admittedAll,
   };
 }
 

@@ -105,7 +105,15 @@ export function evaluateTargets({ inproc, http, memory }) {
   for (const fw of ['express', 'koa', 'hono', 'nest']) {
     const rows = (http?.rows ?? []).filter((r) => r.framework === fw && !r.pending);
     const s = (store, path) =>
-      rows.find((r) => r.variant === 'sluice' && !r.autopipelining && r.store === store && r.path === path);
+      rows.find(
+        (r) =>
+          r.variant === 'sluice' &&
+          !r.autopipelining &&
+          !r.lease &&
+          r.group !== 'lease' &&
+          r.store === store &&
+          r.path === path,
+      );
     const red = s('redis', 'allowed');
     add({
       area: 'HTTP',
@@ -417,7 +425,9 @@ export function renderMarkdown({ meta, inproc, http, memory, overhead, scriptCos
             ? [r.framework, r.name, 'not started', '', '', '', '', '', '', '', '', '']
             : [
                 r.framework,
-                r.variant === 'usual' ? `${usualName(r.framework)} ${r.store} ${r.path}` : r.name,
+                r.variant === 'usual'
+                  ? `${usualName(r.framework)} ${r.store} ${r.path}${r.group === 'lease' ? ` (${r.keys} keys)` : ''}`
+                  : r.name,
                 fmtRate(r.perSecond),
                 String(r.p50Ms),
                 String(r.p99Ms),

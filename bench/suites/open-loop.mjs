@@ -1,15 +1,16 @@
 /**
  * Open-loop suite: each framework's server (no limiter, Sluice on the memory store, Sluice on
- * Redis, the framework's usual limiter on Redis) under fixed arrival rates in tiers (1k, 2k, 5k,
+ * Redis, Sluice on Redis with a leased policy, the framework's usual limiter on Redis) under fixed arrival rates in tiers (1k, 2k, 5k,
  * 10k, 20k, 40k req/s by default), for three key distributions (uniform over 10k identities, one
  * hot identity, Zipf over 10k). Per tier: p50/p95/p99 from each request's due time, the error
  * share (timeouts, connection errors, the client's backlog) and CPU seconds per 1k requests of
- * the server, Redis and the load generator. Each server first answers
+ * the server, Redis and the load generator, and script calls Redis ran per 2xx answer (INFO
+ * commandstats). Each server first answers
  * `--server-warmup-requests` requests, unmeasured, in a closed loop (its code is cold when it starts). A setup that falls over at a tier (see `held`) is not
  * run at higher tiers. Servers run in child processes, the generator here; 127.0.0.1 only.
  *
  *   node suites/open-loop.mjs [--redis-url URL] [--quick] [--frameworks express,hono]
- *        [--setups baseline,sluice-memory,sluice-redis,usual-redis] [--dists uniform,hot,zipf]
+ *        [--setups baseline,sluice-memory,sluice-redis,sluice-leased,usual-redis] [--dists uniform,hot,zipf]
  *        [--tiers 1000,2000,5000] [--duration-s 3] [--warmup-s 1] [--out-dir DIR]
  */
 import { mkdirSync, writeFileSync } from 'node:fs';
@@ -18,11 +19,12 @@ import { dirname, join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { parseArgs } from 'node:util';
 import { Redis } from 'ioredis';
-import { IDENTITIES, startServerProcess, stopServerProcess } from '../lib/http-server.mjs';
+import { IDENTITIES, LEASE_ARGS, startServerProcess, stopServerProcess } from '../lib/http-server.mjs';
 import { DISTRIBUTIONS, hottestShare, keySequence } from '../lib/key-distributions.mjs';
 import { processCpuSeconds, runOpenLoop, warmUp } from '../lib/open-loop.mjs';
 import { renderOpenLoopMarkdown, renderOpenLoopSvg } from '../lib/open-loop-report.mjs';
 import { redisCpuSeconds } from '../lib/redis-cpu.mjs';
+import { redisScriptCalls } from '../lib/redis-script-calls.mjs';
 import { startRedis } from '../lib/redis-server.mjs';
 
 const here = dirname(fileURLToPath(import.meta.url));
@@ -49,6 +51,8 @@ const SETUPS = {
   baseline: { variant: 'baseline', store: 'memory' },
   'sluice-memory': { variant: 'sluice', store: 'memory' },
   'sluice-redis': { variant: 'sluice', store: 'redis' },
+  // The same policy with a lease (LEASE_ARGS: 100 units for 1 s).
+  'sluice-leased': { variant: 'sluice', store: 'redis', lease: true },
   'usual-redis': { variant: 'usual', store: 'redis' },
 };
 
@@ -100,9 +104,10 @@ try {
 
 /** One server through the tiers, lowest first, until it falls over. */
 async function runSetup(framework, setup, dist, hotShare, headersAt) {
-  const { variant, store } = SETUPS[setup];
+  const { variant, store, lease } = SETUPS[setup];
   const args = ['--framework', framework, '--variant', variant, '--store', store, '--path', 'allowed'];
   if (store === 'redis') args.push('--redis-url', redisUrl);
+  if (lease) args.push(...LEASE_ARGS);
   const server = await startServerProcess(args, { label: `${framework} ${setup}` });
   const results = [];
   const origin = `http://127.0.0.1:${server.port}`;
@@ -111,6 +116,7 @@ async function runSetup(framework, setup, dist, hotShare, headersAt) {
     await warmUp({ origin, path: '/limited', requests: serverWarmupRequests, headersAt });
     for (const rate of tiers) {
       const cpu0 = { server: processCpuSeconds(server.child.pid), redis: await redisCpuSeconds(redis) };
+      const calls0 = await redisScriptCalls(redis);
       const gen0 = process.cpuUsage();
       const tier = await runOpenLoop({
         origin,
@@ -128,10 +134,13 @@ async function runSetup(framework, setup, dist, hotShare, headersAt) {
         redis: perK((await redisCpuSeconds(redis)) - cpu0.redis),
         generator: perK((gen.user + gen.system) / 1e6),
       };
+      // Script calls of the whole tier (warm-up included) over the tier's 2xx answers.
+      tier.scriptCallsPer2xx =
+        store === 'redis' ? ((await redisScriptCalls(redis)) - calls0) / Math.max(1, tier.admittedAll) : 0;
       tier.held = held(tier);
       results.push(tier);
       process.stderr.write(
-        `${framework} ${setup} ${dist} ${rate}/s: p50 ${tier.p50Ms.toFixed(2)} p99 ${tier.p99Ms.toFixed(2)} ms, errors ${(100 * tier.errorShare).toFixed(1)}%${tier.held ? '' : ' (fell over)'}\n`,
+        `${framework} ${setup} ${dist} ${rate}/s: p50 ${tier.p50Ms.toFixed(2)} p99 ${tier.p99Ms.toFixed(2)} ms, script calls/2xx ${tier.scriptCallsPer2xx.toFixed(4)}, errors ${(100 * tier.errorShare).toFixed(1)}%${tier.held ? '' : ' (fell over)'}\n`,
       );
       if (!tier.held) break;
     }
