@@ -64,3 +64,39 @@ export function renderLeaseMarkdown(rows) {
   }
   return `${out.join('\n')}\n`;
 }
+
+/**
+ * The lease targets of one framework, for report.mjs's `add`: on hot keys (where a lease is meant
+ * to pay), the leased server >= 0.95 of the same adapter on the memory store and >= 1.5x the
+ * usual limiter on Redis, and at most 1.2 / 100 (the lease's units) script calls per 2xx.
+ */
+export function leaseTargets(rows, framework, usual) {
+  const leased = rows.find(
+    (r) => r.framework === framework && r.name === leaseRowLabel(LEASED, 'hot') && !r.pending,
+  );
+  const target = (what) => `${framework}: allowed, hot key, leased ${what}`;
+  return [
+    {
+      area: 'HTTP leases',
+      target: target('>= 0.95 of Sluice memory'),
+      value: leased?.vsMemory?.median,
+      goal: 0.95,
+      spread: fmtRange(leased?.vsMemory),
+    },
+    {
+      area: 'HTTP leases',
+      target: target(`>= 1.5x ${usual} Redis`),
+      value: leased?.vsUsual?.median,
+      goal: 1.5,
+      spread: fmtRange(leased?.vsUsual),
+    },
+    {
+      area: 'HTTP leases',
+      target: target('script calls per 2xx <= 1.2/units (0.012)'),
+      value: leased?.scriptCallsPer2xx,
+      goal: 0.012,
+      lower: true,
+      format: (v) => v.toFixed(4),
+    },
+  ];
+}

@@ -2,6 +2,7 @@
  * Turns suite outputs into bench/results/results.md (markdown tables, targets met/missed) and
  * bench/results/chart.svg (a hand-written bar chart of the target ratios).
  */
+import { leaseTargets, renderLeaseMarkdown } from './lease-report.mjs';
 import { fmtRange, fmtRate, fmtRatio, median, spread } from './stats.mjs';
 
 const ALGORITHMS = ['token-bucket', 'gcra', 'sliding-window', 'fixed-window', 'sliding-log'];
@@ -139,6 +140,7 @@ export function evaluateTargets({ inproc, http, memory }) {
         spread: fmtRange(d?.vsBaseline),
       });
     }
+    if (rows.some((r) => r.lease)) for (const t of leaseTargets(rows, fw, usualName(fw))) add(t);
   }
   const mem = (name) => (memory?.rows ?? []).find((r) => r.name === name && !r.pending);
   const gcra = mem('sluice gcra');
@@ -448,6 +450,14 @@ export function renderMarkdown({ meta, inproc, http, memory, overhead, scriptCos
         ),
       ),
       '',
+    );
+  }
+  if (http?.rows?.some((r) => r.lease && !r.pending)) {
+    out.push('## HTTP: leases', '');
+    out.push(
+      'Sluice on Redis with a leased policy (100 units for 1 s) beside the same adapter on the memory store, on Redis without a lease and the usual limiter on Redis, measured back to back with the baseline in each round, per key distribution of the allowed path. Script calls: INFO commandstats over the 2xx answers of all rounds.',
+      '',
+      renderLeaseMarkdown(http.rows),
     );
   }
   if (memory) {

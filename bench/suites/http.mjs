@@ -11,7 +11,7 @@
  * usual limiter on Redis, for three key distributions of the allowed path (uniform over 10k,
  * Zipf over 10k, one hot identity).
  *
- *   node suites/http.mjs --redis-url URL [--quick] [--only express,koa] [--rounds N] [--duration-s S]
+ *   node suites/http.mjs [--redis-url URL] [--quick] [--only express,koa] [--rounds N] [--duration-s S]
  *        [--groups main,lease] [--prof-dir DIR] [--out file.json] [--lease-md file.md]
  */
 import { execFileSync } from 'node:child_process';
@@ -28,6 +28,7 @@ import {
 import { LEASE_GROUPS, leaseRowLabel, renderLeaseMarkdown } from '../lib/lease-report.mjs';
 import { redisCpuSeconds } from '../lib/redis-cpu.mjs';
 import { count2xx, redisScriptCalls } from '../lib/redis-script-calls.mjs';
+import { startRedis } from '../lib/redis-server.mjs';
 import { median, spread } from '../lib/stats.mjs';
 
 const { values: opts } = parseArgs({
@@ -44,8 +45,9 @@ const { values: opts } = parseArgs({
     out: { type: 'string' },
   },
 });
-const redisUrl = opts['redis-url'];
-if (!redisUrl) throw new Error('--redis-url is required');
+// Without --redis-url the suite starts its own redis-server (stopped at the end).
+const ownRedis = opts['redis-url'] === undefined ? await startRedis() : undefined;
+const redisUrl = opts['redis-url'] ?? ownRedis.url;
 const ROUNDS = Number(opts.rounds ?? (opts.quick ? 1 : 5));
 const DURATION_S = Number(opts['duration-s'] ?? (opts.quick ? 0.5 : 1.2));
 const WARMUP_S = opts.quick ? 0.2 : 1;
@@ -313,4 +315,5 @@ if (groupSets.includes('lease')) process.stderr.write(`\n${renderLeaseMarkdown(r
 if (opts.out) writeFileSync(opts.out, JSON.stringify(output, null, 2));
 else process.stdout.write(`${JSON.stringify(output)}\n`);
 await admin.quit();
+await ownRedis?.stop();
 process.exit(0);
