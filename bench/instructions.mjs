@@ -5,7 +5,7 @@
  * `npm run bench`: it takes about a minute per server.
  *
  *   node bench/instructions.mjs [--frameworks hono,koa,express,nest] [--servers sluice-memory,usual-memory]
- *        [--path allowed|deny] [--warmup 20000] [--requests 10000] [--parallel 1] [--out-dir DIR]
+ *        [--path allowed|deny] [--keys uniform|zipf|hot] [--warmup 20000] [--requests 10000] [--parallel 1] [--out-dir DIR]
  *
  * Each server runs under `valgrind --tool=callgrind --separate-threads=yes` with counting off;
  * autocannon sends `--warmup` requests (8 connections), counting is switched on
@@ -22,7 +22,7 @@ import { tmpdir } from 'node:os';
 import { dirname, join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { parseArgs } from 'node:util';
-import { loadLimited, startServerProcess, stopServerProcess } from './lib/http-server.mjs';
+import { LEASE_ARGS, loadLimited, startServerProcess, stopServerProcess } from './lib/http-server.mjs';
 import { startRedis } from './lib/redis-server.mjs';
 
 const here = dirname(fileURLToPath(import.meta.url));
@@ -34,6 +34,8 @@ const { values: opts } = parseArgs({
       default: 'baseline,noop-async,sluice-memory,usual-memory,sluice-redis,usual-redis',
     },
     path: { type: 'string', default: 'allowed' },
+    // The allowed path's key distribution (http-server.mjs).
+    keys: { type: 'string', default: 'uniform' },
     warmup: { type: 'string', default: '20000' },
     requests: { type: 'string', default: '10000' },
     parallel: { type: 'string', default: '1' },
@@ -50,6 +52,7 @@ const SERVERS = {
   'sluice-memory': { variant: 'sluice', store: 'memory', label: 'Sluice, memory store' },
   'usual-memory': { variant: 'usual', store: 'memory', label: 'usual limiter, memory store' },
   'sluice-redis': { variant: 'sluice', store: 'redis', label: 'Sluice, Redis' },
+  'sluice-leased': { variant: 'sluice', store: 'redis', lease: true, label: 'Sluice, Redis, leased policy' },
   'usual-redis': { variant: 'usual', store: 'redis', label: 'usual limiter, Redis' },
 };
 
@@ -96,7 +99,15 @@ function mainThreadInstructions(dir) {
 async function measure(framework, name, redisUrl) {
   const server = SERVERS[name];
   const dir = mkdtempSync(join(tmpdir(), 'sluice-callgrind-'));
-  const args = ['--framework', framework, '--variant', server.variant, '--store', server.store];
+  const args = [
+    '--framework',
+    framework,
+    '--variant',
+    server.variant,
+    '--store',
+    server.store,
+    ...(server.lease ? LEASE_ARGS : []),
+  ];
   const launcher = [
     'valgrind',
     '--tool=callgrind',
@@ -106,7 +117,13 @@ async function measure(framework, name, redisUrl) {
   ];
   const label = `${framework}/${name}`;
   const load = (amount) =>
-    loadLimited({ port: running.port, amount, connections: 8, allowed: opts.path === 'allowed' });
+    loadLimited({
+      port: running.port,
+      amount,
+      connections: 8,
+      allowed: opts.path === 'allowed',
+      keys: opts.keys,
+    });
   let running;
   try {
     running = await startServerProcess([...args, '--path', opts.path, '--redis-url', redisUrl], {
