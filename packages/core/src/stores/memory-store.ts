@@ -154,7 +154,7 @@ export class MemoryStore implements Store {
     let all = true; // every entry allows
     let enforced = true; // every enforced entry allows
     for (let i = 0; i < entries.length; i++) {
-      const { key, policy, cost } = entries[i] as StoreEntry;
+      const { key, policy, cost, leastCost } = entries[i] as StoreEntry;
       const params: AlgorithmParams = {
         limit: policy.limit,
         windowMs: policy.windowMs,
@@ -163,7 +163,6 @@ export class MemoryStore implements Store {
       };
       const state = this.#table.read(key, policy.algorithm, now);
       let e = ALGORITHMS[policy.algorithm].evaluate(state, now, params);
-      const { leastCost } = entries[i] as StoreEntry;
       if (leastCost !== undefined) {
         const take = e.allowed
           ? { evaluation: e, units: cost }
