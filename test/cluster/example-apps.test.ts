@@ -10,6 +10,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { counterValue, json, type Reply, request } from '../integration/client.js';
 import { type AppNode, EXAMPLE_APPS, startApps, stopApps } from '../support/apps.js';
 import { EXPECTED } from '../support/expected.js';
+import { expectLeasedBounds } from '../support/leased-route.js';
 import { type RedisCluster, startRedisCluster } from '../support/redis-cluster.js';
 import { expectGenerateSettles, expectLoginCountsFailures } from '../support/settle-routes.js';
 
@@ -116,6 +117,10 @@ describe(`example apps on Redis Cluster (${EXAMPLE_APPS.map((a) => a.name).join(
 
   it('POST /login counts only failed logins on Cluster', async () => {
     await expectLoginCountsFailures(nodeFor, apiKey());
+  });
+
+  it('GET /leased across the apps on Cluster: at most burst + 10/s x T admitted, at least burst - nodes x 10, 200 or 429 only', async () => {
+    await expectLeasedBounds(nodes, apiKey(), { streamMs: 2000 });
   });
 
   it('POST /transfers/:id: two policies in one Cluster call, the fourth denied by "transfers" without charging "payments"', async () => {

@@ -8,6 +8,7 @@ import { randomUUID } from 'node:crypto';
 import { afterAll, beforeAll, describe, expect, test } from 'vitest';
 import { type AppNode, EXAMPLE_APPS, startApps, stopApps } from '../support/apps.js';
 import { EXPECTED } from '../support/expected.js';
+import { expectLeasedBounds } from '../support/leased-route.js';
 import { type RedisProcess, startRedis } from '../support/redis-server.js';
 import { expectGenerateSettles, expectLoginCountsFailures } from '../support/settle-routes.js';
 import { closeAgents, counterValue, json, type Reply, remainingOf, request } from './client.js';
@@ -110,6 +111,25 @@ describe.each(MIXED)('$name on one Redis', ({ apps }) => {
   });
 });
 
+/** One node of each of the four frameworks (the Nest app on its default platform). */
+const FOUR_FRAMEWORKS = ['express', 'koa', 'nest', 'hono'].filter((name) =>
+  EXAMPLE_APPS.some((app) => app.name === name),
+);
+
+describe(`${FOUR_FRAMEWORKS.join(' + ')}, one node each, on one Redis: GET /leased`, () => {
+  let nodes: AppNode[] = [];
+  beforeAll(async () => {
+    nodes = await startApps(FOUR_FRAMEWORKS, nodeEnv(`it-leased-${randomUUID().slice(0, 8)}`));
+  });
+  afterAll(async () => {
+    await stopApps(nodes);
+  });
+
+  test('a burst of 300 then 2 s more, one API key: at most burst + 10/s x T admitted, at least burst - nodes x 10, 200 or 429 only', async () => {
+    await expectLeasedBounds(nodes, apiKey(), { streamMs: 2000 });
+  });
+});
+
 describe.each(EXAMPLE_APPS)('$name example app, 4 nodes on one Redis', (spec) => {
   const prefix = `it-${spec.name}-${randomUUID().slice(0, 8)}`;
   let nodes: AppNode[] = [];
@@ -139,6 +159,10 @@ describe.each(EXAMPLE_APPS)('$name example app, 4 nodes on one Redis', (spec) =>
 
   test('/login counts only failed logins: ten successes pass, five failures and then 429', async () => {
     await expectLoginCountsFailures((i) => nodes[i % nodes.length]!, apiKey());
+  });
+
+  test('/leased, a burst of 300 over the nodes: at most burst + 10/s x T admitted, at least burst - nodes x 10, 200 or 429 only', async () => {
+    await expectLeasedBounds(nodes, apiKey(), { streamMs: 0 });
   });
 
   test('GET /health is 200 {"ok":true} with no rate-limit headers', async () => {

@@ -17,6 +17,8 @@ export const POLICIES: readonly PolicyInput[] = [
   { name: 'tier-free', algorithm: 'fixed-window', limit: 3, window: '60s' },
   { name: 'llm-tokens', algorithm: 'token-bucket', rate: '10/s', burst: 1000 },
   { name: 'login', algorithm: 'fixed-window', limit: 5, window: '60s' },
+  // Each instance takes 10 units of the Redis budget at a time and admits from them in-process for up to 1 s.
+  { name: 'leased', algorithm: 'token-bucket', rate: '10/s', burst: 100, lease: { units: 10, ttlMs: 1000 } },
 ];
 
 /** The API key prefix of the pro plan: a stand-in for a plan looked up from the tenant. */
@@ -51,4 +53,6 @@ export const ROUTE_LIMITS = {
   generate: { policies: ['llm-tokens'], cost: { 'llm-tokens': 100 } },
   /** POST /login?ok=1|0: counts only failed logins (`skipSuccessfulRequests`). */
   login: { policies: ['login'] },
+  /** GET /leased: admitted from a lease of 10 units per instance where one is live (decision source `lease`). */
+  leased: { policies: ['leased'] },
 } as const satisfies Record<string, { policies: readonly string[]; cost?: Readonly<Record<string, number>> }>;

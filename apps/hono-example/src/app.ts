@@ -76,6 +76,7 @@ export function createApp(options: ExampleAppOptions = {}): ExampleApp {
   app.get('/shadow', limit(ROUTE_LIMITS.shadow), ok);
   app.get('/strict', limit(ROUTE_LIMITS.strict), ok);
   app.get('/lenient', limit(ROUTE_LIMITS.lenient), ok);
+  app.get('/leased', limit(ROUTE_LIMITS.leased), ok);
   // The plan's policies, chosen per request.
   const tiered = rateLimit({
     limiter,

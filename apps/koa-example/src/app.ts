@@ -73,6 +73,7 @@ export function createApp(options: ExampleAppOptions = {}): ExampleApp {
   router.get('/shadow', limit(ROUTE_LIMITS.shadow), ok);
   router.get('/strict', limit(ROUTE_LIMITS.strict), ok);
   router.get('/lenient', limit(ROUTE_LIMITS.lenient), ok);
+  router.get('/leased', limit(ROUTE_LIMITS.leased), ok);
   // The plan's policies, chosen per request.
   const tiered = rateLimit({
     limiter,

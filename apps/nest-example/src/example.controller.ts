@@ -57,6 +57,12 @@ export class ExampleController {
     return OK;
   }
 
+  @Get('leased')
+  @RateLimit(...ROUTE_LIMITS.leased.policies)
+  leased() {
+    return OK;
+  }
+
   @Get('tiered')
   @RateLimit({ policies: (req) => tieredPolicies(req.headers[API_KEY_HEADER]) })
   tiered() {

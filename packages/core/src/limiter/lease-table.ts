@@ -25,6 +25,8 @@ export interface Lease {
   /** The store's remaining and resetMs at that denial. */
   deniedRemaining: number;
   deniedResetMs: number;
+  /** An adaptive lease's current size (units its next take asks for); 0 before the first. */
+  sizeUnits: number;
 }
 
 /**
@@ -63,6 +65,7 @@ export class LeaseTable {
         deniedLeastUnits: 0,
         deniedRemaining: 0,
         deniedResetMs: 0,
+        sizeUnits: 0,
       };
       this.#byKey.set(key, lease);
     }

@@ -1,6 +1,7 @@
 /** The arithmetic of leases: what a take asks for, what it leaves in the lease, and the verdicts a lease gives. */
 import { ALGORITHMS } from '../algorithms/registry.js';
 import type { CompiledPolicy, StoreEntry, StoreVerdict } from '../types.js';
+import { shrinkAfterDenial } from './lease-size.js';
 import type { Lease } from './lease-table.js';
 
 /** Slack for comparing units (fractional costs). */
@@ -33,7 +34,8 @@ function rememberable(verdict: StoreVerdict): boolean {
  * Applies a take's verdict to `lease`: a charged take (`chargedUnits`, or the whole take from a
  * store that does not report it) becomes the lease, less the request's own cost, for `ttlMs`
  * (and no longer than the window for algorithms whose quota returns on a boundary: a fixed
- * window's lease ends with its window); a denied one is remembered until its wait is over.
+ * window's lease ends with its window); a denied one is remembered until its wait is over (and an
+ * adaptive lease starts again small).
  */
 export function settleTake(
   entry: StoreEntry,
@@ -62,6 +64,7 @@ export function settleTake(
     lease.deniedLeastUnits = take.leastCost ?? take.cost;
     lease.deniedRemaining = verdict.remaining;
     lease.deniedResetMs = verdict.resetMs;
+    shrinkAfterDenial(lease);
   }
 }
 

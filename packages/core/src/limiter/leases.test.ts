@@ -379,7 +379,11 @@ describe('lease and local-stage validation', () => {
     ],
     [
       { ...base, lease: { units: 2, ttlMs: 1000, size: 3 } },
-      `policy "p": "lease.size" is not a field of lease (known: units, ttlMs, failModeAfter), got 3`,
+      `policy "p": "lease.size" is not a field of lease (known: units, ttlMs, failModeAfter, adaptive), got 3`,
+    ],
+    [
+      { ...base, lease: { units: 2, ttlMs: 1000, adaptive: 'yes' } },
+      `policy "p": "lease.adaptive" must be true or false, got "yes"`,
     ],
     [
       { ...base, failMode: 'lease' },

@@ -2,8 +2,9 @@
  * Leases as a store layer: a leased policy's entry is admitted in-process from units taken from
  * the store before; the store is called only to take the next lease (and for the other policies).
  */
-import { fallbackFailMode } from '../policy/lease.js';
+import { type CompiledLease, fallbackFailMode } from '../policy/lease.js';
 import type { Clock, StoreEntry, StoreVerdict } from '../types.js';
+import { takeUnits } from './lease-size.js';
 import { type Lease, LeaseTable } from './lease-table.js';
 import {
   deniedVerdict,
@@ -141,7 +142,7 @@ export function withLeases(inner: StoreLayer, clock: Clock, maxKeys: number): Le
       const lease = leases.hold(entry.key);
       const usable = usableUnits(entry, lease, askedAtMs, failing);
       const need = leastUnitsOf(entry, usable);
-      const units = (entry.policy.lease as { units: number }).units;
+      const units = takeUnits(entry.policy.lease as CompiledLease, lease, askedAtMs);
       sent.push({ key: entry.key, policy: entry.policy, cost: Math.max(units, need), leastCost: need });
       usables.push(usable);
       lease.refill = new Promise<void>((resolve) => releases.push(resolve));

@@ -18,6 +18,12 @@ export interface LeaseInput {
    * store cannot decide (`'closed'`, `'open'` or `'local'`). Default `'closed'`.
    */
   readonly failModeAfter?: Exclude<FailMode, 'lease'>;
+  /**
+   * Size each lease by the key's use, `units` at most: start at 1 unit, double while leases are
+   * spent within half their TTL, halve when one expires unspent, start again after a denial. Idle
+   * and cold keys then hold little of the budget; a hot key soon takes `units`. Default `false`.
+   */
+  readonly adaptive?: boolean;
 }
 
 /** A validated lease. */
@@ -26,6 +32,8 @@ export interface CompiledLease {
   readonly ttlMs: number;
   /** The fail mode after the lease (used by `failMode: 'lease'`). */
   readonly failModeAfter: Exclude<FailMode, 'lease'>;
+  /** Whether leases are sized by use (`units` the most). */
+  readonly adaptive: boolean;
 }
 
 /**
@@ -46,7 +54,7 @@ export interface CompiledLocalStage {
   readonly intervalMs: number;
 }
 
-const LEASE_FIELDS = ['units', 'ttlMs', 'failModeAfter'];
+const LEASE_FIELDS = ['units', 'ttlMs', 'failModeAfter', 'adaptive'];
 const LOCAL_FIELDS = ['burst', 'rate'];
 const AFTER_MODES: readonly string[] = ['closed', 'open', 'local'];
 
@@ -128,10 +136,15 @@ export function compileLease(
       policy,
     );
   }
+  const { adaptive } = input;
+  if (adaptive !== undefined && typeof adaptive !== 'boolean') {
+    throw new PolicyError('lease.adaptive', adaptive, 'must be true or false', policy);
+  }
   return Object.freeze({
     units,
     ttlMs,
     failModeAfter: (after ?? 'closed') as CompiledLease['failModeAfter'],
+    adaptive: adaptive ?? false,
   });
 }
 

@@ -1,0 +1,146 @@
+/**
+ * Adaptive leases (`lease.adaptive`): the size a take asks for follows the key's use. A hot key
+ * grows to whole leases, cold keys strand almost nothing, a lease expiring unspent halves the next,
+ * a denial starts again small, and the fleet bounds hold as for fixed leases.
+ */
+import fc from 'fast-check';
+import { describe, expect, it } from 'vitest';
+import type { PolicyInput } from '../types.js';
+import { createLimiter, type Limiter } from './create-limiter.js';
+import { SwitchableStore } from './test-stores.test-support.js';
+
+const T0 = 1_764_400_200_000;
+
+/** Instances sharing one store and clock; `asked()` lists the units each take asked for. */
+function fleet(policy: PolicyInput, instances: number) {
+  const clock = { nowMs: T0 };
+  const store = new SwitchableStore(() => clock.nowMs);
+  const limiters: Limiter[] = Array.from({ length: instances }, () =>
+    createLimiter({ policies: [policy], store, clock: () => clock.nowMs, breaker: false }),
+  );
+  const asked = () => store.calls.filter((c) => c.mode === 'consume').map((c) => c.entries[0]?.cost);
+  return { clock, limiters, asked };
+}
+
+const HOT: PolicyInput = {
+  name: 'hot',
+  algorithm: 'token-bucket',
+  burst: 1_000_000,
+  rate: '1000000/s',
+  lease: { units: 100, ttlMs: 1000, adaptive: true },
+};
+
+const sum = (xs: readonly (number | undefined)[]) => xs.reduce<number>((a, x) => a + (x ?? 0), 0);
+
+describe('adaptive leases', () => {
+  it('a hot key doubles its lease while it spends it fast: 1, 2, 4 ... 64, then 100; 1,000 admissions in 16 takes', async () => {
+    const { clock, limiters, asked } = fleet(HOT, 1);
+    for (let i = 0; i < 1000; i++) {
+      clock.nowMs += 1;
+      expect((await (limiters[0] as Limiter).check({ identity: 'tenant' })).allowed).toBe(true);
+    }
+    expect(asked().slice(0, 9)).toEqual([1, 2, 4, 8, 16, 32, 64, 100, 100]);
+    // A fixed lease of 100 takes 10 times; the ramp costs log2(100) = 7 takes more at most.
+    expect(asked()).toHaveLength(16);
+  });
+
+  it('cold keys strand almost nothing: 500 identities seen once each take 1 unit each (a fixed lease of 100 strands 99 each)', async () => {
+    const adaptive = fleet(HOT, 1);
+    const fixed = fleet({ ...HOT, lease: { units: 100, ttlMs: 1000 } }, 1);
+    for (const { clock, limiters } of [adaptive, fixed]) {
+      for (let i = 0; i < 500; i++) {
+        clock.nowMs += 1;
+        expect((await (limiters[0] as Limiter).check({ identity: `cold-${i}` })).allowed).toBe(true);
+      }
+    }
+    // Taken from the store but not spent: units asked for (all granted from this budget) - 500 admitted.
+    expect(sum(adaptive.asked()) - 500).toBe(0);
+    expect(sum(fixed.asked()) - 500).toBe(500 * 99);
+  });
+
+  it('halves the next lease when one expired unspent, down to 1', async () => {
+    const { clock, limiters, asked } = fleet(HOT, 1);
+    const limiter = limiters[0] as Limiter;
+    for (let i = 0; i < 300; i++) {
+      clock.nowMs += 1;
+      await limiter.check({ identity: 'tenant' });
+    }
+    const grown = asked().length;
+    expect(asked()[grown - 1]).toBe(100);
+    for (let i = 0; i < 8; i++) {
+      clock.nowMs += 1100; // each lease expires with all but one unit unspent
+      expect((await limiter.check({ identity: 'tenant' })).allowed).toBe(true);
+    }
+    expect(asked().slice(grown)).toEqual([50, 25, 12, 6, 3, 1, 1, 1]);
+  });
+
+  it('keeps its size when a lease is spent, but slowly (after half its TTL)', async () => {
+    const { clock, limiters, asked } = fleet(HOT, 1);
+    const limiter = limiters[0] as Limiter;
+    for (let i = 0; i < 4; i++) {
+      clock.nowMs += 1;
+      await limiter.check({ identity: 'tenant' }); // takes of 1, 2, then a lease of 4 with 3 left
+    }
+    expect(asked()).toEqual([1, 2, 4]);
+    for (let i = 0; i < 3; i++) {
+      clock.nowMs += 200; // the lease of 4 is spent 601 ms after its take
+      await limiter.check({ identity: 'tenant' });
+    }
+    clock.nowMs += 10;
+    await limiter.check({ identity: 'tenant' });
+    expect(asked()).toEqual([1, 2, 4, 4]);
+  });
+
+  it('starts again at 1 after a denied take', async () => {
+    const { clock, limiters, asked } = fleet(
+      {
+        name: 'tight',
+        algorithm: 'token-bucket',
+        burst: 20,
+        rate: '1/s',
+        lease: { units: 16, ttlMs: 1000, adaptive: true },
+      },
+      1,
+    );
+    const limiter = limiters[0] as Limiter;
+    const allowed: boolean[] = [];
+    for (let i = 0; i < 22; i++) {
+      clock.nowMs += 1;
+      allowed.push((await limiter.check({ identity: 'tenant' })).allowed);
+    }
+    // 1 + 2 + 4 + 8 = 15, then 5 of the 16 asked for (the budget's last units), then denied.
+    expect(allowed.filter(Boolean)).toHaveLength(20);
+    expect(asked().slice(0, 6)).toEqual([1, 2, 4, 8, 16, 16]);
+    clock.nowMs += 2000; // 2 units refilled; the wait of the denial is over
+    expect((await limiter.check({ identity: 'tenant' })).allowed).toBe(true);
+    expect(asked().at(-1)).toBe(1);
+  });
+
+  it('never admits more than burst + rate x T from a fresh key, 4 instances (fast-check)', async () => {
+    const step = fc.record({
+      instance: fc.integer({ min: 0, max: 3 }),
+      dtMs: fc.integer({ min: 0, max: 250 }),
+    });
+    const policy: PolicyInput = {
+      name: 'leased',
+      algorithm: 'token-bucket',
+      burst: 20,
+      rate: '10/s',
+      lease: { units: 5, ttlMs: 1000, adaptive: true },
+    };
+    await fc.assert(
+      fc.asyncProperty(fc.array(step, { minLength: 1, maxLength: 200 }), async (steps) => {
+        const { clock, limiters } = fleet(policy, 4);
+        let admitted = 0;
+        for (const { instance, dtMs } of steps) {
+          clock.nowMs += dtMs;
+          if ((await (limiters[instance] as Limiter).check({ identity: 'tenant' })).allowed) {
+            admitted += 1;
+            expect(admitted).toBeLessThanOrEqual(20 + (clock.nowMs - T0) / 100 + 1e-9);
+          }
+        }
+      }),
+      { numRuns: 60 },
+    );
+  });
+});

@@ -1,0 +1,32 @@
+/** How many units a lease take asks for: the policy's `units`, or with `adaptive` a size that follows the key's use. */
+import type { CompiledLease } from '../policy/lease.js';
+import type { Lease } from './lease-table.js';
+
+/** An adaptive lease's first size (units), and its size again after a denied take. */
+export const ADAPTIVE_FIRST_UNITS = 1;
+
+/**
+ * The units the next take of `lease` asks for at `nowMs` (before the request's own need is added).
+ * A fixed lease asks for `units` every time. An adaptive one starts at {@link ADAPTIVE_FIRST_UNITS}
+ * and, at each take, doubles (up to `units`) when the lease before was spent within half its TTL,
+ * halves when the lease before expired with units unspent, and keeps its size otherwise; a denied
+ * take sets it back to the first size (see {@link shrinkAfterDenial}). So a hot key soon takes
+ * whole leases, and a key seen now and then holds about what it uses.
+ */
+export function takeUnits(policyLease: CompiledLease, lease: Lease, nowMs: number): number {
+  if (!policyLease.adaptive) return policyLease.units;
+  let size = lease.sizeUnits > 0 ? lease.sizeUnits : ADAPTIVE_FIRST_UNITS;
+  if (lease.seenAtMs > 0) {
+    const expired = nowMs >= lease.expiresAtMs;
+    if (expired && lease.units >= 1) size = Math.max(ADAPTIVE_FIRST_UNITS, Math.floor(size / 2));
+    else if (!expired && nowMs - lease.seenAtMs <= policyLease.ttlMs / 2) size *= 2;
+  }
+  size = Math.min(policyLease.units, size);
+  lease.sizeUnits = size;
+  return size;
+}
+
+/** After a denied take: an adaptive lease starts again from its first size. */
+export function shrinkAfterDenial(lease: Lease): void {
+  lease.sizeUnits = 0;
+}
