@@ -3,13 +3,7 @@
  * forked, each an OS process holding its own Redis connections and limiters, driven over IPC.
  */
 import { type ChildProcess, fork } from 'node:child_process';
-import { mkdirSync } from 'node:fs';
-import { dirname, join, resolve } from 'node:path';
-import { fileURLToPath } from 'node:url';
-import { build } from 'esbuild';
-
-const here = dirname(fileURLToPath(import.meta.url));
-const root = resolve(here, '../..');
+import { bundleWorker } from './bundle-worker.js';
 
 /** One forked worker and its inbox. */
 export interface Worker {
@@ -19,21 +13,8 @@ export interface Worker {
 }
 
 /** Bundles contention-worker.ts once; returns the script's path. */
-export async function buildWorkerScript(): Promise<string> {
-  const outDir = join(root, 'node_modules/.cache/sluice-test');
-  mkdirSync(outDir, { recursive: true });
-  const script = join(outDir, 'contention-worker.mjs');
-  await build({
-    entryPoints: [join(here, 'contention-worker.ts')],
-    bundle: true,
-    platform: 'node',
-    format: 'esm',
-    target: 'node20',
-    outfile: script,
-    external: ['ioredis'],
-    logLevel: 'silent',
-  });
-  return script;
+export function buildWorkerScript(): Promise<string> {
+  return bundleWorker('contention-worker');
 }
 
 /** Forks worker `id` of `script` against the Redis at `url`, with `connections` connections. */

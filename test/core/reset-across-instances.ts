@@ -4,13 +4,7 @@
  * and the Cluster tests.
  */
 import { type ChildProcess, fork } from 'node:child_process';
-import { mkdirSync } from 'node:fs';
-import { dirname, join, resolve } from 'node:path';
-import { fileURLToPath } from 'node:url';
-import { build } from 'esbuild';
-
-const here = dirname(fileURLToPath(import.meta.url));
-const root = resolve(here, '../..');
+import { bundleWorker } from './bundle-worker.js';
 
 /** How often A checks while it waits: the resolution of the measured delay. */
 export const POLL_MS = 10;
@@ -25,21 +19,8 @@ export interface ResetWorker {
 }
 
 /** Bundles reset-worker.ts once; returns the script's path. */
-export async function buildResetWorker(): Promise<string> {
-  const outDir = join(root, 'node_modules/.cache/sluice-test');
-  mkdirSync(outDir, { recursive: true });
-  const script = join(outDir, 'reset-worker.mjs');
-  await build({
-    entryPoints: [join(here, 'reset-worker.ts')],
-    bundle: true,
-    platform: 'node',
-    format: 'esm',
-    target: 'node20',
-    outfile: script,
-    external: ['ioredis'],
-    logLevel: 'silent',
-  });
-  return script;
+export function buildResetWorker(): Promise<string> {
+  return bundleWorker('reset-worker');
 }
 
 /** Starts one instance; `env` says which store (SLUICE_RESET_URL or SLUICE_RESET_CLUSTER). */

@@ -1,6 +1,7 @@
 /** Bans: a policy's block after a denial and its escalation, as written and as compiled. */
 import { parseDuration } from './duration.js';
 import { PolicyError } from './errors.js';
+import { checkFields, plainObject } from './sub-options.js';
 
 /**
  * A policy's ban, as the application writes it (like rate-limiter-flexible's `blockDuration`
@@ -37,28 +38,6 @@ export interface CompiledBan {
 
 const BAN_FIELDS = ['blockMs', 'escalation'];
 const ESCALATION_FIELDS = ['violations', 'windowMs', 'blockMs'];
-
-function plainObject(value: unknown): value is Record<string, unknown> {
-  return typeof value === 'object' && value !== null && !Array.isArray(value);
-}
-
-function checkFields(
-  value: Record<string, unknown>,
-  known: readonly string[],
-  path: string,
-  policy: string,
-): void {
-  for (const field of Object.keys(value)) {
-    if (!known.includes(field)) {
-      throw new PolicyError(
-        `${path}.${field}`,
-        value[field],
-        `is not a field of ${path} (known: ${known.join(', ')})`,
-        policy,
-      );
-    }
-  }
-}
 
 /**
  * Validates a policy's `ban` and compiles it to milliseconds; undefined for none. Every problem

@@ -2,6 +2,7 @@
 import type { FailMode } from '../types.js';
 import { parseDuration, parseRate } from './duration.js';
 import { PolicyError } from './errors.js';
+import { checkFields, plainObject } from './sub-options.js';
 
 /**
  * A policy's lease, as the application writes it: each instance takes `units` from the store's
@@ -57,28 +58,6 @@ export interface CompiledLocalStage {
 const LEASE_FIELDS = ['units', 'ttlMs', 'failModeAfter', 'adaptive'];
 const LOCAL_FIELDS = ['burst', 'rate'];
 const AFTER_MODES: readonly string[] = ['closed', 'open', 'local'];
-
-function plainObject(value: unknown): value is Record<string, unknown> {
-  return typeof value === 'object' && value !== null && !Array.isArray(value);
-}
-
-function checkFields(
-  value: Record<string, unknown>,
-  known: readonly string[],
-  path: string,
-  policy: string,
-): void {
-  for (const field of Object.keys(value)) {
-    if (!known.includes(field)) {
-      throw new PolicyError(
-        `${path}.${field}`,
-        value[field],
-        `is not a field of ${path} (known: ${known.join(', ')})`,
-        policy,
-      );
-    }
-  }
-}
 
 const isPositiveInteger = (value: unknown): value is number =>
   typeof value === 'number' && Number.isSafeInteger(value) && value > 0;
