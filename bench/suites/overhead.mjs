@@ -35,7 +35,7 @@ if (typeof core.createLimiter !== 'function' || typeof core.RedisStore !== 'func
 const ALLOW = { allowed: true, remaining: 999_999, resetMs: 1, retryAfterMs: 0 };
 const instantStore = {
   kind: 'instant',
-  check: async (entries) => entries.map(() => ALLOW),
+  decide: async (entries) => entries.map(() => ALLOW),
   reset: async () => {},
 };
 
