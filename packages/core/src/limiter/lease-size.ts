@@ -15,8 +15,9 @@ export const ADAPTIVE_FIRST_UNITS = 1;
  */
 export function takeUnits(policyLease: CompiledLease, lease: Lease, nowMs: number): number {
   if (!policyLease.adaptive) return policyLease.units;
-  let size = lease.sizeUnits > 0 ? lease.sizeUnits : ADAPTIVE_FIRST_UNITS;
-  if (lease.seenAtMs > 0) {
+  let size = lease.sizeUnits;
+  if (lease.generation > 0) {
+    // A lease was taken before: how it was spent sizes the next.
     const expired = nowMs >= lease.expiresAtMs;
     if (expired && lease.units >= 1) size = Math.max(ADAPTIVE_FIRST_UNITS, Math.floor(size / 2));
     else if (!expired && nowMs - lease.seenAtMs <= policyLease.ttlMs / 2) size *= 2;
@@ -28,5 +29,5 @@ export function takeUnits(policyLease: CompiledLease, lease: Lease, nowMs: numbe
 
 /** After a denied take: an adaptive lease starts again from its first size. */
 export function shrinkAfterDenial(lease: Lease): void {
-  lease.sizeUnits = 0;
+  lease.sizeUnits = ADAPTIVE_FIRST_UNITS;
 }

@@ -1,4 +1,5 @@
 /** The leases one limiter holds: units taken from the store, spent in-process, by state key. */
+import { ADAPTIVE_FIRST_UNITS } from './lease-size.js';
 
 /** One key's lease, and what the store said when it was taken. */
 export interface Lease {
@@ -25,7 +26,7 @@ export interface Lease {
   /** The store's remaining and resetMs at that denial. */
   deniedRemaining: number;
   deniedResetMs: number;
-  /** An adaptive lease's current size (units its next take asks for); 0 before the first. */
+  /** An adaptive lease's current size: the units its next take starts from. */
   sizeUnits: number;
 }
 
@@ -65,7 +66,7 @@ export class LeaseTable {
         deniedLeastUnits: 0,
         deniedRemaining: 0,
         deniedResetMs: 0,
-        sizeUnits: 0,
+        sizeUnits: ADAPTIVE_FIRST_UNITS,
       };
       this.#byKey.set(key, lease);
     }
