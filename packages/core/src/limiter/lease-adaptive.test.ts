@@ -6,18 +6,12 @@
 import fc from 'fast-check';
 import { describe, expect, it } from 'vitest';
 import type { PolicyInput } from '../types.js';
-import { createLimiter, type Limiter } from './create-limiter.js';
-import { SwitchableStore } from './test-stores.test-support.js';
+import type { Limiter } from './create-limiter.js';
+import { leaseFleet, T0 } from './lease-fleet.test-support.js';
 
-const T0 = 1_764_400_200_000;
-
-/** Instances sharing one store and clock; `asked()` lists the units each take asked for. */
+/** One policy's fleet; `asked()` lists the units each store call asked for (a take's `cost`). */
 function fleet(policy: PolicyInput, instances: number) {
-  const clock = { nowMs: T0 };
-  const store = new SwitchableStore(() => clock.nowMs);
-  const limiters: Limiter[] = Array.from({ length: instances }, () =>
-    createLimiter({ policies: [policy], store, clock: () => clock.nowMs, breaker: false }),
-  );
+  const { clock, store, limiters } = leaseFleet([policy], instances);
   const asked = () => store.calls.filter((c) => c.mode === 'consume').map((c) => c.entries[0]?.cost);
   return { clock, limiters, asked };
 }
@@ -42,6 +36,16 @@ describe('adaptive leases', () => {
     expect(asked().slice(0, 9)).toEqual([1, 2, 4, 8, 16, 32, 64, 100, 100]);
     // A fixed lease of 100 takes 10 times; the ramp costs log2(100) = 7 takes more at most.
     expect(asked()).toHaveLength(16);
+  });
+
+  it('grows from a take made at clock 0 too (a lease taken before is known by its count, not its time)', async () => {
+    const { clock, limiters, asked } = fleet(HOT, 1);
+    clock.nowMs = 0;
+    for (let i = 0; i < 4; i++) {
+      await (limiters[0] as Limiter).check({ identity: 'tenant' });
+      clock.nowMs += 1;
+    }
+    expect(asked()).toEqual([1, 2, 4]);
   });
 
   it('cold keys strand almost nothing: 500 identities seen once each take 1 unit each (a fixed lease of 100 strands 99 each)', async () => {

@@ -8,27 +8,11 @@ import { describe, expect, it } from 'vitest';
 import { createMetrics } from '../http/metrics.js';
 import type { Decision, PolicyInput } from '../types.js';
 import { createLimiter, type Limiter } from './create-limiter.js';
-import { SwitchableStore } from './test-stores.test-support.js';
+import { leaseFleet, T0 } from './lease-fleet.test-support.js';
 
-const T0 = 1_764_400_200_000;
-
-/** Instances (limiters) sharing one store and one clock. */
-function fleet(policies: PolicyInput[], instances: number, denyCache = true) {
-  const clock = { nowMs: T0 };
-  const store = new SwitchableStore(() => clock.nowMs);
-  const limiters: Limiter[] = Array.from({ length: instances }, () =>
-    createLimiter({
-      policies,
-      store,
-      clock: () => clock.nowMs,
-      breaker: false,
-      ...(!denyCache && { denyCache: false }),
-    }),
-  );
-  /** Store calls that charge (takes and plain checks), not peeks. */
-  const takes = () => store.calls.filter((c) => c.mode === 'consume').length;
-  return { clock, store, limiters, takes };
-}
+/** The shared fleet, as these tests call it. */
+const fleet = (policies: PolicyInput[], instances: number, denyCache = true) =>
+  leaseFleet(policies, instances, { denyCache });
 
 const LEASED: PolicyInput = {
   name: 'leased',
