@@ -18,6 +18,7 @@ import { RateLimiterRedis, RateLimiterUnion } from 'rate-limiter-flexible';
 import { runClosedLoop } from '../lib/load.mjs';
 import { monitorCommands } from '../lib/monitor.mjs';
 import { redisCpuSeconds } from '../lib/redis-cpu.mjs';
+import { redisScriptStats } from '../lib/redis-script-calls.mjs';
 import { loadSluice, storageKey } from '../lib/sluice.mjs';
 import { median } from '../lib/stats.mjs';
 
@@ -287,18 +288,6 @@ async function prefill(op, keys) {
   }
 }
 
-/** Redis's own count and time of script calls (EVALSHA + EVAL), from INFO commandstats. */
-async function scriptStats() {
-  const info = await admin.info('commandstats');
-  let calls = 0;
-  let usec = 0;
-  for (const m of info.matchAll(/cmdstat_(evalsha|eval):calls=(\d+),usec=(\d+)/g)) {
-    calls += Number(m[2]);
-    usec += Number(m[3]);
-  }
-  return { calls, usec };
-}
-
 /** Runs `op` exactly `count` times with up to 256 in flight. */
 async function runCount(op, count, concurrency = CONCURRENCY) {
   let next = 0;
@@ -344,11 +333,11 @@ for (const group of groups()) {
     for (let k = 0; k < ready.length; k++) {
       const c = ready[(k + round) % ready.length];
       if (c.counts) for (const key of Object.keys(c.counts)) c.counts[key] = 0;
-      const before = await scriptStats();
+      const before = await redisScriptStats(admin);
       const cpuBefore = await redisCpuSeconds(admin);
       const r = await runClosedLoop(c.op, { concurrency: CONCURRENCY, warmupMs, durationMs });
       const cpuAfter = await redisCpuSeconds(admin);
-      const after = await scriptStats();
+      const after = await redisScriptStats(admin);
       // Redis process CPU (all of it, network included) per operation over warm-up + measurement.
       r.redisCpuUsPerOp = ((cpuAfter - cpuBefore) * 1e6) / Math.max(1, r.started);
       // Redis time per script call (includes the commands the script runs): the server's share of a decision.
