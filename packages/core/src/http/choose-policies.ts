@@ -128,15 +128,37 @@ export function chooseLimit<Req>(
   return (req) => callChooser(fn, req, accept, rejected);
 }
 
-/** A key for a list of policy inputs: equal lists get equal keys. */
-function inputsKey(inputs: readonly unknown[]): string {
-  return JSON.stringify(inputs);
+/** A number per function seen in policy inputs, so a key can name a function by its identity. */
+const functionIds = new WeakMap<object, number>();
+let nextFunctionId = 0;
+
+function functionId(fn: object): number {
+  let id = functionIds.get(fn);
+  if (id === undefined) {
+    id = nextFunctionId++;
+    functionIds.set(fn, id);
+  }
+  return id;
+}
+
+/** Puts a function in a key as its identity (JSON drops functions, which would merge two lists). */
+function keyValue(_field: string, value: unknown): unknown {
+  return typeof value === 'function' ? { function: functionId(value) } : value;
+}
+
+/**
+ * A key for a list of policy inputs: equal lists get equal keys, where a field holding a function
+ * is equal only when it holds the same function (two lists differing by `cost: () => 5` and
+ * `cost: () => 1` are two limiters; a function made anew per request is a new list each time).
+ */
+export function inputsKey(inputs: readonly unknown[]): string {
+  return JSON.stringify(inputs, keyValue);
 }
 
 /**
  * `policies` as a function without a shared limiter: it answers policy inputs, compiled once per
  * list into a limiter on the one store (a list the function answers again, the same array or an
- * equal one, is not compiled again). A throw, a rejection, a bad list or a bad policy (the
+ * equal one with the same functions in it, is not compiled again; see `inputsKey`). A throw, a rejection, a bad list or a bad policy (the
  * `PolicyError` of `createLimiter`) makes the request `unavailable` under the `failMode` option.
  */
 export function choosePolicyInputs<Req>(

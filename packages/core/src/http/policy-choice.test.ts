@@ -146,3 +146,56 @@ describe('construction', () => {
     expect(result?.decision).toMatchObject({ outcome: 'unavailable', source: 'fail-closed', results: [] });
   });
 });
+
+describe('policy inputs with functions in them', () => {
+  const request = { method: 'GET', path: '/', ip: '127.0.0.1' };
+  const admitted = async (handler: { limitRequest: (req: Req, info: typeof request) => unknown }, plan: string, n: number) => {
+    let count = 0;
+    for (let i = 0; i < n; i++) {
+      const result = (await handler.limitRequest({ plan }, { ...request, ip: `10.0.0.${plan.length}` })) as
+        | { decision: { allowed: boolean } }
+        | undefined;
+      if (result?.decision.allowed) count++;
+    }
+    return count;
+  };
+
+  it('two tiers that differ only by their cost function are two limiters', async () => {
+    const handler = createRateLimitHandler<Req>(
+      {
+        policies: (req) => [{ name: 'api', limit: 10, window: '1m', cost: req.plan === 'pro' ? () => 1 : () => 5 }],
+      },
+      'test',
+    );
+    expect(await admitted(handler, 'pro', 12)).toBe(10);
+    expect(await admitted(handler, 'free', 12)).toBe(2);
+  });
+
+  it('a cost function made per request is the cost of that request, not of the first one', async () => {
+    const handler = createRateLimitHandler<Req>(
+      {
+        policies: (req) => {
+          const cost = req.plan === 'one' ? 1 : 3;
+          return [{ name: 'api', limit: 10, window: '1m', cost: () => cost }];
+        },
+      },
+      'test',
+    );
+    // One client (plans 'one' and 'thr' share the identity): 1 unit, then 3 units a request.
+    expect(await admitted(handler, 'one', 1)).toBe(1);
+    expect(await admitted(handler, 'thr', 30)).toBe(3);
+  });
+
+  it('the same function in an equal list compiles once', async () => {
+    const cache = new CompiledCache<Limiter>();
+    const costOf = () => 2;
+    const choose = choosePolicyInputs<Req>(
+      () => [{ name: 'api', limit: 10, window: '1m', cost: costOf }],
+      target(),
+      'test',
+      cache,
+    );
+    for (let i = 0; i < 20; i++) await choose({});
+    expect(cache.compilations).toBe(1);
+  });
+});
