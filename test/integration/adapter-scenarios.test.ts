@@ -582,6 +582,21 @@ describe.each(HARNESSES)('$name', (harness) => {
       message: /"standardHeaders" is not an option of .*: did you mean "headers"\?/,
     },
     {
+      name: 'a cost record naming no policy',
+      options: { limiter: createLimiter({ policies: [API_3_PER_10S] }), cost: { nope: 1 } },
+      message: /"cost\.nope" names no policy of this middleware \(api\)/,
+    },
+    {
+      name: 'skipFailedRequests with skipSuccessfulRequests (no request would count)',
+      options: { limit: 10, window: '1m', skipFailedRequests: true, skipSuccessfulRequests: true },
+      message: /"skipSuccessfulRequests" cannot be combined with "skipFailedRequests"/,
+    },
+    {
+      name: 'requestWasSuccessful without a skip option',
+      options: { limit: 10, window: '1m', requestWasSuccessful: () => true },
+      message: /"requestWasSuccessful" needs "skipFailedRequests" or "skipSuccessfulRequests"/,
+    },
+    {
       name: 'a raw ioredis client as the store, telling how to wrap it',
       options: { limit: 10, window: '1m', store: { evalsha: async () => 0, eval: async () => 0 } },
       message: /"store" must be a Store, not a Redis client: wrap it in new RedisStore\(\{ client \}\)/,

@@ -55,7 +55,18 @@ describe.each(EXAMPLE_APPS)('$name example app and SLUICE_TIMEOUT_MS', (spec) =>
   test('a bad SLUICE_TIMEOUT_MS stops the app at start with a message naming it', async () => {
     const start = startApp(exampleApp(spec.name), { SLUICE_TIMEOUT_MS: 'soon' });
     await expect(start).rejects.toThrow(
-      /SLUICE_TIMEOUT_MS must be a positive number of milliseconds, got soon/,
+      /SLUICE_TIMEOUT_MS must be a positive number of milliseconds.*, got soon/,
+    );
+  });
+
+  // Number() reads these as 16 and a billion: a hexadecimal or exponent spelling is refused, and so is
+  // a deadline past a minute.
+  test.each(['0x10', '1e9', '120000'])('SLUICE_TIMEOUT_MS=%s stops the app at start', async (value) => {
+    const start = startApp(exampleApp(spec.name), { SLUICE_TIMEOUT_MS: value });
+    await expect(start).rejects.toThrow(
+      new RegExp(
+        `SLUICE_TIMEOUT_MS must be a positive number of milliseconds \\(decimal digits, at most 60000\\), got ${value}`,
+      ),
     );
   });
 });

@@ -172,6 +172,9 @@ export class RateLimitService implements OnModuleInit {
       const value = meta?.settling?.[name] ?? this.options[name];
       if (value !== undefined) (shared as Record<string, unknown>)[name] = value;
     }
+    // The module's `requestWasSuccessful` serves the routes that skip: a route that does not skips nothing.
+    const skips = shared.skipFailedRequests === true || shared.skipSuccessfulRequests === true;
+    if (!skips && meta?.settling?.requestWasSuccessful === undefined) delete shared.requestWasSuccessful;
     // Module-wide shadow is built into the policies the module (or an own-policy route) builds;
     // a given `limiter` has its policies already, so the module's `shadow` applies per decision.
     const routeShadow = meta?.kind === 'named' ? meta.shadow : undefined;

@@ -33,8 +33,9 @@ export function createLimitChosen<Req>(
     const who = requestIdentity(value, facts.ip, options.ipv6Subnet, options.adapter);
     if (options.denyList?.denies(facts.ip, who) === true) return FORBIDDEN_PROMISE;
     const cost = typeof costOption === 'function' ? costOption(req) : costOption;
-    const descriptorOf = (c: Descriptor['cost'] | undefined): Descriptor => {
+    const descriptorOf = (given: Descriptor['cost'] | undefined): Descriptor => {
       const descriptor: { -readonly [K in keyof Descriptor]: Descriptor[K] } = { identity: who, route };
+      const c = chosenCost(choice, given);
       if (c !== undefined) descriptor.cost = c;
       if (choice.policyNames !== undefined) descriptor.policies = choice.policyNames;
       if (reserve) descriptor.reserve = true;
@@ -79,4 +80,23 @@ export function createLimitChosen<Req>(
     if (answer instanceof Promise) return answer.then((a) => limitWith(a, req, facts, route));
     return limitWith(answer, req, facts, route);
   };
+}
+
+/**
+ * A cost record as the chosen policies read it: with `policies` answering policies of its own, the
+ * record may name the policies of every tier, and a request is charged by the entries of its own
+ * (the others are dropped here, so the limiter does not refuse them as unknown).
+ */
+function chosenCost(
+  choice: PolicyChoiceOf,
+  cost: Descriptor['cost'] | undefined,
+): Descriptor['cost'] | undefined {
+  if (typeof cost !== 'object' || cost === null || choice.policyNames !== undefined) return cost;
+  const { policies } = choice.limiter;
+  let own: Record<string, number> | undefined;
+  for (const name of Object.keys(cost)) {
+    if (policies.some((p) => p.name === name)) continue;
+    own ??= Object.fromEntries(Object.entries(cost).filter(([n]) => policies.some((p) => p.name === n)));
+  }
+  return own === undefined ? cost : own;
 }

@@ -18,6 +18,11 @@ export interface PerRequestResolution<Req> {
   readonly choose: PolicyChooser<Req>;
   /** Shadow applied to each decision (see `ResolvedRateLimitOptions.shadowDecisions`). */
   readonly shadowDecisions: boolean;
+  /**
+   * The names of every policy a request may be given, for checking a `cost` record: undefined
+   * when the function answers policies of its own (their names are known per request).
+   */
+  readonly costNames: readonly string[] | undefined;
 }
 
 const fail = (option: string, value: unknown, requirement: string) =>
@@ -45,7 +50,8 @@ export function choosePerRequest<Req>(
       }
     }
     const choose = chooseNamedPolicies<Req>(options.limiter, policies as (req: Req) => unknown, adapter);
-    return { limiter: options.limiter, choose, shadowDecisions: shadow };
+    const costNames = options.limiter.policies.map((p) => p.name);
+    return { limiter: options.limiter, choose, shadowDecisions: shadow, costNames };
   }
   checkOption(HTTP_OPTIONS.store, 'store', options.store, fail);
   checkOption(HTTP_OPTIONS.prefix, 'prefix', options.prefix, fail);
@@ -73,9 +79,9 @@ export function choosePerRequest<Req>(
     });
     definePolicy(prepare(policyOf(1))); // a bad window or algorithm throws now, not per request
     const choose = chooseLimit<Req>(limit as (req: Req) => unknown, policyOf, target, adapter);
-    return { limiter: undefined, choose, shadowDecisions: false };
+    return { limiter: undefined, choose, shadowDecisions: false, costNames: ['default'] };
   }
   // A policy from definePolicy() cannot take shadow: with `shadow`, every decision is shadowed too.
   const choose = choosePolicyInputs<Req>(policies as (req: Req) => unknown, target, adapter);
-  return { limiter: undefined, choose, shadowDecisions: shadow };
+  return { limiter: undefined, choose, shadowDecisions: shadow, costNames: undefined };
 }

@@ -153,6 +153,7 @@ export function resolveRateLimitOptions<Req>(
   checked(o, 'requestWasSuccessful');
   const skipFailedRequests = checked(o, 'skipFailedRequests') as boolean;
   const skipSuccessfulRequests = checked(o, 'skipSuccessfulRequests') as boolean;
+  checkSkipPair(options, skipFailedRequests, skipSuccessfulRequests);
   const shorthand = options.limit !== undefined || options.window !== undefined;
   if (shorthand && (options.policies !== undefined || options.limiter !== undefined)) {
     throw new RateLimitOptionsError(
@@ -211,6 +212,10 @@ export function resolveRateLimitOptions<Req>(
       ...(options.prefix !== undefined && { prefix: options.prefix }),
     });
   }
+  checkCostNames(
+    options.cost,
+    perRequest === undefined ? limiter?.policies.map((p) => p.name) : perRequest.costNames,
+  );
   if (shadowDecisions) {
     warnOnce(
       WARNING_CODES.SHADOW_WITH_SHARED_LIMITER,
@@ -239,6 +244,49 @@ export function resolveRateLimitOptions<Req>(
     skipSuccessfulRequests,
     requestWasSuccessful: options.requestWasSuccessful,
   };
+}
+
+/**
+ * The skip options together: both would settle every request to 0 (no limit at all), and
+ * `requestWasSuccessful` without either has nothing to decide.
+ */
+function checkSkipPair<Req>(
+  options: RateLimitOptions<Req>,
+  skipFailed: boolean,
+  skipSuccessful: boolean,
+): void {
+  if (skipFailed && skipSuccessful) {
+    throw new RateLimitOptionsError(
+      'skipSuccessfulRequests',
+      true,
+      'cannot be combined with "skipFailedRequests": together they count no request at all (choose one)',
+    );
+  }
+  if (options.requestWasSuccessful !== undefined && !skipFailed && !skipSuccessful) {
+    throw new RateLimitOptionsError(
+      'requestWasSuccessful',
+      options.requestWasSuccessful,
+      'needs "skipFailedRequests" or "skipSuccessfulRequests" (alone it decides nothing)',
+    );
+  }
+}
+
+/**
+ * A `cost` record names policies that can apply: `known` are the names of the policies the
+ * middleware may check (undefined when a function answers new policies per request, whose names
+ * are known only then).
+ */
+function checkCostNames(cost: unknown, known: readonly string[] | undefined): void {
+  if (known === undefined || typeof cost !== 'object' || cost === null) return;
+  for (const name of Object.keys(cost)) {
+    if (known.includes(name)) continue;
+    const closest = closestName(name, known);
+    throw new RateLimitOptionsError(
+      `cost.${name}`,
+      (cost as Record<string, unknown>)[name],
+      `names no policy of this middleware (${known.join(', ')})${closest === undefined ? '' : `: did you mean "${closest}"?`}`,
+    );
+  }
 }
 
 /** `policies` with a shared limiter: names of its policies, each once. */

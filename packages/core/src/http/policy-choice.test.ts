@@ -149,7 +149,11 @@ describe('construction', () => {
 
 describe('policy inputs with functions in them', () => {
   const request = { method: 'GET', path: '/', ip: '127.0.0.1' };
-  const admitted = async (handler: { limitRequest: (req: Req, info: typeof request) => unknown }, plan: string, n: number) => {
+  const admitted = async (
+    handler: { limitRequest: (req: Req, info: typeof request) => unknown },
+    plan: string,
+    n: number,
+  ) => {
     let count = 0;
     for (let i = 0; i < n; i++) {
       const result = (await handler.limitRequest({ plan }, { ...request, ip: `10.0.0.${plan.length}` })) as
@@ -163,7 +167,9 @@ describe('policy inputs with functions in them', () => {
   it('two tiers that differ only by their cost function are two limiters', async () => {
     const handler = createRateLimitHandler<Req>(
       {
-        policies: (req) => [{ name: 'api', limit: 10, window: '1m', cost: req.plan === 'pro' ? () => 1 : () => 5 }],
+        policies: (req) => [
+          { name: 'api', limit: 10, window: '1m', cost: req.plan === 'pro' ? () => 1 : () => 5 },
+        ],
       },
       'test',
     );
@@ -197,5 +203,39 @@ describe('policy inputs with functions in them', () => {
     );
     for (let i = 0; i < 20; i++) await choose({});
     expect(cache.compilations).toBe(1);
+  });
+});
+
+describe('a cost record beside policies chosen per request', () => {
+  const request = { method: 'GET', path: '/', ip: '127.0.0.1' };
+
+  it('names policies of every tier: each request is charged by the entries of its own policies', async () => {
+    const handler = createRateLimitHandler<Req>(
+      {
+        policies: (req) => [{ name: req.plan === 'pro' ? 'pro' : 'free', limit: 10, window: '1m' }],
+        cost: { pro: 1, free: 5 },
+      },
+      'test',
+    );
+    const pro = await handler.limitRequest({ plan: 'pro' }, { ...request, ip: '10.0.0.1' });
+    const free = await handler.limitRequest({ plan: 'free' }, { ...request, ip: '10.0.0.2' });
+    expect(pro?.decision).toMatchObject({ allowed: true, remaining: 9 });
+    expect(free?.decision).toMatchObject({ allowed: true, remaining: 5 });
+  });
+
+  it('naming no policy a fixed set can apply is an error at construction', () => {
+    const limiter = createLimiter({ policies: [{ name: 'api', limit: 1, window: '1m' }] });
+    expect(() => createRateLimitHandler({ limiter, cost: { nope: 1 } }, 'test')).toThrow(
+      /"cost\.nope" names no policy of this middleware \(api\), got 1/,
+    );
+    expect(() =>
+      createRateLimitHandler({ limiter, policies: () => ['api'], cost: { apl: 1 } }, 'test'),
+    ).toThrow(/"cost\.apl".*did you mean "api"/);
+    expect(() => createRateLimitHandler({ limit: () => 5, window: '1m', cost: { api: 1 } }, 'test')).toThrow(
+      /"cost\.api" names no policy of this middleware \(default\)/,
+    );
+    expect(() =>
+      createRateLimitHandler({ limit: 5, window: '1m', cost: { default: 2 } }, 'test'),
+    ).not.toThrow();
   });
 });

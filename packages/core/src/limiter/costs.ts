@@ -52,7 +52,8 @@ export function resolveCost(policy: CompiledPolicy, descriptor: Descriptor, meth
   if (typeof given === 'number') {
     cost = given;
     from = 'descriptor.cost';
-  } else if (given !== undefined && given[policy.name] !== undefined) {
+  } else if (given !== undefined && Object.hasOwn(given, policy.name) && given[policy.name] !== undefined) {
+    // Own entries only: a policy named `constructor` is not Object.prototype's member.
     cost = given[policy.name];
     from = `descriptor.cost.${policy.name}`;
   } else if (typeof policy.cost === 'function') {

@@ -669,6 +669,11 @@ describe('createLimiter: options', () => {
     [{ timeoutMs: 0 }, 'createLimiter: "timeoutMs" must be a positive, finite number, got 0'],
     [{ timeoutMs: Number.NaN }, 'createLimiter: "timeoutMs" must be a positive, finite number, got NaN'],
     [
+      // Past a timer's range (2^31 - 1 ms) a deadline would fire at once: every check unavailable.
+      { timeoutMs: 3e9 },
+      'createLimiter: "timeoutMs" must be a positive number of milliseconds up to 2147483647 (a timer\'s range), got 3000000000',
+    ],
+    [
       { breaker: { failureThreshold: 0 } },
       'createLimiter: "breaker.failureThreshold" must be a positive integer, got 0',
     ],

@@ -123,5 +123,6 @@ function unitsReader(decision: Decision, units: SettleUnits): (policy: string) =
       );
     }
   }
-  return (policy) => (units as Record<string, number>)[policy];
+  // Own entries only: a policy named `constructor` is not Object.prototype's member.
+  return (policy) => (Object.hasOwn(units, policy) ? (units as Record<string, number>)[policy] : undefined);
 }

@@ -9,6 +9,7 @@ import {
   option,
   positiveInteger,
   positiveNumber,
+  timerMs,
 } from './option.js';
 
 const LIMITER: readonly OptionSurface[] = ['createLimiter', 'nestjs-module'];
@@ -37,7 +38,7 @@ export const LIMITER_OPTIONS = Object.freeze({
     defaultDoc: `\`${OPTION_DEFAULTS.timeoutMs}\``,
     doc: 'Deadline of every store call; a miss is `unavailable`, never `over_limit`.',
     surfaces: LIMITER,
-    check: positiveNumber,
+    check: timerMs,
   }),
   /** Stop calling a failing store for a cool-down. Defaults: 5 consecutive failures, 1000 ms. */
   breaker: option<{ failureThreshold?: number; cooldownMs?: number } | false>({

@@ -102,6 +102,17 @@ export function positiveNumber(value: unknown, fail: OptionFail): number {
   return value as number;
 }
 
+/** The longest delay a timer takes (2^31 - 1 ms); a longer one fires at once. */
+export const MAX_TIMER_MS = 2_147_483_647;
+
+/** A positive number of milliseconds a timer can wait (at most `MAX_TIMER_MS`), or `fail`. */
+export function timerMs(value: unknown, fail: OptionFail): number {
+  const ms = positiveNumber(value, fail);
+  if (ms > MAX_TIMER_MS)
+    fail(`must be a positive number of milliseconds up to ${MAX_TIMER_MS} (a timer's range)`);
+  return ms;
+}
+
 /** A function, or `fail`. */
 export function isFunction(value: unknown, fail: OptionFail): unknown {
   if (typeof value !== 'function') fail('must be a function');
