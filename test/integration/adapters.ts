@@ -116,7 +116,8 @@ export interface Harness {
   readonly problemContentType: string;
   /**
    * True when the adapter knows the matched route pattern when mounted app-wide (Hono, Nest):
-   * `/items/abc` and `/items/def` are then one route; Express and Koa see only the path there.
+   * `/items/abc` and `/items/def` are then one route and `/other` another; Express and Koa see
+   * only the path there, so every request is the one unmatched route.
    */
   readonly patternAppWide: boolean;
   serve(options: NeutralOptions, mount: Mount): Promise<Served>;

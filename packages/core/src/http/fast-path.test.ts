@@ -217,7 +217,7 @@ describe('problemJson', () => {
 
 describe('limitRequest without awaiting synchronous hooks', () => {
   type Req = { headers: Record<string, string> };
-  const facts = { method: 'GET', path: '/limited', ip: '203.0.113.7' };
+  const facts = { method: 'GET', pattern: '/limited', path: '/limited', ip: '203.0.113.7' };
   const resolve = (options: RateLimitOptions<Req>) => createRateLimitHandler<Req>(options, 'test');
 
   it('takes identity, cost and skip from sync functions, promises and thenables alike', async () => {

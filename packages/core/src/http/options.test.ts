@@ -8,7 +8,13 @@ import { RateLimitOptionsError } from './options-error.js';
 import { resetWarnings, WARNING_CODES } from './warn.js';
 
 type Req = { headers: Record<string, string>; id?: number };
-const facts = (ip = '203.0.113.7', extra = {}) => ({ method: 'GET', path: '/limited', ip, ...extra });
+const facts = (ip = '203.0.113.7', extra = {}) => ({
+  method: 'GET',
+  pattern: '/limited',
+  path: '/limited',
+  ip,
+  ...extra,
+});
 const resolve = (options: RateLimitOptions<Req>) => createRateLimitHandler<Req>(options, 'test');
 
 /** A limiter that records descriptors and answers with a fixed decision. */
@@ -254,7 +260,11 @@ describe('limitRequest', () => {
       { headers: { 'x-big': '1' } },
       { method: 'post', pattern: '/transfers/:id', path: '/transfers/9', ip: '1.1.1.1' },
     );
-    await r.limitRequest({ headers: {} }, { method: 'GET', path: '/transfers/9/status?x=1', ip: '1.1.1.1' });
+    await r.limitRequest(
+      { headers: {} },
+      { method: 'GET', pattern: '/transfers/:id/status', path: '/transfers/9/status?x=1', ip: '1.1.1.1' },
+    );
+    await r.limitRequest({ headers: {} }, { method: 'GET', path: '/wp-admin/setup?x=1', ip: '1.1.1.1' });
     expect(limiter.seen).toEqual([
       {
         identity: { kind: 'ip', value: '1.1.1.1' },
@@ -265,6 +275,13 @@ describe('limitRequest', () => {
       {
         identity: { kind: 'ip', value: '1.1.1.1' },
         route: 'GET /transfers/:id/status',
+        cost: 1,
+        policies: ['a'],
+      },
+      // No pattern: the one key of unmatched routes, never the client's path.
+      {
+        identity: { kind: 'ip', value: '1.1.1.1' },
+        route: '(unmatched)',
         cost: 1,
         policies: ['a'],
       },

@@ -1,6 +1,6 @@
 import fc from 'fast-check';
 import { describe, expect, it } from 'vitest';
-import { isIdSegment, normalizePath, routeKey } from './route.js';
+import { isIdSegment, normalizePath, routeKey, UNMATCHED_ROUTE } from './route.js';
 
 describe('normalizePath', () => {
   it.each([
@@ -96,8 +96,17 @@ describe('routeKey', () => {
     expect(routeKey('post', '/transfers/:id', '/transfers/42')).toBe('POST /transfers/:id');
   });
 
-  it('normalizes the path when no pattern is known', () => {
-    expect(routeKey('GET', undefined, '/transfers/42/status?x=1')).toBe('GET /transfers/:id/status');
+  it('is one key for every request whose pattern is unknown: no path text, no key per path', () => {
+    expect(routeKey('GET', undefined, '/transfers/42/status?x=1')).toBe(UNMATCHED_ROUTE);
+    expect(routeKey('POST', undefined, '/wp-admin/setup')).toBe(UNMATCHED_ROUTE);
+    const keys = new Set<string>();
+    fc.assert(
+      fc.property(fc.string(), fc.webPath(), (method, path) => {
+        keys.add(routeKey(method, undefined, path));
+      }),
+      { numRuns: 10_000 },
+    );
+    expect([...keys]).toEqual([UNMATCHED_ROUTE]);
   });
 
   it('treats an empty pattern as the root', () => {
@@ -105,8 +114,8 @@ describe('routeKey', () => {
   });
 
   it('maps invented methods to OTHER', () => {
-    expect(routeKey('GET /x', undefined, '/')).toBe('OTHER /');
-    expect(routeKey('X'.repeat(40), undefined, '/')).toBe('OTHER /');
-    expect(routeKey('m-search', undefined, '/')).toBe('M-SEARCH /');
+    expect(routeKey('GET /x', '/', '/')).toBe('OTHER /');
+    expect(routeKey('X'.repeat(40), '/', '/')).toBe('OTHER /');
+    expect(routeKey('m-search', '/', '/')).toBe('M-SEARCH /');
   });
 });

@@ -1,8 +1,8 @@
 /**
  * Route keys: the method and the matched route pattern (`POST /transfers/:id`), never the
- * raw URL. Where a framework cannot say which pattern matched, `normalizePath` folds the
- * parts of a path that identify things (ids, UUIDs, hashes, tokens, e-mail addresses) to
- * `:id`, so route keys stay few and hold no client data.
+ * raw URL; one key, `UNMATCHED_ROUTE`, for every request whose pattern is unknown.
+ * `normalizePath` folds the parts of a path that identify things (ids, UUIDs, hashes, tokens,
+ * e-mail addresses) to `:id`, for adapters that turn a mount path into part of a pattern.
  */
 
 /** Most path segments kept; deeper paths end in `/:rest`. */
@@ -87,16 +87,24 @@ export function normalizePath(path: string): string {
 const METHOD = /^[A-Z][A-Z-]{0,19}$/;
 
 /**
+ * The route key of every request whose route pattern is unknown (app-wide middleware that runs
+ * before the framework matched a route, a 404): one bucket, whatever the method and path.
+ */
+export const UNMATCHED_ROUTE = '(unmatched)';
+
+/**
  * The route key of a request: upper-cased method, a space, then the framework's matched
- * pattern, or `normalizePath(path)` when the pattern is unknown (an empty pattern is `/`).
- * A method that is not a plain token of up to 20 letters becomes `OTHER`, so clients cannot
- * mint keys with invented methods.
+ * pattern (an empty pattern is `/`). A method that is not a plain token of up to 20 letters
+ * becomes `OTHER`. Without a pattern the key is `UNMATCHED_ROUTE`: the path is the client's text,
+ * and keying on it (even folded) would let a client write its own text into the store and mint
+ * a key per distinct path, so the raw path never reaches a key.
  *
  * @example routeKey('post', '/transfers/:id', '/transfers/42') // 'POST /transfers/:id'
+ * @example routeKey('GET', undefined, '/wp-admin/x') // '(unmatched)'
  */
-export function routeKey(method: string, pattern: string | undefined, path: string): string {
+export function routeKey(method: string, pattern: string | undefined, _path: string): string {
+  if (pattern === undefined) return UNMATCHED_ROUTE;
   const upper = typeof method === 'string' ? method.toUpperCase() : '';
   const m = METHOD.test(upper) ? upper : 'OTHER';
-  const route = pattern === undefined ? normalizePath(path) : pattern === '' ? '/' : pattern;
-  return `${m} ${route}`;
+  return `${m} ${pattern === '' ? '/' : pattern}`;
 }
