@@ -221,6 +221,7 @@ describe('DeadlineQueue', () => {
       const queue = new DeadlineQueue(10);
       let answer!: (value: string) => void;
       const call = settle(queue.run(() => new Promise<string>((resolve) => (answer = resolve))));
+      vi.advanceTimersToNextTimer(); // the loop's next turn: the call's clock starts
       vi.advanceTimersToNextTimer(); // the deadline: the call is due now
       vi.advanceTimersToNextTimer(); // the grace pass: it expires
       answer('too late');

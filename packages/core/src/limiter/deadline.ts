@@ -22,32 +22,12 @@ export class StoreTimeoutError extends Error {
 
 /**
  * Runs `call` and settles with its result, or rejects with `StoreTimeoutError` once `timeoutMs`
- * has passed and one more pass of I/O brought no answer (see `afterIoPass`). A late answer is
- * dropped (and a late failure swallowed), never surfaced.
+ * has passed (counted from the event loop's next turn, see `DeadlineQueue`) and one more pass of
+ * I/O brought no answer (see `afterIoPass`). A late answer is dropped (and a late failure
+ * swallowed), never surfaced. Many calls with one deadline share a `DeadlineQueue` instead.
  */
 export function callWithDeadline<T>(call: () => Promise<T>, timeoutMs: number): Promise<T> {
-  return new Promise<T>((resolve, reject) => {
-    // Rejecting after the call settled does nothing: the grace pass needs no flag.
-    const timer = setTimeout(() => afterIoPass(() => reject(new StoreTimeoutError(timeoutMs))), timeoutMs);
-    let pending: Promise<T>;
-    try {
-      pending = call();
-    } catch (error) {
-      clearTimeout(timer);
-      reject(error);
-      return;
-    }
-    Promise.resolve(pending).then(
-      (value) => {
-        clearTimeout(timer);
-        resolve(value);
-      },
-      (error: unknown) => {
-        clearTimeout(timer);
-        reject(error);
-      },
-    );
-  });
+  return new DeadlineQueue(timeoutMs).run(call);
 }
 
 /**
@@ -60,10 +40,14 @@ function afterIoPass(expire: () => void): void {
 }
 
 interface Pending {
-  readonly dueAt: number;
+  /** When the call is due (`monotonicNow`); `UNSTAMPED` until the loop's next turn starts its clock. */
+  dueAt: number;
   readonly fail: (error: unknown) => void;
   done: boolean;
 }
+
+/** The due time of a call whose clock has not started yet. */
+const UNSTAMPED = Number.POSITIVE_INFINITY;
 
 const rethrow = (error: unknown): never => {
   throw error;
@@ -75,11 +59,19 @@ const rethrow = (error: unknown): never => {
  * flag, not a `setTimeout` + `clearTimeout`; the timer wakes at the oldest pending deadline,
  * rejects what is due, drops what settled, and sleeps until the next. Memory is bounded by the
  * calls started within one `timeoutMs`.
+ *
+ * A call's clock starts at the event loop's next turn (a 0 ms timer, one per turn, stamps every
+ * call made since), not when the call was made: a call made while the process is busy (a turn
+ * that parses a thousand requests, a long synchronous handler) leaves the process and its answer
+ * can be read only once the loop runs again, so that busy time is not the store's and never
+ * turns a healthy store's answer into a timeout. Without a stall the two differ by one turn.
  */
 export class DeadlineQueue {
   private readonly queue: Pending[] = [];
   private head = 0;
   private timer: ReturnType<typeof setTimeout> | undefined;
+  /** Calls made since the last stamp, waiting for their clock to start. */
+  private unstamped: Pending[] = [];
 
   /** @param timeoutMs the deadline of every call, in milliseconds */
   constructor(private readonly timeoutMs: number) {}
@@ -119,10 +111,11 @@ export class DeadlineQueue {
         fail(error);
         return;
       }
-      const entry: Pending = { dueAt: monotonicNow() + this.timeoutMs, fail, done: false };
+      const entry: Pending = { dueAt: UNSTAMPED, fail, done: false };
       this.dropSettled();
       this.queue.push(entry);
-      if (this.timer === undefined) this.arm(entry.dueAt);
+      if (this.unstamped.length === 0) setTimeout(this.stamp, 0);
+      this.unstamped.push(entry);
       Promise.resolve(pending).then(
         (value) => {
           if (entry.done) return;
@@ -141,6 +134,14 @@ export class DeadlineQueue {
       );
     });
   }
+
+  /** Starts the clock of every call made since the last stamp, and arms the timer for them. */
+  private readonly stamp = (): void => {
+    const dueAt = monotonicNow() + this.timeoutMs;
+    for (const entry of this.unstamped) entry.dueAt = dueAt;
+    this.unstamped = [];
+    if (this.timer === undefined && this.head < this.queue.length) this.arm(this.queue[this.head]!.dueAt);
+  };
 
   /** Drops settled calls from the front, so a loop that never yields to timers stays small. */
   private dropSettled(): void {
@@ -164,7 +165,9 @@ export class DeadlineQueue {
     }
   }
 
+  /** Wakes at `dueAt`; a call not stamped yet arms nothing (its stamp will). */
   private arm(dueAt: number): void {
+    if (dueAt === UNSTAMPED) return;
     this.timer = setTimeout(() => this.fire(), Math.max(0, Math.ceil(dueAt - monotonicNow())));
   }
 

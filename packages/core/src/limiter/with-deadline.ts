@@ -1,6 +1,6 @@
 /** The store under a deadline: the innermost store layer, where a `Store` becomes a `StoreLayer`. */
 import type { Store, StoreCheckOptions, StoreEntry, StoreMode } from '../types.js';
-import { callWithDeadline, DeadlineQueue, StoreTimeoutError } from './deadline.js';
+import { DeadlineQueue, StoreTimeoutError } from './deadline.js';
 import {
   answerOf,
   type SettleAnswer,
@@ -17,7 +17,7 @@ const unavailableFor = (error: unknown): StoreUnavailable =>
 const RESET_MIN_TIMEOUT_MS = 1000;
 
 /**
- * Wraps `store`: every call has `timeoutMs` to answer (one timer for all calls, plus one pass of
+ * Wraps `store`: every call has `timeoutMs` to answer, counted from the event loop's next turn (one timer for all calls, plus one pass of
  * I/O for an answer already on its way, see `DeadlineQueue`). A throw, a rejection, a missed
  * deadline or the wrong number of verdicts answers `StoreUnavailable`; a late answer is dropped.
  * A store that decides in-process (`decideSync`) is asked synchronously: it cannot be late, so it
@@ -25,9 +25,10 @@ const RESET_MIN_TIMEOUT_MS = 1000;
  * when late), after at least 1 s.
  */
 export function withDeadline(store: Store, timeoutMs: number): StoreLayer {
-  const reset = (keys: readonly string[]): Promise<void> =>
-    callWithDeadline(() => store.reset(keys), Math.max(timeoutMs, RESET_MIN_TIMEOUT_MS));
-  const settle = settleUnder(store, timeoutMs);
+  const resets = new DeadlineQueue(Math.max(timeoutMs, RESET_MIN_TIMEOUT_MS));
+  const deadlines = new DeadlineQueue(timeoutMs);
+  const reset = (keys: readonly string[]): Promise<void> => resets.run(() => store.reset(keys));
+  const settle = settleUnder(store, deadlines);
   if (typeof store.decideSync === 'function') {
     const decideSync = store.decideSync.bind(store);
     const answerNow = (entries: readonly StoreEntry[], mode: StoreMode, options?: StoreCheckOptions) => {
@@ -47,7 +48,6 @@ export function withDeadline(store: Store, timeoutMs: number): StoreLayer {
       settle,
     };
   }
-  const deadlines = new DeadlineQueue(timeoutMs);
   return {
     decide(entries, mode, options, then) {
       return deadlines.settle(
@@ -63,15 +63,15 @@ export function withDeadline(store: Store, timeoutMs: number): StoreLayer {
 
 /**
  * The store's settle under the deadline: `settleSync` now (an in-process store), else `settle`
- * within `timeoutMs`; a throw, a rejection, a missed deadline or no settle at all is `unavailable`.
+ * within the deadline; a throw, a rejection, a missed deadline or no settle at all is `unavailable`.
  */
-function settleUnder(store: Store, timeoutMs: number): StoreLayer['settle'] {
+function settleUnder(store: Store, deadlines: DeadlineQueue): StoreLayer['settle'] {
   return async (entries) => {
     try {
       if (typeof store.settleSync === 'function') return settleAnswerOf(store.settleSync(entries), entries);
       if (typeof store.settle !== 'function') return 'unavailable';
       const settle = store.settle.bind(store);
-      return settleAnswerOf(await callWithDeadline(() => settle(entries), timeoutMs), entries);
+      return settleAnswerOf(await deadlines.run(() => settle(entries)), entries);
     } catch {
       return 'unavailable' as SettleAnswer;
     }
