@@ -12,7 +12,10 @@
 -- Ticks: units are counted in ticks of 1/q unit, q = 10^k with k = 9 or lower so that
 --   limit * q <= 2^40. A cost is ceil(cost * q - 0.001) ticks (a decimal cost such as
 --   0.001 is an exact number of ticks, and never less than asked), so costs charged at
---   one instant add up exactly: exactly floor(burst / cost) requests fit, at any rate.
+--   one instant add up exactly: exactly floor(burst / cost) requests fit, at any rate. A cost
+--   that is no whole number of ticks (1/3) is charged up to a tick more; admission allows n
+--   times that excess for n costs of its size (at most GCRA_ROUNDING_MAX units), so those fit
+--   exactly as well.
 -- Clock: when the clock has moved on since tsMs, used drains by elapsed / intervalMs
 --   (never below 0: idle time never refills beyond the limit; drained, the key is
 --   exactly a fresh one, as it is once expired) and is compared with a
@@ -34,6 +37,8 @@
 local GCRA_TICKS_MAX = 1099511627776
 local GCRA_TICK_SLACK = 0.001
 local GCRA_DELTA_MS = 0.0009765625
+local GCRA_ROUNDING_MAX = 0.000001
+local GCRA_ROUNDING_SHARE = 1000000
 
 -- Ticks per unit for a limit (see above); divisions by 10 of a power of ten are exact.
 local function gcra_ticks(limit)
@@ -100,11 +105,23 @@ ALGORITHMS['gcra'] = function(r, key, now, limit, windowMs, intervalMs, cost)
   if used > 0 then
     ticks = ceil(used * q - GCRA_TICK_SLACK)
   end
+  -- Rounding allowance: a cost that is no whole number of ticks (1/3) is charged up to a tick
+  -- more; what is owed is compared as that many costs' exact sum (n costs of this size owe n
+  -- times the excess), at most GCRA_ROUNDING_MAX units, so exactly floor(burst / cost) fit.
+  local excess = ct - cost * q
+  -- Only where rounding is a sliver of the cost: a cost below a few ticks is charged its ticks.
+  if excess < 0 or excess * GCRA_ROUNDING_SHARE > ct then
+    excess = 0
+  end
+  local allowance = (excess * (ticks + ct)) / ct
+  if allowance > GCRA_ROUNDING_MAX * q then
+    allowance = GCRA_ROUNDING_MAX * q
+  end
   if moved then
-    r.allowed = used + cu <= limit + slack
+    r.allowed = used + cu <= limit + slack + allowance / q
     r.remaining = whole(limit + slack - used, limit)
   else
-    r.allowed = ticks + ct <= lq
+    r.allowed = ticks + ct <= lq + allowance
     r.remaining = whole((lq - ticks) / q, limit)
   end
   if used > 0 and tat > now then

@@ -28,11 +28,15 @@ export function gcraTicksPerUnit(limit: number): number {
 
 /** A charge after the clock moved is counted from this many ms earlier (2^-10, exact). */
 const GCRA_DELTA_MS = 0.0009765625;
+/** The most units the rounding allowance (see `evaluate`) ever adds to the burst: 1e-6. */
+const GCRA_ROUNDING_MAX = 0.000001;
+/** The allowance applies where a cost's rounding is at most 1/GCRA_ROUNDING_SHARE of it. */
+const GCRA_ROUNDING_SHARE = 1_000_000;
 
 /**
  * GCRA: exact rate (one unit per `intervalMs`) with a burst of `limit`. At the state's own
- * time it counts whole ticks, so exactly floor(burst / cost) requests fit at one instant at
- * any rate; once the clock moved on it drains and compares with about a microsecond of
+ * time it counts whole ticks (with an allowance for costs rounded up to them), so exactly
+ * floor(burst / cost) requests fit at one instant at any rate; once the clock moved on it drains and compares with about a microsecond of
  * refill as slack. A burst cut caps what is owed at the new limit, so no wait exceeds the
  * policy's own and a client that waits `retryAfterMs` is admitted. Same arithmetic as
  * lua/gcra.lua.
@@ -70,7 +74,15 @@ const evaluate: AlgorithmFn<GcraState> = (state, now, { limit, intervalMs, cost 
   }
 
   const ticks = used > 0 ? Math.ceil(used * q - GCRA_TICK_SLACK) : 0;
-  const allowed = moved ? used + cu <= limit + slack : ticks + ct <= lq;
+  // Rounding allowance: a cost that is no whole number of ticks (1/3) is charged up to a tick
+  // more; what is owed is compared as that many costs' exact sum (n costs of this size owe n
+  // times the excess), at most GCRA_ROUNDING_MAX units, so exactly floor(burst / cost) fit.
+  let excess = ct - cost * q;
+  // Only where rounding is a sliver of the cost: a cost below a few ticks is charged its ticks.
+  if (excess < 0 || excess * GCRA_ROUNDING_SHARE > ct) excess = 0;
+  let allowance = (excess * (ticks + ct)) / ct;
+  if (allowance > GCRA_ROUNDING_MAX * q) allowance = GCRA_ROUNDING_MAX * q;
+  const allowed = moved ? used + cu <= limit + slack + allowance / q : ticks + ct <= lq + allowance;
   const remaining = moved ? whole(limit + slack - used, limit) : whole((lq - ticks) / q, limit);
   let retryAfterMs = 0;
   if (!allowed) retryAfterMs = cost > limit ? -1 : (used + cu - limit) * intervalMs + (ts - now);

@@ -54,6 +54,20 @@ describe.each(Object.keys(stores))('gcra ticks on %s', (storeName) => {
     expect(tiny!.allowed).toBe(false);
   });
 
+  it('a cost of 1/3 at 10 per second: exactly 30 fit at one instant (its ticks, rounded up, are not summed as more)', async () => {
+    const e = entry(makePolicy('gcra', 10, 1000), 1 / 3);
+    let admitted = 0;
+    for (let i = 0; i < 31; i++) if ((await decide([e], 'consume', T0))[0]!.allowed) admitted++;
+    expect(admitted).toBe(30);
+  });
+
+  it('a cost of 1/3 at 10 per hour: exactly 30 fit at one instant, whatever the rate', async () => {
+    const e = entry(makePolicy('gcra', 10, 3_600_000), 1 / 3);
+    let admitted = 0;
+    for (let i = 0; i < 31; i++) if ((await decide([e], 'consume', T0))[0]!.allowed) admitted++;
+    expect(admitted).toBe(30);
+  });
+
   it('a cost is rounded up to whole ticks: two costs of 1.0000000005 do not fit a burst of 2', async () => {
     const e = entry(makePolicy('gcra', 2, 2000), 1.000_000_000_5);
     expect((await decide([e], 'consume', T0))[0]!.allowed).toBe(true);
