@@ -79,7 +79,7 @@ describe('limiter.settle', () => {
     expect(remainingOf(after, 'logins')).toBe(5);
   });
 
-  it('does nothing for a decision that reserved nothing: no reserve, denied or shadowed', async () => {
+  it('does nothing for a decision that reserved nothing: no reserve or denied', async () => {
     const shadow: PolicyInput = {
       name: 'probe',
       algorithm: 'fixed-window',
@@ -94,9 +94,11 @@ describe('limiter.settle', () => {
     const first = await limiter.check({ identity: 'b', cost: { tokens: 100 }, reserve: true });
     const shadowed = await limiter.check({ identity: 'b', cost: { tokens: 100 }, reserve: true });
     expect(shadowed.shadowed).toBe(true);
-    expect(await limiter.settle(shadowed, 0)).toBe('noop');
-    expect(remainingOf(await limiter.peek({ identity: 'b' }), 'tokens')).toBe(800);
+    // Only the shadow policy denied: the enforced one was charged, and its settle applies.
+    expect(await limiter.settle(shadowed, 0)).toBe('settled');
+    expect(remainingOf(await limiter.peek({ identity: 'b' }), 'tokens')).toBe(900);
     expect(await limiter.settle(first, { tokens: 0 })).toBe('settled');
+    expect(remainingOf(await limiter.peek({ identity: 'b' }), 'tokens')).toBe(1000);
     const denied = await limiter.check({ identity: 'c', cost: { tokens: 1000 }, reserve: true });
     expect(await limiter.settle(denied, 0)).toBe('settled');
     const over = await limiter.check({ identity: 'c', cost: { tokens: 1000 }, reserve: true });

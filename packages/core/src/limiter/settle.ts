@@ -2,7 +2,8 @@
 import { ALGORITHMS } from '../algorithms/registry.js';
 import { describeValue } from '../policy/errors.js';
 import { fallbackFailMode } from '../policy/lease.js';
-import type { Clock, Decision, StoreEntry, StoreSettleEntry } from '../types.js';
+import { chargedByRule } from '../stores/charge-rule.js';
+import type { Clock, Decision, PolicyResult, StoreEntry, StoreSettleEntry } from '../types.js';
 import type { SettleAnswer, SettleWhere, StoreLayer } from './store-answer.js';
 
 /** The actual units of a request: one number for every policy, or a number per policy name. */
@@ -33,21 +34,29 @@ export class Reservations {
   ) {}
 
   /**
-   * Keeps what `decision` charged, when a settle can change it: an allowed decision the store (or
-   * the local fallback) made, no shadow policy denying. A shadowed, fail-open, fail-closed or
-   * denied decision charged nothing to settle (fail-open and local: only the local entries).
-   * `askedAtMs` is `now()` as the check asked the store.
+   * Keeps what `decision` charged, when a settle can change it: of an allowed decision the store,
+   * its leases or the local fallback made, exactly the entries the check charged (`chargedByRule`:
+   * with a shadow policy denying, the enforced ones). A fail-open, fail-closed or denied decision
+   * charged nothing to settle (fail-open and local: only the local entries). `askedAtMs` is
+   * `now()` as the check asked the store.
    */
   keep(decision: Decision, entries: readonly StoreEntry[], askedAtMs: number): void {
-    if (!decision.allowed || decision.shadowed) return;
+    if (!decision.allowed) return;
     // A leased policy's units were taken from the store: its settle goes to the store too.
-    if (decision.source === 'store' || decision.source === 'lease') {
-      this.#byDecision.set(decision, { entries, atMs: askedAtMs, where: 'store' });
-    } else if (decision.source === 'local') {
-      const local = entries.filter((e) => fallbackFailMode(e.policy) === 'local');
-      if (local.length > 0)
-        this.#byDecision.set(decision, { entries: local, atMs: askedAtMs, where: 'local' });
-    }
+    let where: SettleWhere = 'store';
+    let asked = entries;
+    let verdicts: readonly PolicyResult[] = decision.results;
+    if (decision.source === 'local') {
+      // The local fallback decided the local entries alone, in one call of its own.
+      asked = entries.filter((e) => fallbackFailMode(e.policy) === 'local');
+      verdicts = decision.results.filter(
+        (_r, i) => fallbackFailMode((entries[i] as StoreEntry).policy) === 'local',
+      );
+      where = 'local';
+    } else if (decision.source !== 'store' && decision.source !== 'lease') return;
+    const flags = chargedByRule(asked, verdicts);
+    const charged = asked.filter((_e, i) => flags[i]);
+    if (charged.length > 0) this.#byDecision.set(decision, { entries: charged, atMs: askedAtMs, where });
   }
 
   /**
