@@ -119,12 +119,31 @@ end
 -- ==== settle: the settle script only (embed-lua.mjs leaves it out of decide) ====
 
 -- Every algorithm's settle of a reservation (lua/settle.lua): SETTLES[name] = function(value,
--- nowMs, limit, windowMs, intervalMs, deltaUnits, reservedAtMs) for the stored string `value`
--- of an existing key, returning the new state string and the ms it must be kept (before the
--- TTL's +1), or nil when there is nothing to settle (another algorithm's state, the
--- reservation's window over). deltaUnits > 0 charges (up to a debt of one limit), < 0 refunds
--- (never above the capacity). The TypeScript twins are the modules' `settle`.
+-- nowMs, limit, windowMs, intervalMs, deltaUnits, reservedAtMs, reservedUnits, reservedByMs) for
+-- the stored string `value` of an existing key, returning the new state string and the ms it must
+-- be kept (before the TTL's +1), or nil when there is nothing to settle (another algorithm's
+-- state, the reservation's window over, nothing of it left to refund). deltaUnits > 0 charges (up
+-- to a debt of one limit), < 0 refunds (never above the capacity). The reservation was charged
+-- between reservedAtMs and reservedByMs. The TypeScript twins are the modules' `settle`.
 local SETTLES = {}
+
+-- The units a bucket (token bucket, GCRA) may refund of a reservation: at most `refund`, and at
+-- most the reservation less what the policy earned back since reservedAt (had it never been
+-- made, the bucket would hold no more than that much more now: the refill since may have filled
+-- it, its key expired and came back fresh). 0: nothing left to refund. Twin: `bucketRefund`.
+local function bucket_refund(refund, now, intervalMs, reservedAt, reserved)
+  local most = reserved
+  if now > reservedAt then
+    most = reserved - (now - reservedAt) / intervalMs
+  end
+  if most <= 0 then
+    return 0
+  end
+  if refund < most then
+    return refund
+  end
+  return most
+end
 
 -- The most units a settle's charge leaves held: a debt of one limit, or what was held already.
 local function settle_ceiling(held, limit)

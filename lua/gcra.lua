@@ -141,10 +141,11 @@ end
 -- ==== settle: the settle script only (embed-lua.mjs leaves it out of decide) ====
 
 -- Settle (lua/settle.lua): what is owed drained to now, then deltaUnits added (a charge) or
--- taken off (a refund, never below 0). Owed beyond the burst is a debt, kept as time: a full
+-- taken off (a refund, never below 0, nor above the reservation less the refill since it:
+-- bucket_refund). Owed beyond the burst is a debt, kept as time: a full
 -- burst owed at tsMs in the future (nothing drains until then, as after time went backwards), so
 -- no read clamps it; at most one limit of it. Drained (as good as expired): nothing.
-SETTLES['gcra'] = function(value, now, limit, windowMs, intervalMs, delta, reservedAt)
+SETTLES['gcra'] = function(value, now, limit, windowMs, intervalMs, delta, reservedAt, reserved)
   local used, ts = tagged2(value, TAG_GCRA)
   if used == nil then
     return nil
@@ -161,6 +162,13 @@ SETTLES['gcra'] = function(value, now, limit, windowMs, intervalMs, delta, reser
   end
   if ts <= now and used <= 0 then
     return nil
+  end
+  if delta < 0 then
+    -- Counted to the latest time the state saw: time gone backwards earns no refund back.
+    delta = -bucket_refund(-delta, ts, intervalMs, reservedAt, reserved)
+    if delta == 0 then
+      return nil
+    end
   end
   -- Units owed at now, a debt counted in.
   local owed = used + (ts - now) / intervalMs

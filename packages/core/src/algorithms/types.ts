@@ -59,8 +59,18 @@ export interface SettleParams {
   readonly intervalMs: number;
   /** Units to charge (> 0) or to refund (< 0): the actual cost minus the reserved one; never 0. */
   readonly deltaUnits: number;
-  /** When the reservation was charged, in ms by the store's clock (window algorithms read it). */
+  /**
+   * The earliest the reservation can have been charged, in ms by the store's clock (the check was
+   * asked then): window algorithms find its window by it, buckets count the refill since it.
+   */
   readonly reservedAtMs: number;
+  /**
+   * The latest the reservation can have been charged (the check's answer came back then), at or
+   * after `reservedAtMs`: a sliding log finds the reservation's record at or before it.
+   */
+  readonly reservedByMs: number;
+  /** The units the check charged (> 0): a refund is at most this. */
+  readonly reservedUnits: number;
 }
 
 /** A settle's new state, and how long it must be kept (ms from now, before the TTL's +1). */
@@ -79,4 +89,23 @@ export type SettleFn<S> = (state: S, nowMs: number, params: SettleParams) => Set
 /** The most units an algorithm holds after a settle's charge: a debt of one limit, or what it already held. */
 export function settleCeiling(held: number, limit: number): number {
   return Math.max(held, 2 * limit);
+}
+
+/**
+ * The units a bucket (token bucket, GCRA) may refund of a reservation: at most `refundUnits`, and
+ * at most the reservation less what the policy earned back since it was charged. Had the
+ * reservation never been made, the bucket would hold no more than that much more now: the refill
+ * since may have filled it (a full key expires and comes back fresh, then drained by others), and
+ * a refund of that refill would add capacity the policy never had. 0: nothing left to refund.
+ * Same arithmetic as `bucket_refund` in lua/common.lua.
+ */
+export function bucketRefund(
+  refundUnits: number,
+  nowMs: number,
+  { intervalMs, reservedAtMs, reservedUnits }: SettleParams,
+): number {
+  let most = reservedUnits;
+  if (nowMs > reservedAtMs) most = reservedUnits - (nowMs - reservedAtMs) / intervalMs;
+  if (most <= 0) return 0;
+  return Math.min(refundUnits, most);
 }
