@@ -35,7 +35,13 @@ describe.each(STORES)('settle beside a shadow policy on %s', (_name, storeOf) =>
   async function spend(policies: PolicyInput[], requests: number) {
     let now = 1_764_400_000_500;
     const clock = () => now;
-    const limiter = createLimiter({ policies, clock, store: storeOf(clock), prefix: `sh${++run}` });
+    const limiter = createLimiter({
+      policies,
+      clock,
+      store: storeOf(clock),
+      prefix: `sh${++run}`,
+      timeoutMs: 5000,
+    });
     let spent = 0;
     const left: (number | undefined)[] = [];
     for (let i = 0; i < requests; i++, now += 10_000) {
@@ -82,7 +88,13 @@ describe.each(STORES)('settle beside a shadow policy on %s', (_name, storeOf) =>
           window: '1m',
           shadow: s.shadow,
         }));
-        const limiter = createLimiter({ policies, clock, store: storeOf(clock), prefix: `mix${++run}` });
+        const limiter = createLimiter({
+          policies,
+          clock,
+          store: storeOf(clock),
+          prefix: `mix${++run}`,
+          timeoutMs: 5000,
+        });
         // Each policy used alone first, so any of them may deny the check below.
         for (const [i, s] of specs.entries()) {
           for (let k = 0; k < s.used; k++) await limiter.check({ identity: 'u', policies: [`p${i}`] });
