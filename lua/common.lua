@@ -127,22 +127,26 @@ end
 -- between reservedAtMs and reservedByMs. The TypeScript twins are the modules' `settle`.
 local SETTLES = {}
 
--- The units a bucket (token bucket, GCRA) may refund of a reservation: at most `refund`, and at
--- most the reservation less what the policy earned back since reservedAt (had it never been
--- made, the bucket would hold no more than that much more now: the refill since may have filled
--- it, its key expired and came back fresh). 0: nothing left to refund. Twin: `bucketRefund`.
-local function bucket_refund(refund, now, intervalMs, reservedAt, reserved)
+-- A bucket's (token bucket, GCRA) delta to settle: a charge as it is; a refund cut to at most
+-- the reservation less what the policy earned back from reservedAt to `latest` (the latest time
+-- the state saw: time gone backwards earns nothing back). Had the reservation never been made,
+-- the bucket would hold no more than that much more now: the refill since may have filled it
+-- (its key expired and came back fresh). 0: nothing left to refund. Twin: `bucketDelta`.
+local function bucket_delta(delta, latest, intervalMs, reservedAt, reserved)
+  if delta >= 0 then
+    return delta
+  end
   local most = reserved
-  if now > reservedAt then
-    most = reserved - (now - reservedAt) / intervalMs
+  if latest > reservedAt then
+    most = reserved - (latest - reservedAt) / intervalMs
   end
   if most <= 0 then
     return 0
   end
-  if refund < most then
-    return refund
+  if delta > -most then
+    return delta
   end
-  return most
+  return -most
 end
 
 -- The most units a settle's charge leaves held: a debt of one limit, or what was held already.

@@ -142,7 +142,7 @@ end
 
 -- Settle (lua/settle.lua): what is owed drained to now, then deltaUnits added (a charge) or
 -- taken off (a refund, never below 0, nor above the reservation less the refill since it:
--- bucket_refund). Owed beyond the burst is a debt, kept as time: a full
+-- bucket_delta). Owed beyond the burst is a debt, kept as time: a full
 -- burst owed at tsMs in the future (nothing drains until then, as after time went backwards), so
 -- no read clamps it; at most one limit of it. Drained (as good as expired): nothing.
 SETTLES['gcra'] = function(value, now, limit, windowMs, intervalMs, delta, reservedAt, reserved)
@@ -163,12 +163,9 @@ SETTLES['gcra'] = function(value, now, limit, windowMs, intervalMs, delta, reser
   if ts <= now and used <= 0 then
     return nil
   end
-  if delta < 0 then
-    -- Counted to the latest time the state saw: time gone backwards earns no refund back.
-    delta = -bucket_refund(-delta, ts, intervalMs, reservedAt, reserved)
-    if delta == 0 then
-      return nil
-    end
+  delta = bucket_delta(delta, ts, intervalMs, reservedAt, reserved)
+  if delta == 0 then
+    return nil
   end
   -- Units owed at now, a debt counted in.
   local owed = used + (ts - now) / intervalMs

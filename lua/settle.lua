@@ -25,7 +25,7 @@
 -- Per entry: a key that does not exist (expired, reset) is left alone, never recreated; so is
 -- a state another algorithm wrote, and a reservation whose window is over. A refund is capped
 -- at what was reserved and never lifts the state above its capacity: a bucket (token bucket,
--- GCRA) refunds at most the reservation less what it earned back since (bucket_refund), a
+-- GCRA) refunds at most the reservation less what it earned back since (bucket_delta), a
 -- sliding log only from records up to the reservation, so a refund after the key refilled,
 -- expired or was drained anew is dropped. It keeps the key's TTL (SET KEEPTTL). A charge is applied in full up to
 -- a debt of one limit beyond the quota (later checks wait until it is repaid), with a TTL of

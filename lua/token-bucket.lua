@@ -81,7 +81,7 @@ end
 
 -- Settle (lua/settle.lua): the bucket refilled to now, then deltaUnits taken (a charge) or
 -- given back (a refund, never above the capacity, nor above the reservation less the refill
--- since it: bucket_refund). A charge below 0 is a debt, kept as time: an
+-- since it: bucket_delta). A charge below 0 is a debt, kept as time: an
 -- empty bucket counted from tsMs in the future (it earns nothing until then, as after time went
 -- backwards), so checks wait until it is repaid and no read clamps it; at most one limit of it.
 -- Full (as good as expired): nothing.
@@ -105,12 +105,9 @@ SETTLES['token-bucket'] = function(value, now, limit, windowMs, intervalMs, delt
   if ts <= now and tokens >= limit then
     return nil
   end
-  if delta < 0 then
-    -- Counted to the latest time the state saw: time gone backwards earns no refund back.
-    delta = -bucket_refund(-delta, ts, intervalMs, reservedAt, reserved)
-    if delta == 0 then
-      return nil
-    end
+  delta = bucket_delta(delta, ts, intervalMs, reservedAt, reserved)
+  if delta == 0 then
+    return nil
   end
   -- Tokens at now, a debt counted in: what an empty bucket earns back until tsMs is owed.
   local level = tokens - (ts - now) / intervalMs

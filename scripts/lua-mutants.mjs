@@ -642,7 +642,7 @@ export const LUA_MUTANTS = [
   {
     id: 'settle/bucket-refund-no-refill',
     file: 'common.lua',
-    find: 'most = reserved - (now - reservedAt) / intervalMs',
+    find: 'most = reserved - (latest - reservedAt) / intervalMs',
     replace: 'most = reserved',
   },
   {
@@ -654,40 +654,39 @@ export const LUA_MUTANTS = [
   {
     id: 'settle/bucket-refund-uncut',
     file: 'common.lua',
-    find: '  if refund < most then\n    return refund',
-    replace: '  if true then\n    return refund',
+    find: '  if delta > -most then\n    return delta',
+    replace: '  if true then\n    return delta',
   },
   {
     id: 'settle/bucket-refund-at-zero',
     file: 'common.lua',
     find: '  if most <= 0 then\n    return 0',
     replace: '  if most < 0 then\n    return 0',
-    explained:
-      'equivalent: at most == 0 the refund is min(refund, 0) = 0 either way, and the caller drops a refund of 0',
+    explained: 'equivalent: at most == 0 the delta is -0 either way (-most), which the caller drops as 0',
   },
   {
     id: 'tb-settle/refund-refill-to-now',
     file: 'token-bucket.lua',
-    find: 'bucket_refund(-delta, ts,',
-    replace: 'bucket_refund(-delta, now,',
+    find: 'bucket_delta(delta, ts,',
+    replace: 'bucket_delta(delta, now,',
   },
   {
     id: 'gcra-settle/refund-refill-to-now',
     file: 'gcra.lua',
-    find: 'bucket_refund(-delta, ts,',
-    replace: 'bucket_refund(-delta, now,',
+    find: 'bucket_delta(delta, ts,',
+    replace: 'bucket_delta(delta, now,',
   },
   {
     id: 'tb-settle/refund-of-nothing-written',
     file: 'token-bucket.lua',
-    find: '    if delta == 0 then\n      return nil',
-    replace: '    if false then\n      return nil',
+    find: '  if delta == 0 then\n    return nil',
+    replace: '  if false then\n    return nil',
   },
   {
     id: 'gcra-settle/refund-of-nothing-written',
     file: 'gcra.lua',
-    find: '    if delta == 0 then\n      return nil',
-    replace: '    if false then\n      return nil',
+    find: '  if delta == 0 then\n    return nil',
+    replace: '  if false then\n    return nil',
   },
   {
     id: 'settle/whole-check',

@@ -1,6 +1,6 @@
 import { BUCKET_LIMITS } from './limits.js';
 import { defineAlgorithm } from './module.js';
-import { type AlgorithmFn, bucketRefund, type SettleFn, settleCeiling, whole } from './types.js';
+import { type AlgorithmFn, bucketDelta, type SettleFn, settleCeiling, whole } from './types.js';
 
 /**
  * GCRA state: `used` units owed at `tsMs`; the theoretical arrival time is
@@ -104,14 +104,13 @@ const evaluate: AlgorithmFn<GcraState> = (state, now, { limit, intervalMs, cost 
 /**
  * Settles a reservation: what is owed drained to now, then `deltaUnits` added (a charge) or taken
  * off (a refund, never below 0: never above the capacity, nor above the reservation less the
- * refill since it: `bucketRefund`). Owed beyond the burst is a debt, kept
+ * refill since it: `bucketDelta`). Owed beyond the burst is a debt, kept
  * as time: a full burst owed at `tsMs` in the future (nothing drains until then, as after time
  * went backwards), so no read clamps it; at most one `limit` of it. Drained (as good as
  * expired): nothing. Same arithmetic as `SETTLES['gcra']` in lua/gcra.lua.
  */
 const settle: SettleFn<GcraState> = (state, now, params) => {
   const { limit, intervalMs } = params;
-  let deltaUnits = params.deltaUnits;
   let used = state.used;
   let ts = state.tsMs;
   if (used < 0) used = 0;
@@ -121,11 +120,8 @@ const settle: SettleFn<GcraState> = (state, now, params) => {
     ts = now;
   }
   if (ts <= now && used <= 0) return undefined;
-  if (deltaUnits < 0) {
-    // Counted to the latest time the state saw: time gone backwards earns no refund back.
-    deltaUnits = -bucketRefund(-deltaUnits, ts, params);
-    if (deltaUnits === 0) return undefined;
-  }
+  const deltaUnits = bucketDelta(params.deltaUnits, ts, params);
+  if (deltaUnits === 0) return undefined;
   // Units owed at now, a debt counted in.
   const owed = used + (ts - now) / intervalMs;
   let next = owed + deltaUnits;

@@ -92,20 +92,22 @@ export function settleCeiling(held: number, limit: number): number {
 }
 
 /**
- * The units a bucket (token bucket, GCRA) may refund of a reservation: at most `refundUnits`, and
- * at most the reservation less what the policy earned back since it was charged. Had the
- * reservation never been made, the bucket would hold no more than that much more now: the refill
- * since may have filled it (a full key expires and comes back fresh, then drained by others), and
- * a refund of that refill would add capacity the policy never had. 0: nothing left to refund.
- * Same arithmetic as `bucket_refund` in lua/common.lua.
+ * A bucket's (token bucket, GCRA) `deltaUnits` to settle: a charge as it is; a refund cut to at
+ * most the reservation less what the policy earned back from `reservedAtMs` to `latestMs` (the
+ * latest time the state saw: time gone backwards earns nothing back). Had the reservation never
+ * been made, the bucket would hold no more than that much more now: the refill since may have
+ * filled it (a full key expires and comes back fresh, then drained by others), and a refund of
+ * that refill would add capacity the policy never had. 0: nothing left to refund. Same
+ * arithmetic as `bucket_delta` in lua/common.lua.
  */
-export function bucketRefund(
-  refundUnits: number,
-  nowMs: number,
+export function bucketDelta(
+  deltaUnits: number,
+  latestMs: number,
   { intervalMs, reservedAtMs, reservedUnits }: SettleParams,
 ): number {
+  if (deltaUnits >= 0) return deltaUnits;
   let most = reservedUnits;
-  if (nowMs > reservedAtMs) most = reservedUnits - (nowMs - reservedAtMs) / intervalMs;
+  if (latestMs > reservedAtMs) most = reservedUnits - (latestMs - reservedAtMs) / intervalMs;
   if (most <= 0) return 0;
-  return Math.min(refundUnits, most);
+  return Math.max(deltaUnits, -most);
 }
