@@ -238,6 +238,20 @@ describe('limiter.settle on Redis', () => {
     expect(remainingOf(after, 'logins')).toBe(5);
   });
 
+  it("finds a sliding log reservation's record by Redis TIME: every refund of a reserve-and-settle lands", async () => {
+    const limiter = createLimiter({
+      policies: [{ name: 'logins', algorithm: 'sliding-log', limit: 5, window: '1m' }],
+      store: new RedisStore({ client: redis }),
+      timeoutMs: 5000,
+    });
+    for (let i = 0; i < 20; i++) {
+      const d = await limiter.check({ identity: 'r3', reserve: true });
+      expect(d.allowed, `request ${i}`).toBe(true);
+      expect(await limiter.settle(d, 0), `request ${i}`).toBe('settled');
+    }
+    expect((await limiter.peek({ identity: 'r3' })).remaining).toBe(5);
+  });
+
   it('answers unavailable when Redis is gone, without a rejection', async () => {
     const client = new Redis(server.port, '127.0.0.1');
     const limiter = createLimiter({
