@@ -1,6 +1,7 @@
 /**
  * Instructions per request of one layer of Sluice, in-process, for two builds side by side: the
- * Sluice limiter alone (`limiter.check`) or a Hono app answering `app.fetch(new Request(...))`
+ * Sluice limiter alone (`limiter.check`; `limiter-settle`: a check that reserves, then its settle)
+ * or a Hono app answering `app.fetch(new Request(...))`
  * (`hono`, and `hono-baseline` without the limiter). No sockets, no load generator: what is
  * counted is the code's own work, which repeats within about 1% when the two trees are counted
  * alternately (`node --single-threaded`: V8 compiles and collects on the counted thread, so
@@ -8,7 +9,7 @@
  * repeat within a few percent, for changes of a few hundred instructions.
  *
  *   node bench/inproc-instructions.mjs --trees /path/to/before,/path/to/after
- *        [--layers limiter,hono,hono-baseline] [--paths allowed,deny] [--store memory|redis]
+ *        [--layers limiter,limiter-settle,hono,hono-baseline] [--paths allowed,deny] [--store memory|redis]
  *        [--rounds 2] [--warmup 30000] [--iterations 10000]
  *
  * Each tree must be built (`npm run build`). `--store redis` starts its own redis-server (use
@@ -44,7 +45,8 @@ const trees = opts.trees.split(',');
 const layers = opts.layers.split(',');
 const paths = opts.paths.split(',');
 for (const l of layers)
-  if (!['limiter', 'hono', 'hono-baseline'].includes(l)) fail(`--layers: unknown layer ${l}`);
+  if (!['limiter', 'limiter-settle', 'hono', 'hono-baseline'].includes(l))
+    fail(`--layers: unknown layer ${l}`);
 for (const p of paths) if (p !== 'allowed' && p !== 'deny') fail(`--paths: allowed or deny, got ${p}`);
 if (opts.store !== 'memory' && opts.store !== 'redis')
   fail(`--store must be memory or redis, got ${opts.store}`);

@@ -119,12 +119,35 @@ end
 -- ==== settle: the settle script only (embed-lua.mjs leaves it out of decide) ====
 
 -- Every algorithm's settle of a reservation (lua/settle.lua): SETTLES[name] = function(value,
--- nowMs, limit, windowMs, intervalMs, deltaUnits, reservedAtMs) for the stored string `value`
--- of an existing key, returning the new state string and the ms it must be kept (before the
--- TTL's +1), or nil when there is nothing to settle (another algorithm's state, the
--- reservation's window over). deltaUnits > 0 charges (up to a debt of one limit), < 0 refunds
--- (never above the capacity). The TypeScript twins are the modules' `settle`.
+-- nowMs, limit, windowMs, intervalMs, deltaUnits, reservedAtMs, reservedUnits, reservedByMs) for
+-- the stored string `value` of an existing key, returning the new state string and the ms it must
+-- be kept (before the TTL's +1), or nil when there is nothing to settle (another algorithm's
+-- state, the reservation's window over, nothing of it left to refund). deltaUnits > 0 charges (up
+-- to a debt of one limit), < 0 refunds (never above the capacity). The reservation was charged
+-- between reservedAtMs and reservedByMs. The TypeScript twins are the modules' `settle`.
 local SETTLES = {}
+
+-- A bucket's (token bucket, GCRA) delta to settle: a charge as it is; a refund cut to at most
+-- the reservation less what the policy earned back from reservedAt to `latest` (the latest time
+-- the state saw: time gone backwards earns nothing back). Had the reservation never been made,
+-- the bucket would hold no more than that much more now: the refill since may have filled it
+-- (its key expired and came back fresh). 0: nothing left to refund. Twin: `bucketDelta`.
+local function bucket_delta(delta, latest, intervalMs, reservedAt, reserved)
+  if delta >= 0 then
+    return delta
+  end
+  local most = reserved
+  if latest > reservedAt then
+    most = reserved - (latest - reservedAt) / intervalMs
+  end
+  if most <= 0 then
+    return 0
+  end
+  if delta > -most then
+    return delta
+  end
+  return -most
+end
 
 -- The most units a settle's charge leaves held: a debt of one limit, or what was held already.
 local function settle_ceiling(held, limit)

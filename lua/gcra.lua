@@ -158,10 +158,11 @@ end
 -- ==== settle: the settle script only (embed-lua.mjs leaves it out of decide) ====
 
 -- Settle (lua/settle.lua): what is owed drained to now, then deltaUnits added (a charge) or
--- taken off (a refund, never below 0). Owed beyond the burst is a debt, kept as time: a full
+-- taken off (a refund, never below 0, nor above the reservation less the refill since it:
+-- bucket_delta). Owed beyond the burst is a debt, kept as time: a full
 -- burst owed at tsMs in the future (nothing drains until then, as after time went backwards), so
 -- no read clamps it; at most one limit of it. Drained (as good as expired): nothing.
-SETTLES['gcra'] = function(value, now, limit, windowMs, intervalMs, delta, reservedAt)
+SETTLES['gcra'] = function(value, now, limit, windowMs, intervalMs, delta, reservedAt, reserved)
   local used, ts = tagged2(value, TAG_GCRA)
   if used == nil then
     return nil
@@ -177,6 +178,10 @@ SETTLES['gcra'] = function(value, now, limit, windowMs, intervalMs, delta, reser
     ts = now
   end
   if ts <= now and used <= 0 then
+    return nil
+  end
+  delta = bucket_delta(delta, ts, intervalMs, reservedAt, reserved)
+  if delta == 0 then
     return nil
   end
   -- Units owed at now, a debt counted in.

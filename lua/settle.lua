@@ -7,20 +7,27 @@
 -- ARGV[1]  nowMs: '' = use Redis TIME (production); a number = explicit time in ms since the
 --          epoch, 0 <= nowMs < 1e13 (tests), as in decide.lua (charged keys then get a TTL of
 --          at least EXPLICIT_TTL_FLOOR_MS)
--- Then six per entry, in KEYS order:
+-- Then eight per entry, in KEYS order:
 --   algorithm      an algorithm's name (packages/core/src/algorithms/registry.ts)
 --   limit          units (positive), windowMs (positive), intervalMs (positive): the policy's
 --   windowMs       numbers, as decide.lua takes them
 --   intervalMs
 --   deltaUnits     actual minus reserved units: > 0 charges, < 0 refunds, 0 does nothing
 --                  (a whole number where WHOLE_COSTS[algorithm]: sliding-log)
---   reservedAgoMs  ms since the reservation was charged (>= 0): the reservation was charged at
---                  nowMs - reservedAgoMs, which window algorithms use to find its window
+--   reservedUnits  the units the check charged (positive, at least -deltaUnits)
+--   reservedAgoMs  ms since the check was asked (>= 0): the reservation was charged at
+--                  nowMs - reservedAgoMs at the earliest (window algorithms find its window by
+--                  it, buckets count the refill since it)
+--   answeredAgoMs  ms since the check's answer came back (0 to reservedAgoMs): the reservation
+--                  was charged at nowMs - answeredAgoMs at the latest (a sliding log refunds only
+--                  its records up to then)
 --
 -- Per entry: a key that does not exist (expired, reset) is left alone, never recreated; so is
 -- a state another algorithm wrote, and a reservation whose window is over. A refund is capped
--- at what was reserved (deltaUnits >= -reserved by construction) and never lifts the state
--- above its capacity; it keeps the key's TTL (SET KEEPTTL). A charge is applied in full up to
+-- at what was reserved and never lifts the state above its capacity: a bucket (token bucket,
+-- GCRA) refunds at most the reservation less what it earned back since (bucket_delta), a
+-- sliding log only from records up to the reservation, so a refund after the key refilled,
+-- expired or was drained anew is dropped. It keeps the key's TTL (SET KEEPTTL). A charge is applied in full up to
 -- a debt of one limit beyond the quota (later checks wait until it is repaid), with a TTL of
 -- ceil(ms until the state is as good as a fresh key) + 1, as decide.lua sets it.
 --
@@ -39,12 +46,12 @@ local function positive(value)
 end
 
 local count = #KEYS
-if #ARGV ~= 1 + 6 * count then
-  return redis.error_reply('ERR sluice: expected ' .. (1 + 6 * count) .. ' arguments, got ' .. #ARGV)
+if #ARGV ~= 1 + 8 * count then
+  return redis.error_reply('ERR sluice: expected ' .. (1 + 8 * count) .. ' arguments, got ' .. #ARGV)
 end
 local entries = {}
 for i = 1, count do
-  local base = 1 + 6 * (i - 1)
+  local base = 1 + 8 * (i - 1)
   local name = ARGV[base + 1]
   local settle = SETTLES[name]
   if settle == nil then
@@ -54,17 +61,25 @@ for i = 1, count do
   if limit == nil or windowMs == nil or intervalMs == nil then
     return redis.error_reply('ERR sluice: limit, windowMs and intervalMs must be positive numbers (entry ' .. i .. ')')
   end
-  local delta, ago = tonumber(ARGV[base + 5]), tonumber(ARGV[base + 6])
+  local delta, reserved = tonumber(ARGV[base + 5]), positive(ARGV[base + 6])
+  local ago, answered = tonumber(ARGV[base + 7]), tonumber(ARGV[base + 8])
   if delta == nil or delta ~= delta or delta == math.huge or delta == -math.huge then
     return redis.error_reply('ERR sluice: deltaUnits must be a finite number (entry ' .. i .. ')')
   end
   if WHOLE_COSTS[name] and delta ~= floor(delta) then
     return redis.error_reply('ERR sluice: ' .. name .. ' deltaUnits must be a whole number (entry ' .. i .. ')')
   end
+  if reserved == nil or delta < -reserved then
+    return redis.error_reply('ERR sluice: reservedUnits must be a positive number, at least -deltaUnits (entry ' .. i .. ')')
+  end
   if ago == nil or not (ago >= 0 and ago < 1e13) then
     return redis.error_reply('ERR sluice: reservedAgoMs must be a number from 0 to 1e13 (entry ' .. i .. ')')
   end
-  entries[i] = { settle = settle, limit = limit, windowMs = windowMs, intervalMs = intervalMs, delta = delta, ago = ago }
+  if answered == nil or not (answered >= 0 and answered <= ago) then
+    return redis.error_reply('ERR sluice: answeredAgoMs must be a number from 0 to reservedAgoMs (entry ' .. i .. ')')
+  end
+  entries[i] = { settle = settle, limit = limit, windowMs = windowMs, intervalMs = intervalMs, delta = delta,
+    reserved = reserved, ago = ago, answered = answered }
 end
 
 local now
@@ -88,7 +103,8 @@ for i = 1, count do
     value = get_string(key)
   end
   if value ~= nil then
-    local text, keepMs = e.settle(value, now, e.limit, e.windowMs, e.intervalMs, e.delta, now - e.ago)
+    local text, keepMs = e.settle(value, now, e.limit, e.windowMs, e.intervalMs, e.delta, now - e.ago,
+      e.reserved, now - e.answered)
     if text ~= nil then
       if e.delta < 0 then
         rcall('SET', key, text, 'KEEPTTL')

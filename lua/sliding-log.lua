@@ -192,15 +192,15 @@ end
 
 -- ==== settle: the settle script only (embed-lua.mjs leaves it out of decide) ====
 
--- Settle (lua/settle.lua). A refund takes units off the live records stamped at or after the
--- reservation (reservedAtMs in whole microseconds), oldest first (the reservation's own record
--- first: it was stamped then or later), then any rest from the newest records before that time
--- (a reservation time put a little late), dropping records left empty; nothing when no live record
+-- Settle (lua/settle.lua). A refund takes units off the live records stamped at or before the
+-- latest time the reservation can have been charged (reservedByMs in whole microseconds), newest
+-- first: the reservation's own record first, never a record of a request admitted after it (a key
+-- expired and drained anew since). Records left empty are dropped; nothing when none of them
 -- holds a unit. A charge adds a record of the extra units now (merged into the newest when it is
 -- stamped now or later), up to a debt of one limit. The log is rewritten with its live records
 -- only, counted from 0 (a header alone: an empty log); kept an eighth of a window beyond its
 -- newest unit, as decide keeps it.
-SETTLES['sliding-log'] = function(value, now, limit, windowMs, intervalMs, delta, reservedAt)
+SETTLES['sliding-log'] = function(value, now, limit, windowMs, intervalMs, delta, reservedAt, reserved, reservedBy)
   local len = #value
   if not (len >= LOG_HEAD and (len - LOG_HEAD) % LOG_REC == 0 and byte(value, 1) == 32) then
     return nil
@@ -231,20 +231,13 @@ SETTLES['sliding-log'] = function(value, now, limit, windowMs, intervalMs, delta
   end
   if delta < 0 then
     local refund, taken = -delta, 0
-    local fromUs = floor(reservedAt * 1000 + 0.5)
-    local from = 1
-    while from <= m and stamps[from] <= fromUs - 1 do
-      from = from + 1
+    local byUs = floor(reservedBy * 1000 + 0.5)
+    local i = m
+    while i >= 1 and stamps[i] > byUs do
+      i = i - 1
     end
-    -- From the reservation's time on, oldest first; what is left, from the newest before it.
-    for k = 1, m do
-      local i = from + k - 1
-      if i > m then
-        i = m - k + 1
-      end
-      if refund <= 0 then
-        break
-      end
+    -- The records at or before the reservation, newest first.
+    while i >= 1 and refund > 0 do
       local held = units[i]
       local take = refund
       if held < refund then
@@ -253,6 +246,7 @@ SETTLES['sliding-log'] = function(value, now, limit, windowMs, intervalMs, delta
       units[i] = held - take
       refund = refund - take
       taken = taken + take
+      i = i - 1
     end
     if taken == 0 then
       return nil

@@ -80,11 +80,12 @@ end
 -- ==== settle: the settle script only (embed-lua.mjs leaves it out of decide) ====
 
 -- Settle (lua/settle.lua): the bucket refilled to now, then deltaUnits taken (a charge) or
--- given back (a refund, never above the capacity). A charge below 0 is a debt, kept as time: an
+-- given back (a refund, never above the capacity, nor above the reservation less the refill
+-- since it: bucket_delta). A charge below 0 is a debt, kept as time: an
 -- empty bucket counted from tsMs in the future (it earns nothing until then, as after time went
 -- backwards), so checks wait until it is repaid and no read clamps it; at most one limit of it.
 -- Full (as good as expired): nothing.
-SETTLES['token-bucket'] = function(value, now, limit, windowMs, intervalMs, delta, reservedAt)
+SETTLES['token-bucket'] = function(value, now, limit, windowMs, intervalMs, delta, reservedAt, reserved)
   local tokens, ts = parse2(value, 1)
   if tokens == nil then
     return nil
@@ -102,6 +103,10 @@ SETTLES['token-bucket'] = function(value, now, limit, windowMs, intervalMs, delt
     tokens = limit
   end
   if ts <= now and tokens >= limit then
+    return nil
+  end
+  delta = bucket_delta(delta, ts, intervalMs, reservedAt, reserved)
+  if delta == 0 then
     return nil
   end
   -- Tokens at now, a debt counted in: what an empty bucket earns back until tsMs is owed.

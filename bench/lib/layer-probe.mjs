@@ -35,6 +35,15 @@ async function layerRun() {
     const limiter = core.createLimiter({ policies: [policy], prefix, store, timeoutMs: 60_000 });
     return (i) => limiter.check({ identity: keyOf(i) });
   }
+  if (opts.layer === 'limiter-settle') {
+    // A check that reserves 10 units, then its settle to 4 (a refund); deny: 1 unit, then a settle
+    // of the denial (nothing to settle).
+    const limiter = core.createLimiter({ policies: [policy], prefix, store, timeoutMs: 60_000 });
+    const cost = allowed ? 10 : 1;
+    const units = allowed ? 4 : 0;
+    return async (i) =>
+      limiter.settle(await limiter.check({ identity: keyOf(i), cost, reserve: true }), units);
+  }
   if (opts.layer === 'hono' || opts.layer === 'hono-baseline') {
     const { Hono } = await from('node_modules/hono/dist/index.js');
     const app = new Hono();

@@ -277,10 +277,17 @@ export interface StoreSettleEntry {
   /** Units the request really used, >= 0 (a whole number for sliding-log). */
   readonly actualUnits: number;
   /**
-   * Ms since the check charged the reservation (>= 0), by the limiter's clock: the store puts
-   * the reservation at its own now minus this, to find the window it was charged in.
+   * Ms since the check that charged the reservation was asked (>= 0), by the limiter's clock: the
+   * store puts the reservation at its own now minus this at the earliest (to find the window it
+   * was charged in, and the refill since it).
    */
   readonly reservedAgoMs: number;
+  /**
+   * Ms since that check's answer came back (0 to `reservedAgoMs`): the reservation was charged at
+   * the store's now minus this at the latest (a sliding log refunds only records up to then).
+   * Unset: `reservedAgoMs` (a store that decided at once).
+   */
+  readonly answeredAgoMs?: number;
 }
 
 /** What the store is asked to do. */
@@ -311,9 +318,10 @@ export interface Store {
    * Optional: settles a reservation, every entry in ONE atomic step: `actualUnits -
    * reservedUnits` charged (a charge above the reservation is charged in full, up to a debt of
    * one limit: later checks wait until it is repaid) or refunded (at most what was reserved,
-   * never above the capacity). A key that no longer exists is left alone (never recreated), and
-   * so is a reservation whose window is over (fixed window: the reservation's window only;
-   * sliding window: that window's count). Resolves with one flag per entry: true where settled.
+   * never above the capacity; a bucket's refund less what it earned back since the reservation,
+   * a sliding log's only from the records up to the reservation). A key that no longer exists is
+   * left alone (never recreated), and so is a reservation whose window is over (fixed window: the
+   * reservation's window only; sliding window: that window's count). Resolves with one flag per entry: true where settled.
    * Not idempotent by itself: the limiter settles a decision once.
    */
   settle?(entries: readonly StoreSettleEntry[]): Promise<boolean[]>;

@@ -1,6 +1,6 @@
 import { BUCKET_LIMITS } from './limits.js';
 import { defineAlgorithm } from './module.js';
-import { type AlgorithmFn, type SettleFn, settleCeiling, whole } from './types.js';
+import { type AlgorithmFn, bucketDelta, type SettleFn, settleCeiling, whole } from './types.js';
 
 /**
  * GCRA state: `used` units owed at `tsMs`; the theoretical arrival time is
@@ -115,12 +115,14 @@ const evaluate: AlgorithmFn<GcraState> = (state, now, { limit, intervalMs, cost 
 
 /**
  * Settles a reservation: what is owed drained to now, then `deltaUnits` added (a charge) or taken
- * off (a refund, never below 0: never above the capacity). Owed beyond the burst is a debt, kept
+ * off (a refund, never below 0: never above the capacity, nor above the reservation less the
+ * refill since it: `bucketDelta`). Owed beyond the burst is a debt, kept
  * as time: a full burst owed at `tsMs` in the future (nothing drains until then, as after time
  * went backwards), so no read clamps it; at most one `limit` of it. Drained (as good as
  * expired): nothing. Same arithmetic as `SETTLES['gcra']` in lua/gcra.lua.
  */
-const settle: SettleFn<GcraState> = (state, now, { limit, intervalMs, deltaUnits }) => {
+const settle: SettleFn<GcraState> = (state, now, params) => {
+  const { limit, intervalMs } = params;
   let used = state.used;
   let ts = state.tsMs;
   if (used < 0) used = 0;
@@ -130,6 +132,8 @@ const settle: SettleFn<GcraState> = (state, now, { limit, intervalMs, deltaUnits
     ts = now;
   }
   if (ts <= now && used <= 0) return undefined;
+  const deltaUnits = bucketDelta(params.deltaUnits, ts, params);
+  if (deltaUnits === 0) return undefined;
   // Units owed at now, a debt counted in.
   const owed = used + (ts - now) / intervalMs;
   let next = owed + deltaUnits;

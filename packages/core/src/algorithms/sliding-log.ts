@@ -119,15 +119,16 @@ const evaluate: AlgorithmFn<SlidingLogState> = (state, now, { limit, windowMs, c
 const LOG_TTL_SLICES = 8;
 
 /**
- * Settles a reservation. A refund takes units off the live records stamped at or after the
- * reservation, oldest first (the reservation's own record first: it was stamped then or later),
- * then any rest from the newest records before that time (a reservation time put a little late),
- * dropping records left empty; a charge adds a record of the extra units now (merged into the
+ * Settles a reservation. A refund takes units off the live records stamped at or before the
+ * latest time the reservation can have been charged (`reservedByMs`), newest first: the
+ * reservation's own record first, never a record of a request admitted after it (a refund of
+ * that would free capacity in windows the reservation is not in: a key expired and drained anew
+ * since). Records left empty are dropped; a charge adds a record of the extra units now (merged into the
  * newest when stamped alike), up to a debt of one `limit` beyond it. The log is rewritten with its
  * live records only, counted from 0. Nothing when no live record is left to refund. Same
  * arithmetic as `SETTLES['sliding-log']` in lua/sliding-log.lua.
  */
-const settle: SettleFn<SlidingLogState> = (state, now, { limit, windowMs, deltaUnits, reservedAtMs }) => {
+const settle: SettleFn<SlidingLogState> = (state, now, { limit, windowMs, deltaUnits, reservedByMs }) => {
   const { base, times, cums } = state;
   const n = times.length;
   const nowUs = Math.floor(now * 1000 + 0.5);
@@ -147,10 +148,8 @@ const settle: SettleFn<SlidingLogState> = (state, now, { limit, windowMs, deltaU
   if (deltaUnits < 0) {
     let refund = -deltaUnits;
     let taken = 0;
-    const from = firstAbove(stamps, Math.floor(reservedAtMs * 1000 + 0.5) - 1, 0);
-    // From the reservation's time on, oldest first; what is left, from the newest before it.
-    const order = [...stamps.keys()].slice(from).concat([...stamps.keys()].slice(0, from).reverse());
-    for (const i of order) {
+    // The records at or before the reservation, newest first.
+    for (let i = firstAbove(stamps, Math.floor(reservedByMs * 1000 + 0.5), 0) - 1; i >= 0; i--) {
       if (refund <= 0) break;
       const held = units[i] as number;
       const take = Math.min(held, refund);

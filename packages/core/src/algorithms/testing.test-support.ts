@@ -6,6 +6,7 @@
  */
 import fc from 'fast-check';
 import { expect } from 'vitest';
+import { chargedByRule } from '../stores/charge-rule.js';
 import { MemoryStore } from '../stores/memory-store.js';
 import type { Algorithm, CompiledPolicy, StoreEntry, StoreMode, StoreVerdict } from '../types.js';
 import { ALGORITHM_NAMES } from './registry.js';
@@ -266,18 +267,16 @@ export const mixedPoliciesArb: fc.Arbitrary<CompiledPolicy[]> = policiesArb.chai
 );
 
 /**
- * Which entries of a decision were charged, by the rule of `Store.decide`: in mode 'consume',
- * the enforced entries when every enforced entry allows, the shadow entries when every entry
- * allows; in mode 'peek', none.
+ * Which entries of a decision were charged, by the rule of `Store.decide` (`chargedByRule`): in
+ * mode 'consume', the enforced entries when every enforced entry allows, the shadow entries when
+ * every entry allows; in mode 'peek', none.
  */
 export function chargedEntries(
   entries: readonly StoreEntry[],
   verdicts: readonly StoreVerdict[],
   mode: StoreMode,
 ): boolean[] {
-  const all = verdicts.every((v) => v.allowed);
-  const enforced = verdicts.every((v, i) => v.allowed || (entries[i] as StoreEntry).policy.shadow);
-  return entries.map((e) => mode === 'consume' && (e.policy.shadow ? all : enforced));
+  return mode === 'consume' ? chargedByRule(entries, verdicts) : entries.map(() => false);
 }
 
 /** Multi-policy histories; time moves forward only unless `backwards`. */

@@ -1,6 +1,6 @@
 import { BUCKET_LIMITS } from './limits.js';
 import { defineAlgorithm } from './module.js';
-import { type AlgorithmFn, type SettleFn, whole } from './types.js';
+import { type AlgorithmFn, bucketDelta, type SettleFn, whole } from './types.js';
 
 /** Token bucket state: tokens counted at `tsMs` (the latest time seen). Mirrors lua/token-bucket.lua. */
 export interface TokenBucketState {
@@ -56,12 +56,14 @@ const evaluate: AlgorithmFn<TokenBucketState> = (state, now, { limit, intervalMs
 
 /**
  * Settles a reservation: the bucket refilled to now, then `deltaUnits` taken (a charge) or given
- * back (a refund, never above the capacity). A charge below 0 is a debt, kept as time: an empty
+ * back (a refund, never above the capacity, nor above the reservation less the refill since it:
+ * `bucketDelta`). A charge below 0 is a debt, kept as time: an empty
  * bucket counted from `tsMs` in the future (as after time went backwards, it earns nothing until
  * then), so checks wait until it is repaid and no read clamps it; at most one `limit` of it. Full
  * (as good as expired): nothing. Same arithmetic as `SETTLES['token-bucket']` in lua/token-bucket.lua.
  */
-const settle: SettleFn<TokenBucketState> = (state, now, { limit, intervalMs, deltaUnits }) => {
+const settle: SettleFn<TokenBucketState> = (state, now, params) => {
+  const { limit, intervalMs } = params;
   let tokens = state.tokens;
   let ts = state.tsMs;
   const elapsed = now - ts;
@@ -71,6 +73,8 @@ const settle: SettleFn<TokenBucketState> = (state, now, { limit, intervalMs, del
   }
   if (tokens > limit) tokens = limit;
   if (ts <= now && tokens >= limit) return undefined;
+  const deltaUnits = bucketDelta(params.deltaUnits, ts, params);
+  if (deltaUnits === 0) return undefined;
   // Tokens at now, a debt counted in: what an empty bucket earns back until tsMs is owed.
   const level = tokens - (ts - now) / intervalMs;
   let next = level - deltaUnits;

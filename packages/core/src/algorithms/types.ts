@@ -59,8 +59,18 @@ export interface SettleParams {
   readonly intervalMs: number;
   /** Units to charge (> 0) or to refund (< 0): the actual cost minus the reserved one; never 0. */
   readonly deltaUnits: number;
-  /** When the reservation was charged, in ms by the store's clock (window algorithms read it). */
+  /**
+   * The earliest the reservation can have been charged, in ms by the store's clock (the check was
+   * asked then): window algorithms find its window by it, buckets count the refill since it.
+   */
   readonly reservedAtMs: number;
+  /**
+   * The latest the reservation can have been charged (the check's answer came back then), at or
+   * after `reservedAtMs`: a sliding log finds the reservation's record at or before it.
+   */
+  readonly reservedByMs: number;
+  /** The units the check charged (> 0): a refund is at most this. */
+  readonly reservedUnits: number;
 }
 
 /** A settle's new state, and how long it must be kept (ms from now, before the TTL's +1). */
@@ -79,4 +89,25 @@ export type SettleFn<S> = (state: S, nowMs: number, params: SettleParams) => Set
 /** The most units an algorithm holds after a settle's charge: a debt of one limit, or what it already held. */
 export function settleCeiling(held: number, limit: number): number {
   return Math.max(held, 2 * limit);
+}
+
+/**
+ * A bucket's (token bucket, GCRA) `deltaUnits` to settle: a charge as it is; a refund cut to at
+ * most the reservation less what the policy earned back from `reservedAtMs` to `latestMs` (the
+ * latest time the state saw: time gone backwards earns nothing back). Had the reservation never
+ * been made, the bucket would hold no more than that much more now: the refill since may have
+ * filled it (a full key expires and comes back fresh, then drained by others), and a refund of
+ * that refill would add capacity the policy never had. 0: nothing left to refund. Same
+ * arithmetic as `bucket_delta` in lua/common.lua.
+ */
+export function bucketDelta(
+  deltaUnits: number,
+  latestMs: number,
+  { intervalMs, reservedAtMs, reservedUnits }: SettleParams,
+): number {
+  if (deltaUnits >= 0) return deltaUnits;
+  let most = reservedUnits;
+  if (latestMs > reservedAtMs) most = reservedUnits - (latestMs - reservedAtMs) / intervalMs;
+  if (most <= 0) return 0;
+  return Math.max(deltaUnits, -most);
 }

@@ -58,12 +58,13 @@ export function assertValidEntries(entries: readonly StoreEntry[]): void {
 
 /**
  * Throws unless `entries` can be settled: as `assertValidEntries` for the keys and policies (the
- * reserved units stand for the cost), and a finite `actualUnits` >= 0 and `reservedAgoMs` >= 0
- * (a whole `actualUnits` where the algorithm takes whole costs).
+ * reserved units stand for the cost), a finite `actualUnits` >= 0, `reservedAgoMs` >= 0 and
+ * `answeredAgoMs` (when set) from 0 to `reservedAgoMs` (a whole `actualUnits` where the algorithm
+ * takes whole costs).
  */
 export function assertValidSettleEntries(entries: readonly StoreSettleEntry[]): void {
   assertValidEntries(entries.map((e) => ({ key: e.key, policy: e.policy, cost: e.reservedUnits })));
-  for (const { policy, actualUnits, reservedAgoMs } of entries) {
+  for (const { policy, actualUnits, reservedAgoMs, answeredAgoMs } of entries) {
     if (typeof actualUnits !== 'number' || !(actualUnits >= 0) || actualUnits === Number.POSITIVE_INFINITY) {
       throw new Error(
         `store: "actualUnits" must be a finite number >= 0, got ${String(actualUnits)} (policy "${policy.name}")`,
@@ -77,6 +78,14 @@ export function assertValidSettleEntries(entries: readonly StoreSettleEntry[]): 
     if (typeof reservedAgoMs !== 'number' || !(reservedAgoMs >= 0) || !(reservedAgoMs < 1e13)) {
       throw new Error(
         `store: "reservedAgoMs" must be a number of ms from 0 to 1e13, got ${String(reservedAgoMs)} (policy "${policy.name}")`,
+      );
+    }
+    if (
+      answeredAgoMs !== undefined &&
+      (typeof answeredAgoMs !== 'number' || !(answeredAgoMs >= 0 && answeredAgoMs <= reservedAgoMs))
+    ) {
+      throw new Error(
+        `store: "answeredAgoMs" must be a number of ms from 0 to "reservedAgoMs", got ${String(answeredAgoMs)} (policy "${policy.name}")`,
       );
     }
   }

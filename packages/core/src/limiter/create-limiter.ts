@@ -63,11 +63,13 @@ export interface Limiter {
   /**
    * Settles a decision of a check made with `reserve: true` to the units the request really used:
    * a number for every policy, or a number per policy name (a policy not named keeps its
-   * reservation). Every policy's difference in one atomic store call: a refund gives back at most
-   * what was reserved and never lifts a policy above its capacity; more than reserved is charged in
-   * full, up to a debt of one limit (later checks wait until it is repaid). Once per decision: a
-   * second settle, and one of a decision that reserved nothing (no `reserve`, denied, shadowed,
-   * fail-open, fail-closed), answers `noop`; a decision of the local fallback settles locally.
+   * reservation). Every policy the check charged (with only a shadow policy denying, the enforced
+   * ones), its difference in one atomic store call: a refund gives back at most what was reserved,
+   * never lifts a policy above its capacity nor gives back what the policy earned back since the
+   * check; more than reserved is charged in full, up to a debt of one limit (later checks wait until
+   * it is repaid). Once per decision: a second settle, and one of a decision that reserved nothing
+   * (no `reserve`, denied, fail-open, fail-closed), answers `noop`; a decision of the local
+   * fallback settles locally.
    * Never rejects because of the store (`unavailable`); rejects with a TypeError for bad units.
    */
   settle(decision: Decision, units: SettleUnits): Promise<SettleAnswer>;

@@ -79,7 +79,7 @@ describe('limiter.settle', () => {
     expect(remainingOf(after, 'logins')).toBe(5);
   });
 
-  it('does nothing for a decision that reserved nothing: no reserve, denied or shadowed', async () => {
+  it('does nothing for a decision that reserved nothing: no reserve or denied', async () => {
     const shadow: PolicyInput = {
       name: 'probe',
       algorithm: 'fixed-window',
@@ -94,9 +94,11 @@ describe('limiter.settle', () => {
     const first = await limiter.check({ identity: 'b', cost: { tokens: 100 }, reserve: true });
     const shadowed = await limiter.check({ identity: 'b', cost: { tokens: 100 }, reserve: true });
     expect(shadowed.shadowed).toBe(true);
-    expect(await limiter.settle(shadowed, 0)).toBe('noop');
-    expect(remainingOf(await limiter.peek({ identity: 'b' }), 'tokens')).toBe(800);
+    // Only the shadow policy denied: the enforced one was charged, and its settle applies.
+    expect(await limiter.settle(shadowed, 0)).toBe('settled');
+    expect(remainingOf(await limiter.peek({ identity: 'b' }), 'tokens')).toBe(900);
     expect(await limiter.settle(first, { tokens: 0 })).toBe('settled');
+    expect(remainingOf(await limiter.peek({ identity: 'b' }), 'tokens')).toBe(1000);
     const denied = await limiter.check({ identity: 'c', cost: { tokens: 1000 }, reserve: true });
     expect(await limiter.settle(denied, 0)).toBe('settled');
     const over = await limiter.check({ identity: 'c', cost: { tokens: 1000 }, reserve: true });
@@ -234,6 +236,20 @@ describe('limiter.settle on Redis', () => {
     const after = await limiter.peek({ identity: 'r1' });
     expect(remainingOf(after, 'tokens')).toBeGreaterThanOrEqual(970);
     expect(remainingOf(after, 'logins')).toBe(5);
+  });
+
+  it("finds a sliding log reservation's record by Redis TIME: every refund of a reserve-and-settle lands", async () => {
+    const limiter = createLimiter({
+      policies: [{ name: 'logins', algorithm: 'sliding-log', limit: 5, window: '1m' }],
+      store: new RedisStore({ client: redis }),
+      timeoutMs: 5000,
+    });
+    for (let i = 0; i < 20; i++) {
+      const d = await limiter.check({ identity: 'r3', reserve: true });
+      expect(d.allowed, `request ${i}`).toBe(true);
+      expect(await limiter.settle(d, 0), `request ${i}`).toBe('settled');
+    }
+    expect((await limiter.peek({ identity: 'r3' })).remaining).toBe(5);
   });
 
   it('answers unavailable when Redis is gone, without a rejection', async () => {

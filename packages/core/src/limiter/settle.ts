@@ -2,16 +2,21 @@
 import { ALGORITHMS } from '../algorithms/registry.js';
 import { describeValue } from '../policy/errors.js';
 import { fallbackFailMode } from '../policy/lease.js';
-import type { Clock, Decision, StoreEntry, StoreSettleEntry } from '../types.js';
+import { chargedByRule } from '../stores/charge-rule.js';
+import type { Clock, Decision, PolicyResult, StoreEntry, StoreSettleEntry } from '../types.js';
 import type { SettleAnswer, SettleWhere, StoreLayer } from './store-answer.js';
 
 /** The actual units of a request: one number for every policy, or a number per policy name. */
 export type SettleUnits = number | Readonly<Record<string, number>>;
 
-/** What a check charged, kept for its settle: the entries, when, and where. */
+/**
+ * What a check charged, kept for its settle: the entries, where, and when: the store charged
+ * them between `atMs` (the check asked) and `byMs` (its answer came back).
+ */
 interface Reservation {
   readonly entries: readonly StoreEntry[];
   readonly atMs: number;
+  readonly byMs: number;
   readonly where: SettleWhere;
 }
 
@@ -33,21 +38,30 @@ export class Reservations {
   ) {}
 
   /**
-   * Keeps what `decision` charged, when a settle can change it: an allowed decision the store (or
-   * the local fallback) made, no shadow policy denying. A shadowed, fail-open, fail-closed or
-   * denied decision charged nothing to settle (fail-open and local: only the local entries).
-   * `askedAtMs` is `now()` as the check asked the store.
+   * Keeps what `decision` charged, when a settle can change it: of an allowed decision the store,
+   * its leases or the local fallback made, exactly the entries the check charged (`chargedByRule`:
+   * with a shadow policy denying, the enforced ones). A fail-open, fail-closed or denied decision
+   * charged nothing to settle (fail-open and local: only the local entries). `askedAtMs` is
+   * `now()` as the check asked the store; the answer is now.
    */
   keep(decision: Decision, entries: readonly StoreEntry[], askedAtMs: number): void {
-    if (!decision.allowed || decision.shadowed) return;
+    if (!decision.allowed) return;
     // A leased policy's units were taken from the store: its settle goes to the store too.
-    if (decision.source === 'store' || decision.source === 'lease') {
-      this.#byDecision.set(decision, { entries, atMs: askedAtMs, where: 'store' });
-    } else if (decision.source === 'local') {
-      const local = entries.filter((e) => fallbackFailMode(e.policy) === 'local');
-      if (local.length > 0)
-        this.#byDecision.set(decision, { entries: local, atMs: askedAtMs, where: 'local' });
-    }
+    let where: SettleWhere = 'store';
+    let asked = entries;
+    let verdicts: readonly PolicyResult[] = decision.results;
+    if (decision.source === 'local') {
+      // The local fallback decided the local entries alone, in one call of its own.
+      asked = entries.filter((e) => fallbackFailMode(e.policy) === 'local');
+      verdicts = decision.results.filter(
+        (_r, i) => fallbackFailMode((entries[i] as StoreEntry).policy) === 'local',
+      );
+      where = 'local';
+    } else if (decision.source !== 'store' && decision.source !== 'lease') return;
+    const flags = chargedByRule(asked, verdicts);
+    const charged = asked.filter((_e, i) => flags[i]);
+    if (charged.length === 0) return;
+    this.#byDecision.set(decision, { entries: charged, atMs: askedAtMs, byMs: this.clock(), where });
   }
 
   /**
@@ -69,7 +83,9 @@ export class Reservations {
       const unitsOf = unitsReader(decision, units);
       const reservation = this.#byDecision.get(decision);
       if (reservation === undefined) return Promise.resolve('noop');
-      const reservedAgoMs = Math.max(0, this.clock() - reservation.atMs);
+      const now = this.clock();
+      const reservedAgoMs = Math.max(0, now - reservation.atMs);
+      const answeredAgoMs = Math.min(reservedAgoMs, Math.max(0, now - reservation.byMs));
       const entries: StoreSettleEntry[] = [];
       for (const { key, policy, cost } of reservation.entries) {
         const actualUnits = unitsOf(policy.name) ?? cost;
@@ -79,7 +95,7 @@ export class Reservations {
           );
         }
         if (actualUnits !== cost)
-          entries.push({ key, policy, reservedUnits: cost, actualUnits, reservedAgoMs });
+          entries.push({ key, policy, reservedUnits: cost, actualUnits, reservedAgoMs, answeredAgoMs });
       }
       this.#byDecision.delete(decision);
       if (entries.length === 0) return Promise.resolve('noop');

@@ -19,7 +19,8 @@ export const SETTLE_SCRIPT: { readonly source: string; readonly sha1: string } =
 /**
  * KEYS and ARGV of a settle script call (lua/settle.lua): the entries' keys; the time (`nowArg`,
  * from `encodeScriptNow`), then per entry its algorithm, limit, windowMs, intervalMs, the units to
- * charge (actual - reserved; negative: a refund) and the ms since the reservation.
+ * charge (actual - reserved; negative: a refund), the reserved units, and the ms since the check
+ * was asked and since its answer came back (the reservation was charged in between).
  */
 export function encodeSettle(
   entries: readonly StoreSettleEntry[],
@@ -28,7 +29,7 @@ export function encodeSettle(
   assertValidSettleEntries(entries);
   const keys: string[] = [];
   const args: string[] = [nowArg];
-  for (const { key, policy, reservedUnits, actualUnits, reservedAgoMs } of entries) {
+  for (const { key, policy, reservedUnits, actualUnits, reservedAgoMs, answeredAgoMs } of entries) {
     keys.push(key);
     const [algorithm, limit, windowMs, intervalMs] = argsOf(policy);
     args.push(
@@ -37,7 +38,9 @@ export function encodeSettle(
       windowMs as string,
       intervalMs as string,
       String(actualUnits - reservedUnits),
+      String(reservedUnits),
       String(reservedAgoMs),
+      String(answeredAgoMs ?? reservedAgoMs),
     );
   }
   return { keys, args };

@@ -21,7 +21,9 @@ export function settleInTable(
   assertValidSettleEntries(entries);
   const settled: boolean[] = new Array(entries.length);
   for (let i = 0; i < entries.length; i++) {
-    const { key, policy, reservedUnits, actualUnits, reservedAgoMs } = entries[i] as StoreSettleEntry;
+    const { key, policy, reservedUnits, actualUnits, reservedAgoMs, answeredAgoMs } = entries[
+      i
+    ] as StoreSettleEntry;
     settled[i] = false;
     const deltaUnits = actualUnits - reservedUnits;
     if (deltaUnits === 0) continue;
@@ -33,6 +35,8 @@ export function settleInTable(
       intervalMs: policy.intervalMs,
       deltaUnits,
       reservedAtMs: now - reservedAgoMs,
+      reservedByMs: now - (answeredAgoMs ?? reservedAgoMs),
+      reservedUnits,
     });
     if (next === undefined) continue;
     let expiresAtMs = table.expiresAt(key) as number;

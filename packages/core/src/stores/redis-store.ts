@@ -198,17 +198,18 @@ export class RedisStore implements Store {
   /**
    * Settles a reservation: every entry in one atomic settle script call (lua/settle.lua; EVALSHA,
    * EVAL on NOSCRIPT). See `Store.settle`. Checks still waiting in a batch go out first. With
-   * Redis TIME, `reservedAgoMs` is taken 1 ms longer (the caller's clock counts whole ms), so a
-   * window algorithm settles a reservation within about a millisecond and a round trip after a
-   * window boundary as one of the window before (a no-op).
+   * Redis TIME, `reservedAgoMs` is taken 1 ms longer and `answeredAgoMs` 1 ms shorter (the
+   * caller's clock counts whole ms), so the moment Redis charged the reservation stays between
+   * the two: a window algorithm settles a reservation within about a millisecond and a round trip
+   * after a window boundary as one of the window before (a no-op), and a sliding log may take a
+   * refund off a record admitted within that time after the reservation.
    */
   async settle(entries: readonly StoreSettleEntry[]): Promise<boolean[]> {
     if (entries.length === 0) return [];
     // With Redis TIME (microseconds) against the caller's clock (whole ms, as Date.now), the
-    // reservation is put 1 ms earlier: never after the moment Redis charged it.
-    const early =
-      this.clock === undefined ? entries.map((e) => ({ ...e, reservedAgoMs: e.reservedAgoMs + 1 })) : entries;
-    const { keys, args } = encodeSettle(early, encodeScriptNow(this.clock?.()));
+    // reservation is put between 1 ms before the check was asked and 1 ms after it was answered.
+    const widened = this.clock === undefined ? entries.map(widenedByOneMs) : entries;
+    const { keys, args } = encodeSettle(widened, encodeScriptNow(this.clock?.()));
     this.batcher.flush();
     return decodeSettleReply(await this.transport.run(SETTLE_SCRIPT, keys, args), entries);
   }
@@ -233,4 +234,10 @@ export class RedisStore implements Store {
     this.batcher.flush();
     if (this.ownsClient) await this.transport.close?.();
   }
+}
+
+/** A settle entry whose reservation may lie 1 ms further either way (whole ms against Redis TIME). */
+function widenedByOneMs(entry: StoreSettleEntry): StoreSettleEntry {
+  const answeredAgoMs = entry.answeredAgoMs ?? entry.reservedAgoMs;
+  return { ...entry, reservedAgoMs: entry.reservedAgoMs + 1, answeredAgoMs: Math.max(0, answeredAgoMs - 1) };
 }

@@ -3,8 +3,11 @@
  * clock, and random histories of reservations and settles run against any store.
  */
 import fc from 'fast-check';
+import type { Redis } from 'ioredis';
 import { costArb, timeStepArb } from '../algorithms/testing.test-support.js';
 import type { CompiledPolicy, Store, StoreEntry, StoreVerdict } from '../types.js';
+import { MemoryStore } from './memory-store.js';
+import { RedisStore } from './redis-store.js';
 
 /** A store with the clock it reads; `at(ms)` moves the clock. */
 export interface ClockedStore {
@@ -116,4 +119,67 @@ export async function runSettleOps(
     if (admitted !== undefined) pending.push({ entry: admitted, atMs: now });
   }
   return out;
+}
+
+/** A MemoryStore on an explicit clock. */
+export function memorySettleSide(): SettleSide {
+  let now = 0;
+  const store = new MemoryStore({ clock: () => now });
+  return { store, at: (ms) => (now = ms), forget: (keys) => store.reset(keys) };
+}
+
+/** A RedisStore on `client` at an explicit time (the scripts take it as ARGV[1]). */
+export function redisSettleSide(client: Redis): SettleSide {
+  let now = 0;
+  const store = new RedisStore({ client, clock: () => now });
+  return {
+    store: store as ClockedStore['store'],
+    at: (ms) => (now = ms),
+    forget: (keys) => client.del(...keys),
+  };
+}
+
+/** Units admitted over windows, from the history of admitted reservations and their settles. */
+export interface Admitted {
+  readonly atMs: number;
+  readonly reserved: number;
+  readonly actual: number;
+}
+
+/**
+ * What `policy` allows before admitting `cost` at `now`, given the requests admitted (and settled)
+ * before: false when the units counted against the policy, plus `cost`, exceed its allowance.
+ */
+export function withinPolicy(
+  policy: CompiledPolicy,
+  before: readonly Admitted[],
+  now: number,
+  cost: number,
+): boolean {
+  const tol = 1e-6;
+  const { algorithm, limit, windowMs, intervalMs } = policy;
+  if (algorithm === 'token-bucket' || algorithm === 'gcra') {
+    const slack = (3 * (algorithm === 'gcra' ? 0.0009765625 : 0.001)) / intervalMs;
+    // Over every interval [t_i, now]: what was admitted from t_i on, plus cost, fits burst + rate x T.
+    let sum = 0;
+    for (let i = before.length - 1; i >= 0; i--) {
+      const a = before[i] as Admitted;
+      sum += a.actual;
+      if (sum + cost > limit + (now - a.atMs) / intervalMs + slack + tol) return false;
+    }
+    return true;
+  }
+  if (algorithm === 'sliding-log') {
+    const since = Math.floor(now * 1000 + 0.5) - windowMs * 1000;
+    const live = before
+      .filter((a) => Math.floor(a.atMs * 1000 + 0.5) > since)
+      .reduce((s, a) => s + a.actual, 0);
+    return live + cost <= limit;
+  }
+  // Fixed and sliding window: at most the limit in each epoch-aligned window.
+  const win = Math.floor(now / windowMs);
+  const inWindow = before
+    .filter((a) => Math.floor(a.atMs / windowMs) === win)
+    .reduce((s, a) => s + a.actual, 0);
+  return inWindow + cost <= limit + tol;
 }

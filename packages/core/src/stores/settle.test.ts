@@ -5,9 +5,17 @@ import { type RedisProcess, startRedis } from '../../../../test/support/redis-se
 import { ALL_ALGORITHMS, makePolicy, policyArb, startTimeArb } from '../algorithms/testing.test-support.js';
 import { SETTLE_SCRIPT } from '../redis/settle-script.js';
 import type { Algorithm, CompiledPolicy, StoreEntry, StoreSettleEntry, StoreVerdict } from '../types.js';
-import { MemoryStore } from './memory-store.js';
 import { RedisStore } from './redis-store.js';
-import { type ClockedStore, runSettleOps, type SettleSide, settleOpsArb } from './settle.test-support.js';
+import {
+  type Admitted,
+  type ClockedStore,
+  memorySettleSide,
+  redisSettleSide,
+  runSettleOps,
+  type SettleSide,
+  settleOpsArb,
+  withinPolicy,
+} from './settle.test-support.js';
 
 let server: RedisProcess;
 let redis: Redis;
@@ -25,21 +33,8 @@ afterAll(async () => {
   await server?.stop();
 });
 
-function memorySide(): SettleSide {
-  let now = 0;
-  const store = new MemoryStore({ clock: () => now });
-  return { store, at: (ms) => (now = ms), forget: (keys) => store.reset(keys) };
-}
-
-function redisSide(): SettleSide {
-  let now = 0;
-  const store = new RedisStore({ client: redis, clock: () => now });
-  return {
-    store: store as ClockedStore['store'],
-    at: (ms) => (now = ms),
-    forget: (keys) => redis.del(...keys),
-  };
-}
+const memorySide = memorySettleSide;
+const redisSide = (): SettleSide => redisSettleSide(redis);
 
 const SIDES = [
   ['MemoryStore', memorySide],
@@ -286,20 +281,28 @@ describe('the settle script on Redis', () => {
     const key = `${fresh()}:{z}:p`;
     await redis.set(key, '5|1000');
     const TB = ['token-bucket', 10, 1000, 100];
-    await expect(call([key], '2000', ...TB, -1)).rejects.toThrow(/expected 7 arguments/);
-    await expect(call([key], '2000', 'nope', 10, 1000, 100, -1, 0)).rejects.toThrow(/unknown algorithm/);
-    await expect(call([key], '2000', 'token-bucket', 0, 1000, 100, -1, 0)).rejects.toThrow(
+    await expect(call([key], '2000', ...TB, -1)).rejects.toThrow(/expected 9 arguments/);
+    await expect(call([key], '2000', 'nope', 10, 1000, 100, -1, 1, 0, 0)).rejects.toThrow(
+      /unknown algorithm/,
+    );
+    await expect(call([key], '2000', 'token-bucket', 0, 1000, 100, -1, 1, 0, 0)).rejects.toThrow(
       /positive numbers/,
     );
-    await expect(call([key], '2000', ...TB, 'x', 0)).rejects.toThrow(/deltaUnits must be a finite number/);
-    await expect(call([key], '2000', ...TB, -1, -5)).rejects.toThrow(/reservedAgoMs/);
-    await expect(call([key], 'soon', ...TB, -1, 0)).rejects.toThrow(/nowMs/);
-    await expect(call([key], '2000', 'sliding-log', 10, 1000, 100, -0.5, 0)).rejects.toThrow(
+    await expect(call([key], '2000', ...TB, 'x', 1, 0, 0)).rejects.toThrow(
+      /deltaUnits must be a finite number/,
+    );
+    await expect(call([key], '2000', ...TB, -2, 1, 0, 0)).rejects.toThrow(/reservedUnits must be a positive/);
+    await expect(call([key], '2000', ...TB, -1, 0, 0, 0)).rejects.toThrow(/reservedUnits must be a positive/);
+    await expect(call([key], '2000', ...TB, -1, 1, -5, 0)).rejects.toThrow(/reservedAgoMs/);
+    await expect(call([key], '2000', ...TB, -1, 1, 5, 6)).rejects.toThrow(/answeredAgoMs/);
+    await expect(call([key], '2000', ...TB, -1, 1, 5, -1)).rejects.toThrow(/answeredAgoMs/);
+    await expect(call([key], 'soon', ...TB, -1, 1, 0, 0)).rejects.toThrow(/nowMs/);
+    await expect(call([key], '2000', 'sliding-log', 10, 1000, 100, -0.5, 1, 0, 0)).rejects.toThrow(
       /sliding-log deltaUnits must be a whole number/,
     );
     expect(await redis.get(key)).toBe('5|1000');
-    // 5 tokens at 1000, 6 at 1100, one refunded.
-    expect(await call([key], '1100', ...TB, -1, 0)).toEqual([1]);
+    // 5 tokens at 1000, 6 at 1100, one refunded (reserved 2 at 1100).
+    expect(await call([key], '1100', ...TB, -1, 2, 0, 0)).toEqual([1]);
     expect(await redis.get(key)).toBe('7|1100');
   });
 
@@ -331,51 +334,6 @@ describe('the settle script on Redis', () => {
     expect(await redis.pttl(e.key)).toBeGreaterThan(8000);
   });
 });
-
-/** Units admitted over windows, from the history of admitted reservations and their settles. */
-interface Admitted {
-  readonly atMs: number;
-  readonly reserved: number;
-  readonly actual: number;
-}
-
-/**
- * What `policy` allows before admitting `cost` at `now`, given the requests admitted (and settled)
- * before: false when the units counted against the policy, plus `cost`, exceed its allowance.
- */
-function withinPolicy(
-  policy: CompiledPolicy,
-  before: readonly Admitted[],
-  now: number,
-  cost: number,
-): boolean {
-  const tol = 1e-6;
-  const { algorithm, limit, windowMs, intervalMs } = policy;
-  if (algorithm === 'token-bucket' || algorithm === 'gcra') {
-    const slack = (3 * (algorithm === 'gcra' ? 0.0009765625 : 0.001)) / intervalMs;
-    // Over every interval [t_i, now]: what was admitted from t_i on, plus cost, fits burst + rate x T.
-    let sum = 0;
-    for (let i = before.length - 1; i >= 0; i--) {
-      const a = before[i] as Admitted;
-      sum += a.actual;
-      if (sum + cost > limit + (now - a.atMs) / intervalMs + slack + tol) return false;
-    }
-    return true;
-  }
-  if (algorithm === 'sliding-log') {
-    const since = Math.floor(now * 1000 + 0.5) - windowMs * 1000;
-    const live = before
-      .filter((a) => Math.floor(a.atMs * 1000 + 0.5) > since)
-      .reduce((s, a) => s + a.actual, 0);
-    return live + cost <= limit;
-  }
-  // Fixed and sliding window: at most the limit in each epoch-aligned window.
-  const win = Math.floor(now / windowMs);
-  const inWindow = before
-    .filter((a) => Math.floor(a.atMs / windowMs) === win)
-    .reduce((s, a) => s + a.actual, 0);
-  return inWindow + cost <= limit + tol;
-}
 
 describe.each(SIDES)('reservations and settles on %s', (_name, makeSide) => {
   it.each(ALL_ALGORITHMS as Algorithm[])(
