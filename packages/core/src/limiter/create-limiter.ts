@@ -102,7 +102,7 @@ function composeLayers(
   let fallback = local;
   if (policies.some((p) => p.lease !== undefined)) {
     // Leases sit above the breaker and the deadline: a take is one store call like any other.
-    layer = withLeases(layer, clock, IN_PROCESS_DEFAULTS.leaseMaxKeys);
+    layer = withLeases(layer, clock, IN_PROCESS_DEFAULTS.leaseMaxKeys, resolved.denyCacheMaxAgeMs);
   }
   if (policies.some((p) => fallbackFailMode(p) === 'local')) {
     // A fallback made before hands its in-process state to the new one (which wraps this stack).
