@@ -114,7 +114,7 @@ function composeLayers(
     layer = withDenyCache(layer, cache, clock);
   }
   if (policies.some((p) => p.local !== undefined)) {
-    layer = withLocalStage(layer, clock, IN_PROCESS_DEFAULTS.localStageMaxKeys);
+    layer = withLocalStage(layer, clock, IN_PROCESS_DEFAULTS.localStageMaxKeys, resolved.denyCacheMaxAgeMs);
   }
   return { outer: layer, local: fallback };
 }

@@ -64,15 +64,28 @@ export class DenialMemory {
     if (expiresAtMs > atMs) byKey.set(key, { atMs, untilMs, units, remaining, resetMs, expiresAtMs });
   }
 
+  /** Remembers that `key` was seen at `atMs` with no wait to tell (kept `maxAgeMs`, like a denial). */
+  rememberNoWait(key: string, atMs: number): void {
+    const untilMs = Number.POSITIVE_INFINITY;
+    this.remember(key, Number.POSITIVE_INFINITY, { atMs, untilMs, remaining: 0, resetMs: 0 });
+  }
+
   /** The denial of `key` that still holds at `nowMs` for a request of `units`, else undefined. */
   lookup(key: string, units: number, nowMs: number): Denial | undefined {
+    const denial = this.#live(key, nowMs);
+    return denial !== undefined && units + 1e-9 >= denial.units ? denial : undefined;
+  }
+
+  /** Whether something seen of `key` (a denial, or no wait) still holds at `nowMs`. */
+  knows(key: string, nowMs: number): boolean {
+    return this.#live(key, nowMs) !== undefined;
+  }
+
+  #live(key: string, nowMs: number): Denial | undefined {
     const denial = this.#byKey.get(key);
-    if (denial === undefined) return undefined;
-    if (!stillRemembered(nowMs, denial.atMs, denial.expiresAtMs)) {
-      this.#byKey.delete(key);
-      return undefined;
-    }
-    return units + 1e-9 >= denial.units ? denial : undefined;
+    if (denial === undefined || stillRemembered(nowMs, denial.atMs, denial.expiresAtMs)) return denial;
+    this.#byKey.delete(key);
+    return undefined;
   }
 
   /** Forgets the denials of `keys` (a reset on this instance, or a key seen admitting again). */
