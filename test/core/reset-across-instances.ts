@@ -4,6 +4,7 @@
  * within a second. Shared by the standalone Redis and the Cluster tests.
  */
 import { type ChildProcess, fork } from 'node:child_process';
+import { expect } from 'vitest';
 import { bundleWorker } from './bundle-worker.js';
 import { RESET_ROWS, type ResetRow } from './reset-rows.js';
 
@@ -86,4 +87,31 @@ export async function resetSeenAfterMs(
     delayMs: (answer.atMs as number) - (reset.atMs as number),
     inProcessDenials: answer.inProcessDenials as number,
   };
+}
+
+/**
+ * In `row`, one reset per entry of `cachedForMs` (identity `${identityPrefix}-${i}`): A must have
+ * denied in-process until then and admit within `seenWithinMs(row)` of B's reset. Returns the delays.
+ */
+export async function expectResetsSeen(
+  a: ResetWorker,
+  b: ResetWorker,
+  row: ResetRow,
+  { identityPrefix, cachedForMs }: { identityPrefix: string; cachedForMs: readonly number[] },
+): Promise<number[]> {
+  const delays: number[] = [];
+  for (const [i, forMs] of cachedForMs.entries()) {
+    const seen = await resetSeenAfterMs(a, b, {
+      row,
+      identity: `${identityPrefix}-${i}`,
+      cachedForMs: forMs,
+    });
+    expect(seen, 'A never admitted the identity B reset').toBeDefined();
+    // A really was answering in-process until then.
+    expect(seen!.inProcessDenials).toBeGreaterThan(0);
+    delays.push(seen!.delayMs);
+    // Within the 1 s maximum age of every in-process denial, to the resolution of A's checks.
+    expect(seen!.delayMs).toBeLessThanOrEqual(seenWithinMs(row));
+  }
+  return delays;
 }

@@ -38,21 +38,27 @@ const arbAlgorithm = fc.constantFrom<Algorithm>(
   'gcra',
 );
 
+/** One run: the policies, the schedule, the deny cache on or off, each request's cost. */
+interface Run {
+  readonly policies: PolicyInput[];
+  readonly steps: readonly Step[];
+  readonly denyCache: boolean;
+  readonly cost: number;
+}
+
 /**
- * Runs `steps` against a fresh limiter of `policy`; after every denial a step that honours it
+ * Runs `steps` against a fresh limiter of `policies`; after every denial a step that honours it
  * waits exactly its `retryAfterMs` and must be admitted. Returns how many honoured denials each
  * source gave.
  */
 async function honoured(
   kind: StoreKind,
-  policies: PolicyInput | PolicyInput[],
-  steps: readonly Step[],
-  { denyCache, cost = 1 }: { denyCache: boolean; cost?: number },
+  { policies, steps, denyCache, cost }: Run,
 ): Promise<Map<DecisionSource, number>> {
   const clock = { nowMs: T0 };
   const now = () => clock.nowMs;
   const limiter = createLimiter({
-    policies: Array.isArray(policies) ? policies : [policies],
+    policies,
     store: storeOf(kind, now),
     clock: now,
     breaker: false,
@@ -77,23 +83,6 @@ async function honoured(
   return bySource;
 }
 
-/** Runs the property and checks that `source` was honoured at least once over the runs. */
-async function eachSource(
-  source: DecisionSource,
-  arb: fc.Arbitrary<[PolicyInput, Step[]]>,
-  run: (policy: PolicyInput, steps: Step[]) => Promise<Map<DecisionSource, number>>,
-  numRuns: number,
-): Promise<void> {
-  let seen = 0;
-  await fc.assert(
-    fc.asyncProperty(arb, async ([policy, steps]) => {
-      seen += (await run(policy, steps)).get(source) ?? 0;
-    }),
-    { numRuns },
-  );
-  expect(seen, `no denial from ${source} was honoured`).toBeGreaterThan(0);
-}
-
 const windowPolicy = fc
   .record({
     algorithm: arbAlgorithm,
@@ -102,76 +91,64 @@ const windowPolicy = fc
   })
   .map(({ algorithm, limit, windowMs }): PolicyInput => ({ name: 'p', algorithm, limit, window: windowMs }));
 
+/** Runs of one policy, cost 1, the deny cache as given (or either). */
+const runsOf = (policy: fc.Arbitrary<PolicyInput>, denyCache: fc.Arbitrary<boolean>): fc.Arbitrary<Run> =>
+  fc
+    .tuple(policy, arbSteps, denyCache)
+    .map(([p, steps, cache]): Run => ({ policies: [p], steps, denyCache: cache, cost: 1 }));
+
+const leased = fc.tuple(windowPolicy, fc.integer({ min: 1, max: 4 }), fc.boolean()).map(
+  ([p, units, adaptive]): PolicyInput => ({
+    ...p,
+    lease: { units: Math.min(units, p.limit as number), ttlMs: '1s', adaptive },
+  }),
+);
+const banned = fc
+  .tuple(windowPolicy, fc.integer({ min: 500, max: 90_000 }))
+  .map(([p, blockMs]): PolicyInput => ({ ...p, ban: { blockMs } }));
+/** A staged policy, maybe another beside it, costs 1 to 3 (at most the smallest limit: a cost no policy admits is denied for good, with no wait). */
+const staged = fc
+  .tuple(
+    fc
+      .tuple(windowPolicy, fc.integer({ min: 1, max: 4 }), fc.constantFrom('1/s', '5/s', '20/s'))
+      .map(([p, burst, rate]): PolicyInput => ({ ...p, local: { burst, rate } })),
+    fc.option(windowPolicy.map((p): PolicyInput => ({ ...p, name: 'beside' }))),
+    arbSteps,
+    fc.boolean(),
+    fc.integer({ min: 1, max: 3 }),
+  )
+  .map(([p, other, steps, denyCache, cost]): Run => {
+    const policies = other === null ? [p] : [p, other];
+    return { policies, steps, denyCache, cost: Math.min(cost, ...policies.map((q) => q.limit as number)) };
+  });
+
+/** Per source: the runs that meet it, and the sources a denial of it is answered with. */
+const SOURCES: [string, fc.Arbitrary<Run>, DecisionSource[]][] = [
+  ['the store', runsOf(windowPolicy, fc.constant(false)), ['store']],
+  ['the deny cache', runsOf(windowPolicy, fc.constant(true)), ['deny-cache']],
+  ['a remembered lease take', runsOf(leased, fc.constant(false)), ['lease']],
+  ['the local stage, whatever the cost and the policies beside it', staged, ['local-stage']],
+  ['a ban', runsOf(banned, fc.boolean()), ['store', 'deny-cache']],
+];
+
 describe.each<StoreKind>(['memory', 'redis'])(
   'a client that waits the Retry-After it was told (%s)',
   (kind) => {
     const numRuns = kind === 'memory' ? 200 : 50;
-
-    it('is admitted after a denial of the store', async () => {
-      await eachSource(
-        'store',
-        fc.tuple(windowPolicy, arbSteps),
-        (p, s) => honoured(kind, p, s, { denyCache: false }),
-        numRuns,
-      );
-    }, 60_000);
-
-    it('is admitted after a denial of the deny cache', async () => {
-      await eachSource(
-        'deny-cache',
-        fc.tuple(windowPolicy, arbSteps),
-        (p, s) => honoured(kind, p, s, { denyCache: true }),
-        numRuns,
-      );
-    }, 60_000);
-
-    it('is admitted after a remembered denial of a lease take', async () => {
-      const leased = fc.tuple(windowPolicy, fc.integer({ min: 1, max: 4 }), fc.boolean()).map(
-        ([p, units, adaptive]): PolicyInput => ({
-          ...p,
-          lease: { units: Math.min(units, p.limit as number), ttlMs: '1s', adaptive },
-        }),
-      );
-      await eachSource(
-        'lease',
-        fc.tuple(leased, arbSteps),
-        (p, s) => honoured(kind, p, s, { denyCache: false }),
-        numRuns,
-      );
-    }, 60_000);
-
-    it('is admitted after a denial of the local stage, whatever the cost and the policies beside it', async () => {
-      const staged = fc
-        .tuple(windowPolicy, fc.integer({ min: 1, max: 4 }), fc.constantFrom('1/s', '5/s', '20/s'))
-        .map(([p, burst, rate]): PolicyInput => ({ ...p, local: { burst, rate } }));
-      const beside = fc.option(windowPolicy.map((p): PolicyInput => ({ ...p, name: 'beside' })));
-      const arb = fc.tuple(staged, beside, arbSteps, fc.boolean(), fc.integer({ min: 1, max: 3 }));
-      let seen = 0;
-      await fc.assert(
-        fc.asyncProperty(arb, async ([policy, other, steps, denyCache, cost]) => {
-          const policies = other === null ? [policy] : [policy, other];
-          // A cost a policy can never admit is denied for good (no wait to honour).
-          const fits = Math.min(cost, ...policies.map((p) => p.limit as number));
-          seen += (await honoured(kind, policies, steps, { denyCache, cost: fits })).get('local-stage') ?? 0;
-        }),
-        { numRuns },
-      );
-      expect(seen).toBeGreaterThan(0);
-    }, 60_000);
-
-    it('is admitted after a ban', async () => {
-      const banned = fc
-        .tuple(windowPolicy, fc.integer({ min: 500, max: 90_000 }))
-        .map(([p, blockMs]): PolicyInput => ({ ...p, ban: { blockMs } }));
-      let seen = 0;
-      await fc.assert(
-        fc.asyncProperty(fc.tuple(banned, arbSteps, fc.boolean()), async ([policy, steps, denyCache]) => {
-          const bySource = await honoured(kind, policy, steps, { denyCache });
-          seen += (bySource.get('store') ?? 0) + (bySource.get('deny-cache') ?? 0);
-        }),
-        { numRuns },
-      );
-      expect(seen).toBeGreaterThan(0);
-    }, 60_000);
+    it.each(SOURCES)(
+      'is admitted after a denial of %s',
+      async (_, arb, sources) => {
+        let seen = 0;
+        await fc.assert(
+          fc.asyncProperty(arb, async (run) => {
+            const bySource = await honoured(kind, run);
+            for (const source of sources) seen += bySource.get(source) ?? 0;
+          }),
+          { numRuns },
+        );
+        expect(seen, `no denial from ${sources.join(' or ')} was honoured`).toBeGreaterThan(0);
+      },
+      60_000,
+    );
   },
 );
