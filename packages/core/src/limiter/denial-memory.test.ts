@@ -8,18 +8,11 @@ import type { PolicyInput } from '../types.js';
 import { DenialMemory, rememberedUntilMs } from './denial-memory.js';
 import { leaseFleet, T0 } from './lease-fleet.test-support.js';
 
-const seen = (atMs: number, waitMs: number) => ({
-  atMs,
-  untilMs: atMs + waitMs,
-  remaining: 0,
-  resetMs: waitMs,
-});
-
 describe('DenialMemory', () => {
   it('keeps a denial until the earlier of its wait and maxAgeMs, for as many units or more', () => {
     const memory = new DenialMemory(10, 1000);
-    memory.remember('long', 2, seen(T0, 720_000));
-    memory.remember('short', 1, seen(T0, 400));
+    memory.remember('long', 2, T0, T0 + 720_000, { remaining: 0, resetMs: 720_000 });
+    memory.remember('short', 1, T0, T0 + 400, { remaining: 0, resetMs: 400 });
     expect(memory.lookup('long', 2, T0 + 999)).toMatchObject({
       untilMs: T0 + 720_000,
       expiresAtMs: T0 + 1000,
@@ -36,21 +29,21 @@ describe('DenialMemory', () => {
 
   it('forgets a key at a reset, every key when the clock goes back, and the oldest beyond maxKeys', () => {
     const memory = new DenialMemory(2, 1000);
-    memory.remember('a', 1, seen(T0, 5000));
-    memory.remember('b', 1, seen(T0, 5000));
+    memory.remember('a', 1, T0, T0 + 5000, { remaining: 0, resetMs: 5000 });
+    memory.remember('b', 1, T0, T0 + 5000, { remaining: 0, resetMs: 5000 });
     memory.forget(['a', 'nope']);
     expect(memory.lookup('a', 1, T0 + 1)).toBeUndefined();
     expect(memory.lookup('b', 1, T0 - 1)).toBeUndefined();
-    memory.remember('a', 1, seen(T0, 5000));
-    memory.remember('b', 1, seen(T0, 5000));
-    memory.remember('c', 1, seen(T0, 5000));
+    memory.remember('a', 1, T0, T0 + 5000, { remaining: 0, resetMs: 5000 });
+    memory.remember('b', 1, T0, T0 + 5000, { remaining: 0, resetMs: 5000 });
+    memory.remember('c', 1, T0, T0 + 5000, { remaining: 0, resetMs: 5000 });
     expect(['a', 'b', 'c'].map((k) => memory.lookup(k, 1, T0 + 1) !== undefined)).toEqual([
       false,
       true,
       true,
     ]);
     // A denial already over is not kept.
-    memory.remember('d', 1, seen(T0, 0));
+    memory.remember('d', 1, T0, T0 + 0, { remaining: 0, resetMs: 0 });
     expect(memory.lookup('d', 1, T0)).toBeUndefined();
   });
 });

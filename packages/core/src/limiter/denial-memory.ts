@@ -19,6 +19,14 @@ export function stillRemembered(nowMs: number, atMs: number, expiresAtMs: number
   return nowMs >= atMs && nowMs < expiresAtMs;
 }
 
+/** The store's remaining and resetMs as a verdict reports them. */
+export interface StoreView {
+  readonly remaining: number;
+  readonly resetMs: number;
+}
+
+const NO_VIEW: StoreView = Object.freeze({ remaining: 0, resetMs: 0 });
+
 /** One key's remembered denial. */
 export interface Denial {
   /** When the denied call was asked (ms). */
@@ -34,12 +42,16 @@ export interface Denial {
   readonly expiresAtMs: number;
 }
 
+/** A denial as held: updated in place when its key is remembered again. */
+type Held = { -readonly [F in keyof Denial]: Denial[F] };
+
 /**
- * Denials by state key, at most `maxKeys` (the oldest remembered goes first), each kept by
- * {@link rememberedUntilMs}. No timers: a stale one is dropped when looked up.
+ * Denials by state key, at most `maxKeys` (the key remembered first goes first; remembering a key
+ * again updates it in place, no allocation), each kept by {@link rememberedUntilMs}. No timers: a
+ * stale one is dropped when looked up.
  */
 export class DenialMemory {
-  readonly #byKey = new Map<string, Denial>();
+  readonly #byKey = new Map<string, Held>();
 
   /**
    * @param maxKeys most keys remembered at once
@@ -50,24 +62,35 @@ export class DenialMemory {
     readonly maxAgeMs: number,
   ) {}
 
-  /** Remembers that `key` denies `units` or more until `untilMs` (seen at `atMs`). */
-  remember(
-    key: string,
-    units: number,
-    { atMs, untilMs, remaining, resetMs }: Omit<Denial, 'units' | 'expiresAtMs'>,
-  ): void {
+  /**
+   * Remembers that `key` denies `units` or more until `untilMs`, seen at `atMs` with the store's
+   * `remaining` and `resetMs`.
+   */
+  remember(key: string, units: number, atMs: number, untilMs: number, view: StoreView): void {
     const expiresAtMs = rememberedUntilMs(atMs, untilMs, this.maxAgeMs);
     const byKey = this.#byKey;
-    if (!byKey.delete(key) && byKey.size >= this.maxKeys) {
-      byKey.delete(byKey.keys().next().value as string);
+    const held = byKey.get(key);
+    if (expiresAtMs <= atMs) {
+      if (held !== undefined) byKey.delete(key);
+      return;
     }
-    if (expiresAtMs > atMs) byKey.set(key, { atMs, untilMs, units, remaining, resetMs, expiresAtMs });
+    if (held !== undefined) {
+      held.atMs = atMs;
+      held.untilMs = untilMs;
+      held.units = units;
+      held.remaining = view.remaining;
+      held.resetMs = view.resetMs;
+      held.expiresAtMs = expiresAtMs;
+      return;
+    }
+    if (byKey.size >= this.maxKeys) byKey.delete(byKey.keys().next().value as string);
+    const { remaining, resetMs } = view;
+    byKey.set(key, { atMs, untilMs, units, remaining, resetMs, expiresAtMs });
   }
 
   /** Remembers that `key` was seen at `atMs` with no wait to tell (kept `maxAgeMs`, like a denial). */
   rememberNoWait(key: string, atMs: number): void {
-    const untilMs = Number.POSITIVE_INFINITY;
-    this.remember(key, Number.POSITIVE_INFINITY, { atMs, untilMs, remaining: 0, resetMs: 0 });
+    this.remember(key, Number.POSITIVE_INFINITY, atMs, Number.POSITIVE_INFINITY, NO_VIEW);
   }
 
   /** The denial of `key` that still holds at `nowMs` for a request of `units`, else undefined. */

@@ -66,12 +66,13 @@ export function settleTake(lease: Lease, denials: DenialMemory, answer: TakeAnsw
     lease.generation += 1;
     denials.forget([entry.key]);
   } else if (rememberable(verdict)) {
-    denials.remember(entry.key, take.leastCost ?? take.cost, {
-      atMs: askedAtMs,
-      untilMs: askedAtMs + verdict.retryAfterMs,
-      remaining: verdict.remaining,
-      resetMs: verdict.resetMs,
-    });
+    denials.remember(
+      entry.key,
+      take.leastCost ?? take.cost,
+      askedAtMs,
+      askedAtMs + verdict.retryAfterMs,
+      verdict,
+    );
     shrinkAfterDenial(lease);
   }
 }

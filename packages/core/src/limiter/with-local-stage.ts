@@ -198,13 +198,12 @@ function rememberWaits(
     const { key, policy, cost } = entries[i] as StoreEntry;
     const verdict = answer.verdicts[i];
     if (policy.shadow || verdict === undefined) continue;
-    const { remaining, resetMs } = verdict;
     if (!verdict.allowed && verdict.retryAfterMs > 0) {
-      storeWaits.remember(key, cost, { atMs, untilMs: atMs + verdict.retryAfterMs, remaining, resetMs });
-    } else if (verdict.allowed && resetMs > 0) {
+      storeWaits.remember(key, cost, atMs, atMs + verdict.retryAfterMs, verdict);
+    } else if (verdict.allowed && verdict.resetMs > 0) {
       // Whole units left, as the client is told; a request of more waits at most for a full quota.
-      const left = Math.floor(remaining + 1e-9);
-      storeWaits.remember(key, left + 1e-6, { atMs, untilMs: atMs + resetMs, remaining, resetMs });
+      const left = Math.floor(verdict.remaining + 1e-9);
+      storeWaits.remember(key, left + 1e-6, atMs, atMs + verdict.resetMs, verdict);
     } else storeWaits.rememberNoWait(key, atMs);
   }
 }
