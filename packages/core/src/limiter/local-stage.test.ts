@@ -114,3 +114,36 @@ describe('the wait a local-stage denial tells', () => {
     expect((await limiter.check({ identity: 't' })).allowed).toBe(true);
   });
 });
+
+describe('what the local stage knows of the store', () => {
+  // A slow stage: what it saw of the store when it last let a request through is older than
+  // maxAgeMs (1 s) by the time it turns the next one away.
+  const slow: PolicyInput = { ...STAGED, limit: 1, window: '1m', local: { burst: 1, rate: '1/5s' } };
+
+  it('reads the store (a peek, nothing charged) when what it saw is older than maxAgeMs', async () => {
+    const { clock, store, limiters } = leaseFleet([slow], 1);
+    const limiter = limiters[0]!;
+    expect((await limiter.check({ identity: 't' })).allowed).toBe(true);
+    clock.nowMs += 2000;
+    // The bucket would say 3 s; the store, read now, says the window ends in 58 s.
+    await expectToldAndAdmitted(limiter, clock, 58_000);
+    expect(store.calls.map((c) => c.mode)).toEqual(['consume', 'peek', 'consume']);
+  });
+
+  it('makes one read per key for the denials made while it is under way, and none within maxAgeMs', async () => {
+    const { clock, store, limiters } = leaseFleet([slow], 1);
+    const limiter = limiters[0]!;
+    await limiter.check({ identity: 't' });
+    clock.nowMs += 2000;
+    const denials = await Promise.all(Array.from({ length: 50 }, () => limiter.check({ identity: 't' })));
+    expect(new Set(denials.map((d) => `${d.source} ${d.retryAfterMs}`))).toEqual(
+      new Set(['local-stage 58000']),
+    );
+    clock.nowMs += 999;
+    expect(await limiter.check({ identity: 't' })).toMatchObject({
+      source: 'local-stage',
+      retryAfterMs: 57_001,
+    });
+    expect(store.calls.map((c) => c.mode)).toEqual(['consume', 'peek']);
+  });
+});
