@@ -26,8 +26,9 @@ import { rememberedUntilMs, stillRemembered } from './denial-memory.js';
 
 /**
  * The longest wait a policy can ask for, in ms: its algorithm's `longestWaitWindows` windows
- * (a window or a full refill; two for the sliding window counter, whose previous window still
- * weighs during the current one).
+ * (a window for the fixed window and the sliding log; two for the sliding window counter, whose
+ * previous window still weighs during the current one, and for the token bucket and GCRA, a full
+ * refill and the repaying of a settle's debt of one limit).
  */
 export function longestWaitMs(algorithm: Algorithm, windowMs: number): number {
   return Math.ceil(ALGORITHMS[algorithm].windows.longestWaitWindows * windowMs);

@@ -152,3 +152,27 @@ describe.each<StoreKind>(['memory', 'redis'])(
     );
   },
 );
+
+describe('a client in debt after a settle', () => {
+  it.each<Algorithm>(['token-bucket', 'gcra'])(
+    'is told the whole wait by the deny cache (%s: a refill and the debt of one limit)',
+    async (algorithm) => {
+      const clock = { nowMs: T0 };
+      const now = () => clock.nowMs;
+      const policy: PolicyInput = { name: 'b', algorithm, burst: 5, rate: '1/s' };
+      const limiter = createLimiter({
+        policies: [policy],
+        store: new MemoryStore({ clock: now }),
+        clock: now,
+      });
+      // Reserved 1, used 10: the bucket owes 5 beyond empty.
+      expect(await limiter.settle(await limiter.check({ identity: 'a', reserve: true }), 10)).toBe('settled');
+      const fromStore = await limiter.check({ identity: 'a' });
+      const cached = await limiter.check({ identity: 'a' });
+      expect([fromStore.source, cached.source]).toEqual(['store', 'deny-cache']);
+      expect(cached.retryAfterMs).toBe(fromStore.retryAfterMs);
+      clock.nowMs += cached.retryAfterMs;
+      expect((await limiter.check({ identity: 'a' })).allowed).toBe(true);
+    },
+  );
+});
