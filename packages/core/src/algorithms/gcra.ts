@@ -160,6 +160,6 @@ export const gcra = defineAlgorithm({
   },
   limits: BUCKET_LIMITS,
   store: { wholeCosts: false },
-  windows: { longestWaitWindows: 1, resetsOnBoundary: false },
+  windows: { longestWaitWindows: 2, resetsOnBoundary: false },
   lua: { file: 'gcra.lua', resultFields: ['left', 'ts', 'exact'] },
 });

@@ -67,7 +67,9 @@ export interface StoreRules {
 export interface WindowFacts {
   /**
    * The longest a denied request can be told to wait, in windows (`windowMs`): 2 for a sliding
-   * window (the previous window's weight lasts a whole window more), 1 otherwise.
+   * window (the previous window's weight lasts a whole window more) and for the token bucket and
+   * GCRA (a settle's debt of one limit takes a whole refill more to repay), 1 where the quota
+   * comes back when the window or the record ends whatever was charged (fixed window, sliding log).
    */
   readonly longestWaitWindows: 1 | 2;
   /** The quota comes back at once on a window boundary (epoch-aligned windows), not gradually. */

@@ -106,6 +106,6 @@ export const tokenBucket = defineAlgorithm({
   },
   limits: BUCKET_LIMITS,
   store: { wholeCosts: false },
-  windows: { longestWaitWindows: 1, resetsOnBoundary: false },
+  windows: { longestWaitWindows: 2, resetsOnBoundary: false },
   lua: { file: 'token-bucket.lua', resultFields: ['left', 'ts'] },
 });

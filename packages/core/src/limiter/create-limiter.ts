@@ -104,7 +104,7 @@ function composeLayers(
   let fallback = local;
   if (policies.some((p) => p.lease !== undefined)) {
     // Leases sit above the breaker and the deadline: a take is one store call like any other.
-    layer = withLeases(layer, clock, IN_PROCESS_DEFAULTS.leaseMaxKeys);
+    layer = withLeases(layer, clock, IN_PROCESS_DEFAULTS.leaseMaxKeys, resolved.denyCacheMaxAgeMs);
   }
   if (policies.some((p) => fallbackFailMode(p) === 'local')) {
     // A fallback made before hands its in-process state to the new one (which wraps this stack).
@@ -116,7 +116,7 @@ function composeLayers(
     layer = withDenyCache(layer, cache, clock);
   }
   if (policies.some((p) => p.local !== undefined)) {
-    layer = withLocalStage(layer, clock, IN_PROCESS_DEFAULTS.localStageMaxKeys);
+    layer = withLocalStage(layer, clock, IN_PROCESS_DEFAULTS.localStageMaxKeys, resolved.denyCacheMaxAgeMs);
   }
   return { outer: layer, local: fallback };
 }

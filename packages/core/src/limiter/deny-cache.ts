@@ -9,9 +9,11 @@
  *
  * Two bounds keep a remembered denial honest. A wait is never taken as longer than the policy's
  * longest possible wait (state written by another algorithm, or a clock that went backwards,
- * must not turn into a denial of hours). And a denial is remembered for at most `maxAgeMs`
- * (default 1 s): a reset on another instance deletes the state in the store, which this cache
- * cannot see, so after a reset every instance is back at the store within `maxAgeMs`.
+ * must not turn into a denial of hours); a ban's wait is the store's, the rest of its block. And a denial is remembered by the rule every in-process
+ * memory of a denial keeps (`rememberedUntilMs`, denial-memory.ts): at most `maxAgeMs` (default
+ * 1 s), so after a reset on another instance every instance is back at the store within `maxAgeMs`.
+ * A denial answered from here tells the store's own wait counted down: a client that waits it is
+ * past the moment the store admits.
  *
  * The recency order is an `LruIndex` (typed arrays), so remembering and evicting cost the same
  * however many key sets came and went.
@@ -20,11 +22,13 @@
 import { ALGORITHMS } from '../algorithms/registry.js';
 import { LruIndex, NO_SLOT } from '../stores/lru-index.js';
 import type { Algorithm, PolicyResult } from '../types.js';
+import { rememberedUntilMs, stillRemembered } from './denial-memory.js';
 
 /**
  * The longest wait a policy can ask for, in ms: its algorithm's `longestWaitWindows` windows
- * (a window or a full refill; two for the sliding window counter, whose previous window still
- * weighs during the current one).
+ * (a window for the fixed window and the sliding log; two for the sliding window counter, whose
+ * previous window still weighs during the current one, and for the token bucket and GCRA, a full
+ * refill and the repaying of a settle's debt of one limit).
  */
 export function longestWaitMs(algorithm: Algorithm, windowMs: number): number {
   return Math.ceil(ALGORITHMS[algorithm].windows.longestWaitWindows * windowMs);
@@ -33,7 +37,10 @@ export function longestWaitMs(algorithm: Algorithm, windowMs: number): number {
 interface Remembered {
   /** Costs of the remembered check, per entry. */
   readonly costs: readonly number[];
-  /** Per entry: the time until which that entry's key denies that cost; 0 when it did not deny. */
+  /**
+   * Per entry: the time until which that entry's key certainly denies that cost (1 ms before the
+   * store's wait, rounded up, is over); 0 when it did not deny.
+   */
   readonly untilMs: readonly number[];
   /** The latest of `untilMs`: past it, the memory is useless. */
   readonly expiresAtMs: number;
@@ -78,12 +85,14 @@ export class DenyCache {
     let latestMs = 0;
     const untilMs = results.map((r) => {
       if (r.shadow || r.allowed || !(r.retryAfterMs > 1)) return 0;
-      const waitMs = Math.min(r.retryAfterMs, longestWaitMs(r.algorithm, r.windowMs));
+      // A ban's wait is the rest of its block, which the store keeps apart from the policy's state.
+      const waitMs =
+        r.banned === true ? r.retryAfterMs : Math.min(r.retryAfterMs, longestWaitMs(r.algorithm, r.windowMs));
       const until = nowMs + waitMs - 1;
       if (until > latestMs) latestMs = until;
       return until;
     });
-    const expiresAtMs = Math.min(latestMs, nowMs + this.maxAgeMs);
+    const expiresAtMs = rememberedUntilMs(nowMs, latestMs, this.maxAgeMs);
     if (expiresAtMs <= nowMs) return;
     const index = this.index;
     const held = index.delete(setKey);
@@ -105,7 +114,7 @@ export class DenyCache {
     const slot = this.index.slotOf(setKey);
     if (slot === undefined) return undefined;
     const hit = this.values[slot] as Remembered;
-    if (nowMs >= hit.expiresAtMs || nowMs < hit.atMs) {
+    if (!stillRemembered(nowMs, hit.atMs, hit.expiresAtMs)) {
       this.index.delete(setKey);
       this.values[slot] = undefined;
       return undefined;
@@ -118,7 +127,9 @@ export class DenyCache {
       const resetMs = Math.max(0, r.resetMs - elapsedMs);
       if (until > nowMs && cost >= (hit.costs[i] ?? Number.POSITIVE_INFINITY)) {
         denied = true;
-        return { ...r, cost, allowed: false, outcome: 'over_limit', retryAfterMs: until - nowMs, resetMs };
+        // The store's wait (until the 1 ms taken off for rounding), counted down.
+        const retryAfterMs = until + 1 - nowMs;
+        return { ...r, cost, allowed: false, outcome: 'over_limit', retryAfterMs, resetMs };
       }
       if (!r.allowed && !r.shadow) {
         // This entry's wait is over (or the cost is lower): the store might admit it now.

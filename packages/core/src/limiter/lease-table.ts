@@ -17,15 +17,6 @@ export interface Lease {
   generation: number;
   /** The take in flight for this key; later checks of the key wait for it. */
   refill: Promise<void> | undefined;
-  /** Until when a take the store denied is answered here (ms); 0 for none. */
-  deniedUntilMs: number;
-  /** When that take was asked (ms). */
-  deniedAtMs: number;
-  /** The least units that take asked for: a later one needing as many is denied too. */
-  deniedLeastUnits: number;
-  /** The store's remaining and resetMs at that denial. */
-  deniedRemaining: number;
-  deniedResetMs: number;
   /** An adaptive lease's current size: the units its next take starts from. */
   sizeUnits: number;
 }
@@ -61,11 +52,6 @@ export class LeaseTable {
         seenAtMs: 0,
         generation: 0,
         refill: undefined,
-        deniedUntilMs: 0,
-        deniedAtMs: 0,
-        deniedLeastUnits: 0,
-        deniedRemaining: 0,
-        deniedResetMs: 0,
         sizeUnits: ADAPTIVE_FIRST_UNITS,
       };
       this.#byKey.set(key, lease);

@@ -1,6 +1,7 @@
 /** The arithmetic of leases: what a take asks for, what it leaves in the lease, and the verdicts a lease gives. */
 import { ALGORITHMS } from '../algorithms/registry.js';
 import type { CompiledPolicy, StoreEntry, StoreVerdict } from '../types.js';
+import type { Denial, DenialMemory } from './denial-memory.js';
 import { shrinkAfterDenial } from './lease-size.js';
 import type { Lease } from './lease-table.js';
 
@@ -30,22 +31,28 @@ function rememberable(verdict: StoreVerdict): boolean {
   return !verdict.allowed && verdict.banned !== true && verdict.retryAfterMs > 0;
 }
 
+/** A take's request and answer: the entry, what was asked of the store, and what it said. */
+export interface TakeAnswer {
+  readonly entry: StoreEntry;
+  readonly take: StoreEntry;
+  /** The lease units the take counted on. */
+  readonly usable: number;
+  readonly verdict: StoreVerdict;
+  /** Whether the store charged the check (every enforced policy admitted). */
+  readonly charged: boolean;
+  readonly askedAtMs: number;
+}
+
 /**
- * Applies a take's verdict to `lease`: a charged take (`chargedUnits`, or the whole take from a
+ * Applies a take's answer to `lease`: a charged take (`chargedUnits`, or the whole take from a
  * store that does not report it) becomes the lease, less the request's own cost, for `ttlMs`
  * (and no longer than the window for algorithms whose quota returns on a boundary: a fixed
- * window's lease ends with its window); a denied one is remembered until its wait is over (and an
- * adaptive lease starts again small).
+ * window's lease ends with its window), and the key's remembered denial is forgotten; a denied
+ * one goes to `denials` (kept by their rule: until its wait is over, at most their `maxAgeMs`),
+ * and an adaptive lease starts again small.
  */
-export function settleTake(
-  entry: StoreEntry,
-  take: StoreEntry,
-  usable: number,
-  lease: Lease,
-  verdict: StoreVerdict,
-  charged: boolean,
-  askedAtMs: number,
-): void {
+export function settleTake(lease: Lease, denials: DenialMemory, answer: TakeAnswer): void {
+  const { entry, take, usable, verdict, charged, askedAtMs } = answer;
   const granted = verdict.chargedUnits ?? (charged && verdict.allowed ? take.cost : 0);
   if (granted > 0) {
     const { policy } = entry;
@@ -57,13 +64,15 @@ export function settleTake(
     lease.seenResetMs = verdict.resetMs;
     lease.seenAtMs = askedAtMs;
     lease.generation += 1;
-    lease.deniedUntilMs = 0;
+    denials.forget([entry.key]);
   } else if (rememberable(verdict)) {
-    lease.deniedUntilMs = askedAtMs + verdict.retryAfterMs;
-    lease.deniedAtMs = askedAtMs;
-    lease.deniedLeastUnits = take.leastCost ?? take.cost;
-    lease.deniedRemaining = verdict.remaining;
-    lease.deniedResetMs = verdict.resetMs;
+    denials.remember(
+      entry.key,
+      take.leastCost ?? take.cost,
+      askedAtMs,
+      askedAtMs + verdict.retryAfterMs,
+      verdict,
+    );
     shrinkAfterDenial(lease);
   }
 }
@@ -95,11 +104,11 @@ export function leaseVerdict(policy: CompiledPolicy, lease: Lease, nowMs: number
 }
 
 /** A remembered denial of a take, its waits counted down. */
-export function deniedVerdict(lease: Lease, nowMs: number): StoreVerdict {
+export function deniedVerdict(denial: Denial, nowMs: number): StoreVerdict {
   return {
     allowed: false,
-    remaining: lease.deniedRemaining,
-    resetMs: Math.max(0, Math.ceil(lease.deniedResetMs - (nowMs - lease.deniedAtMs))),
-    retryAfterMs: Math.max(1, Math.ceil(lease.deniedUntilMs - nowMs)),
+    remaining: denial.remaining,
+    resetMs: Math.max(0, Math.ceil(denial.resetMs - (nowMs - denial.atMs))),
+    retryAfterMs: Math.max(1, Math.ceil(denial.untilMs - nowMs)),
   };
 }

@@ -350,7 +350,7 @@ describe('createLimiter: deny cache', () => {
     expect(cached).toMatchObject({
       allowed: false,
       outcome: 'over_limit',
-      retryAfterMs: 1499, // 2000 - 500, less the 1 ms that covers rounding
+      retryAfterMs: 1500, // the store's 2000, counted down: waiting it, the store admits
       source: 'deny-cache',
     });
     expect((await limiter.check({ identity: 'a', cost: 3 })).source).toBe('deny-cache');

@@ -4,6 +4,7 @@
  */
 import { type CompiledLease, fallbackFailMode } from '../policy/lease.js';
 import type { Clock, StoreEntry, StoreVerdict } from '../types.js';
+import { type Denial, DenialMemory } from './denial-memory.js';
 import { takeUnits } from './lease-size.js';
 import { type Lease, LeaseTable } from './lease-table.js';
 import {
@@ -24,7 +25,7 @@ enum Plan {
   Local,
   /** A new lease is taken in the store call (the request's own units from it). */
   Take,
-  /** A take the store denied recently, answered here until its wait is over. */
+  /** A take the store denied recently, answered here (see `DenialMemory`). */
   Denied,
 }
 
@@ -46,13 +47,20 @@ export interface LeaseLayer extends StoreLayer {
  * leased entries all have live units, and no other entry, never reaches the store (source
  * `lease`). Otherwise one store call decides the other entries and takes a lease for each leased
  * entry short of units (`leastCost`: as much as is left, down to what the request needs), all or
- * nothing as one check. A denied take is remembered until its wait is over. One take per key at a
+ * nothing as one check. A denied take is remembered by the rule of every in-process denial
+ * (`DenialMemory`): until its wait is over, at most `denialMaxAgeMs`. One take per key at a
  * time: a check that needs the key's lease while a take is in flight waits for it. Peeks and
  * idempotent checks pass through. While the store fails, only `failMode: 'lease'` policies keep
  * spending their leases; the others ask the store (and fail as their fail mode says).
  */
-export function withLeases(inner: StoreLayer, clock: Clock, maxKeys: number): LeaseLayer {
+export function withLeases(
+  inner: StoreLayer,
+  clock: Clock,
+  maxKeys: number,
+  denialMaxAgeMs: number,
+): LeaseLayer {
   const leases = new LeaseTable(maxKeys);
+  const denials = new DenialMemory(maxKeys, denialMaxAgeMs);
   let failing = false;
 
   /** Whether `lease` can pay `entry` now. */
@@ -65,6 +73,8 @@ export function withLeases(inner: StoreLayer, clock: Clock, maxKeys: number): Le
   const decideLeased = <T>(entries: readonly StoreEntry[], then: AnswerHandler<T>): MaybePromise<T> => {
     const nowMs = clock();
     const plans: Plan[] = new Array(entries.length);
+    // Per entry answered from a remembered denial: that denial.
+    let found: (Denial | undefined)[] | undefined;
     let needsStore = false;
     for (let i = 0; i < entries.length; i++) {
       const entry = entries[i] as StoreEntry;
@@ -75,25 +85,35 @@ export function withLeases(inner: StoreLayer, clock: Clock, maxKeys: number): Le
       }
       const lease = leases.get(entry.key);
       if (lease?.refill !== undefined) return lease.refill.then(() => decideLeased(entries, then));
-      if (spendable(entry, lease, nowMs)) plans[i] = Plan.Local;
-      else if (
-        lease !== undefined &&
-        nowMs < lease.deniedUntilMs &&
-        leastUnitsOf(entry, usableUnits(entry, lease, nowMs, failing)) >= lease.deniedLeastUnits
-      )
+      if (spendable(entry, lease, nowMs)) {
+        plans[i] = Plan.Local;
+        continue;
+      }
+      const usable = lease === undefined ? 0 : usableUnits(entry, lease, nowMs, failing);
+      const denial = denials.lookup(entry.key, leastUnitsOf(entry, usable), nowMs);
+      if (denial !== undefined) {
         plans[i] = Plan.Denied;
-      else {
+        found ??= new Array(entries.length);
+        found[i] = denial;
+      } else {
         plans[i] = Plan.Take;
         needsStore = true;
       }
     }
-    if (!needsStore)
-      return then({ source: 'lease', verdicts: answerHere(entries, plans, nowMs), results: undefined });
+    if (!needsStore) {
+      const verdicts = answerHere(entries, plans, found, nowMs);
+      return then({ source: 'lease', verdicts, results: undefined });
+    }
     return callStore(entries, plans, nowMs, then);
   };
 
   /** The verdicts when no entry needs the store: spent from the leases unless one denies. */
-  const answerHere = (entries: readonly StoreEntry[], plans: Plan[], nowMs: number): StoreVerdict[] => {
+  const answerHere = (
+    entries: readonly StoreEntry[],
+    plans: Plan[],
+    found: readonly (Denial | undefined)[] | undefined,
+    nowMs: number,
+  ): StoreVerdict[] => {
     let enforcedDenied = false;
     let anyDenied = false;
     for (let i = 0; i < entries.length; i++) {
@@ -102,8 +122,9 @@ export function withLeases(inner: StoreLayer, clock: Clock, maxKeys: number): Le
       if (!(entries[i] as StoreEntry).policy.shadow) enforcedDenied = true;
     }
     return entries.map((entry, i) => {
+      const denial = found?.[i];
+      if (denial !== undefined) return deniedVerdict(denial, nowMs);
       const lease = leases.get(entry.key) as Lease;
-      if (plans[i] === Plan.Denied) return deniedVerdict(lease, nowMs);
       const charge = entry.policy.shadow ? !anyDenied : !enforcedDenied;
       if (charge) lease.units -= entry.cost;
       return leaseVerdict(entry.policy, lease, nowMs);
@@ -207,7 +228,8 @@ export function withLeases(inner: StoreLayer, clock: Clock, maxKeys: number): Le
       }
       const charged = entry.policy.shadow ? allAllow : enforcedAllow;
       const lease = leases.hold(entry.key);
-      settleTake(entry, sent[j] as StoreEntry, usables[j] as number, lease, verdict, charged, askedAtMs);
+      const take = sent[j] as StoreEntry;
+      settleTake(lease, denials, { entry, take, usable: usables[j] as number, verdict, charged, askedAtMs });
       verdicts[i] = remainingView(entry.policy, lease, verdict);
     });
     for (let i = 0; i < entries.length; i++) {
@@ -258,6 +280,7 @@ export function withLeases(inner: StoreLayer, clock: Clock, maxKeys: number): Le
     },
     reset(keys) {
       leases.drop(keys);
+      denials.forget(keys);
       return inner.reset(keys);
     },
     settle(entries, where) {

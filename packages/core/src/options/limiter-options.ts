@@ -70,7 +70,9 @@ export const LIMITER_OPTIONS = Object.freeze({
   /**
    * Remember store denials in-process until they expire. Default on: 10 000 key sets, each
    * remembered for at most `maxAgeMs` (default 1000), which bounds how long a `reset` made on
-   * another instance can go unseen here.
+   * another instance can go unseen here. `maxAgeMs` bounds every in-process memory of a denial
+   * (a leased policy's denied take, the store waits a local stage tells too); with `false`, those
+   * keep the default.
    */
   denyCache: option<{ maxKeys?: number; maxAgeMs?: number } | false>({
     default: { maxKeys: OPTION_DEFAULTS.denyCacheMaxKeys, maxAgeMs: OPTION_DEFAULTS.denyCacheMaxAgeMs },

@@ -1,0 +1,95 @@
+/**
+ * The one rule of every in-process memory of a denial: kept until the earlier of its wait and
+ * `maxAgeMs`, forgotten by a reset here; so a reset made on another instance is seen within
+ * `maxAgeMs` whether the denial was remembered by the deny cache, a lease or the local stage.
+ */
+import { describe, expect, it } from 'vitest';
+import type { PolicyInput } from '../types.js';
+import { DenialMemory, rememberedUntilMs } from './denial-memory.js';
+import { leaseFleet, T0 } from './lease-fleet.test-support.js';
+
+describe('DenialMemory', () => {
+  it('keeps a denial until the earlier of its wait and maxAgeMs, for as many units or more', () => {
+    const memory = new DenialMemory(10, 1000);
+    memory.remember('long', 2, T0, T0 + 720_000, { remaining: 0, resetMs: 720_000 });
+    memory.remember('short', 1, T0, T0 + 400, { remaining: 0, resetMs: 400 });
+    expect(memory.lookup('long', 2, T0 + 999)).toMatchObject({
+      untilMs: T0 + 720_000,
+      expiresAtMs: T0 + 1000,
+    });
+    expect(memory.lookup('long', 3, T0 + 999)).toBeDefined();
+    // Fewer units might fit: not a denial this memory is sure of.
+    expect(memory.lookup('long', 1, T0 + 999)).toBeUndefined();
+    expect(memory.lookup('long', 2, T0 + 1000)).toBeUndefined();
+    expect(memory.lookup('short', 1, T0 + 399)).toBeDefined();
+    expect(memory.lookup('short', 1, T0 + 400)).toBeUndefined();
+    expect(memory.size).toBe(0);
+    expect(rememberedUntilMs(T0, T0 + 5, 1000)).toBe(T0 + 5);
+  });
+
+  it('forgets a key at a reset, every key when the clock goes back, and the oldest beyond maxKeys', () => {
+    const memory = new DenialMemory(2, 1000);
+    memory.remember('a', 1, T0, T0 + 5000, { remaining: 0, resetMs: 5000 });
+    memory.remember('b', 1, T0, T0 + 5000, { remaining: 0, resetMs: 5000 });
+    memory.forget(['a', 'nope']);
+    expect(memory.lookup('a', 1, T0 + 1)).toBeUndefined();
+    expect(memory.lookup('b', 1, T0 - 1)).toBeUndefined();
+    memory.remember('a', 1, T0, T0 + 5000, { remaining: 0, resetMs: 5000 });
+    memory.remember('b', 1, T0, T0 + 5000, { remaining: 0, resetMs: 5000 });
+    memory.remember('c', 1, T0, T0 + 5000, { remaining: 0, resetMs: 5000 });
+    expect(['a', 'b', 'c'].map((k) => memory.lookup(k, 1, T0 + 1) !== undefined)).toEqual([
+      false,
+      true,
+      true,
+    ]);
+    // A denial already over is not kept.
+    memory.remember('d', 1, T0, T0 + 0, { remaining: 0, resetMs: 0 });
+    expect(memory.lookup('d', 1, T0)).toBeUndefined();
+  });
+});
+
+/** The policies of the table: a wait of `windowMs` after one admission, remembered by each memory. */
+const MEMORIES: [string, (windowMs: number) => PolicyInput, { denyCache: boolean }][] = [
+  [
+    'the deny cache',
+    (w) => ({ name: 'p', algorithm: 'fixed-window', limit: 1, window: w }),
+    { denyCache: true },
+  ],
+  [
+    'a lease, with the deny cache',
+    (w) => ({ name: 'p', algorithm: 'fixed-window', limit: 1, window: w, lease: { units: 1, ttlMs: 1000 } }),
+    { denyCache: true },
+  ],
+  [
+    'a lease alone',
+    (w) => ({ name: 'p', algorithm: 'fixed-window', limit: 1, window: w, lease: { units: 1, ttlMs: 1000 } }),
+    { denyCache: false },
+  ],
+  [
+    'the local stage',
+    (w) => ({ name: 'p', algorithm: 'fixed-window', limit: 1, window: w, local: { burst: 2, rate: '2/s' } }),
+    { denyCache: true },
+  ],
+];
+
+describe.each(MEMORIES)('a reset on another instance reaches %s within maxAgeMs', (_, policyOf, options) => {
+  it.each([4000, 720_000, 2_255_000])('a wait of %i ms', async (windowMs) => {
+    const { clock, limiters, takes } = leaseFleet([policyOf(windowMs)], 2, options);
+    const [a, b] = limiters as [(typeof limiters)[0], (typeof limiters)[0]];
+    expect((await b.check({ identity: 'u' })).allowed).toBe(true);
+    expect(await b.check({ identity: 'u' })).toMatchObject({ allowed: false, source: 'store' });
+    // Denied in-process from now on, until the store is asked again.
+    const calls = takes();
+    for (let i = 0; i < 3; i++) {
+      clock.nowMs += 300;
+      const denied = await b.check({ identity: 'u' });
+      expect(denied.allowed).toBe(false);
+      expect(denied.source).not.toBe('store');
+    }
+    expect(takes()).toBe(calls);
+    await a.reset('u');
+    // 900 ms after the denial: still remembered; at 1000 ms it is not.
+    clock.nowMs += 100;
+    expect(await b.check({ identity: 'u' })).toMatchObject({ allowed: true });
+  });
+});

@@ -1,0 +1,123 @@
+/**
+ * The one rule for every in-process memory of a denial (the deny cache, a leased policy's denied
+ * take, the local stage's view of the store): a denial seen at `atMs` that lasts until `untilMs` is
+ * remembered until the earlier of `untilMs` and `atMs + maxAgeMs`, forgotten at once when this
+ * instance resets its key, and forgotten when the clock reads earlier than `atMs`.
+ *
+ * Why a maximum age: a reset on another instance deletes the state in the store, which no
+ * in-process memory can see. Each memory goes back to the store at least every `maxAgeMs`
+ * (`denyCache.maxAgeMs`, 1 s by default), so a reset made anywhere is seen everywhere that fast.
+ */
+
+/** Until when a denial seen at `atMs`, lasting until `untilMs`, may be remembered (ms). */
+export function rememberedUntilMs(atMs: number, untilMs: number, maxAgeMs: number): number {
+  return Math.min(untilMs, atMs + maxAgeMs);
+}
+
+/** Whether a memory made at `atMs` and kept until `expiresAtMs` still holds at `nowMs`. */
+export function stillRemembered(nowMs: number, atMs: number, expiresAtMs: number): boolean {
+  return nowMs >= atMs && nowMs < expiresAtMs;
+}
+
+/** The store's remaining and resetMs as a verdict reports them. */
+export interface StoreView {
+  readonly remaining: number;
+  readonly resetMs: number;
+}
+
+const NO_VIEW: StoreView = Object.freeze({ remaining: 0, resetMs: 0 });
+
+/** One key's remembered denial. */
+export interface Denial {
+  /** When the denied call was asked (ms). */
+  readonly atMs: number;
+  /** When the key admits `units` again, as the store said (ms). */
+  readonly untilMs: number;
+  /** The least units denied: a request of as many or more is denied too. */
+  readonly units: number;
+  /** The store's remaining and resetMs at the denial. */
+  readonly remaining: number;
+  readonly resetMs: number;
+  /** The end of the memory: `rememberedUntilMs` of the above. */
+  readonly expiresAtMs: number;
+}
+
+/** A denial as held: updated in place when its key is remembered again. */
+type Held = { -readonly [F in keyof Denial]: Denial[F] };
+
+/**
+ * Denials by state key, at most `maxKeys` (the key remembered first goes first; remembering a key
+ * again updates it in place, no allocation), each kept by {@link rememberedUntilMs}. No timers: a
+ * stale one is dropped when looked up.
+ */
+export class DenialMemory {
+  readonly #byKey = new Map<string, Held>();
+
+  /**
+   * @param maxKeys most keys remembered at once
+   * @param maxAgeMs longest a denial is remembered (ms): how long a reset elsewhere can go unseen
+   */
+  constructor(
+    private readonly maxKeys: number,
+    readonly maxAgeMs: number,
+  ) {}
+
+  /**
+   * Remembers that `key` denies `units` or more until `untilMs`, seen at `atMs` with the store's
+   * `remaining` and `resetMs`.
+   */
+  remember(key: string, units: number, atMs: number, untilMs: number, view: StoreView): void {
+    const expiresAtMs = rememberedUntilMs(atMs, untilMs, this.maxAgeMs);
+    const byKey = this.#byKey;
+    const held = byKey.get(key);
+    if (expiresAtMs <= atMs) {
+      if (held !== undefined) byKey.delete(key);
+      return;
+    }
+    if (held !== undefined) {
+      held.atMs = atMs;
+      held.untilMs = untilMs;
+      held.units = units;
+      held.remaining = view.remaining;
+      held.resetMs = view.resetMs;
+      held.expiresAtMs = expiresAtMs;
+      return;
+    }
+    if (byKey.size >= this.maxKeys) byKey.delete(byKey.keys().next().value as string);
+    const { remaining, resetMs } = view;
+    byKey.set(key, { atMs, untilMs, units, remaining, resetMs, expiresAtMs });
+  }
+
+  /** Remembers that `key` was seen at `atMs` with no wait to tell (kept `maxAgeMs`, like a denial). */
+  rememberNoWait(key: string, atMs: number): void {
+    this.remember(key, Number.POSITIVE_INFINITY, atMs, Number.POSITIVE_INFINITY, NO_VIEW);
+  }
+
+  /** The denial of `key` that still holds at `nowMs` for a request of `units`, else undefined. */
+  lookup(key: string, units: number, nowMs: number): Denial | undefined {
+    const denial = this.#live(key, nowMs);
+    return denial !== undefined && units + 1e-9 >= denial.units ? denial : undefined;
+  }
+
+  /** Whether something seen of `key` (a denial, or no wait) still holds at `nowMs`. */
+  knows(key: string, nowMs: number): boolean {
+    return this.#live(key, nowMs) !== undefined;
+  }
+
+  #live(key: string, nowMs: number): Denial | undefined {
+    const denial = this.#byKey.get(key);
+    if (denial === undefined || stillRemembered(nowMs, denial.atMs, denial.expiresAtMs)) return denial;
+    this.#byKey.delete(key);
+    return undefined;
+  }
+
+  /** Forgets the denials of `keys` (a reset on this instance, or a key seen admitting again). */
+  forget(keys: readonly string[]): void {
+    for (const key of keys) this.#byKey.delete(key);
+  }
+
+  /** Keys remembered (stale ones included until looked up). */
+  get size(): number {
+    return this.#byKey.size;
+  }
+}
