@@ -137,7 +137,7 @@ describe('createMetrics', () => {
     } finally {
       otelMetrics.disable();
     }
-    expect(names).toEqual(['sluice_decisions', 'sluice_decision_duration']);
+    expect(names).toEqual(['sluice_decisions', 'sluice_near_limit', 'sluice_decision_duration']);
     expect(added).toEqual([{ policy: 'p', outcome: 'over_limit' }]);
   });
 

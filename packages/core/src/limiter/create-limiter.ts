@@ -14,6 +14,7 @@ import type {
   Store,
 } from '../types.js';
 import { type BreakerState, CircuitBreaker } from './breaker.js';
+import { LimiterCounters, type ScriptStats } from './counters.js';
 import { DenyCache } from './deny-cache.js';
 import { type LimiterOptions, type ResolvedLimiterOptions, resolveLimiterOptions } from './options.js';
 import { check, type LimiterParts, peek, reset } from './pipeline.js';
@@ -26,6 +27,7 @@ import { withDenyCache } from './with-deny-cache.js';
 import { withLeases } from './with-leases.js';
 import { type LocalFallbackLayer, withLocalFallback } from './with-local-fallback.js';
 import { withLocalStage } from './with-local-stage.js';
+import { withStoreMetrics } from './with-store-metrics.js';
 
 /** A configured limiter. Share one per process (per set of policies). */
 export interface Limiter {
@@ -40,6 +42,11 @@ export interface Limiter {
    * their `maxKeys` while the key's state was still live: usage forgotten. No identities, a count.
    */
   readonly liveEvictions: number;
+  /**
+   * Store calls and failures by cause, store latency, lease units and remembered denials, read by
+   * `createMetrics` when it renders. Numbers only: no identity, key or path.
+   */
+  readonly counters: LimiterCounters;
   /** The compiled policy called `name`; throws a TypeError naming the known policies otherwise. */
   policy(name: string): CompiledPolicy;
   /**
@@ -85,7 +92,7 @@ export interface Limiter {
 }
 
 /**
- * The store in its layers, outermost first: local stage, deny cache, local fallback, leases, breaker, deadline. A layer that could do nothing for these policies and options is left out.
+ * The store in its layers, outermost first: local stage, deny cache, local fallback, leases, store metrics, breaker, deadline. A layer that could do nothing for these policies and options is left out.
  * `local` is the limiter's local fallback when it had one before (its in-process state is kept
  * across policy updates); a new one is made when these policies need it and there is none.
  */
@@ -95,14 +102,17 @@ function composeLayers(
   resolved: ResolvedLimiterOptions,
   breaker: CircuitBreaker | undefined,
   local: LocalFallbackLayer | undefined,
+  counters: LimiterCounters,
 ): { outer: StoreLayer; local: LocalFallbackLayer | undefined } {
   const { clock } = resolved;
   let layer = withDeadline(store, resolved.timeoutMs);
   if (breaker !== undefined) layer = withBreaker(layer, breaker);
+  // Above the breaker: a call it turned away is a store call that failed (cause breaker_open).
+  layer = withStoreMetrics(layer, counters.store, typeof store.decideSync !== 'function');
   let fallback = local;
   if (policies.some((p) => p.lease !== undefined)) {
     // Leases sit above the breaker and the deadline: a take is one store call like any other.
-    layer = withLeases(layer, clock, IN_PROCESS_DEFAULTS.leaseMaxKeys);
+    layer = withLeases(layer, clock, IN_PROCESS_DEFAULTS.leaseMaxKeys, counters);
   }
   if (policies.some((p) => fallbackFailMode(p) === 'local')) {
     // A fallback made before hands its in-process state to the new one (which wraps this stack).
@@ -111,7 +121,7 @@ function composeLayers(
   }
   if (resolved.denyCacheMaxKeys !== undefined) {
     const cache = new DenyCache(resolved.denyCacheMaxKeys, resolved.denyCacheMaxAgeMs);
-    layer = withDenyCache(layer, cache, clock);
+    layer = withDenyCache(layer, cache, clock, counters.remembered);
   }
   if (policies.some((p) => p.local !== undefined)) {
     layer = withLocalStage(layer, clock, IN_PROCESS_DEFAULTS.localStageMaxKeys);
@@ -131,7 +141,11 @@ export function createLimiter(options: LimiterOptions): Limiter {
     resolved.breaker === undefined
       ? undefined
       : new CircuitBreaker(resolved.breaker.failureThreshold, resolved.breaker.cooldownMs, resolved.clock);
-  let layers = composeLayers(store, policies, resolved, breaker, undefined);
+  const counters = new LimiterCounters(
+    resolved.timeoutMs / 1000,
+    () => (store as { scriptStats?: ScriptStats }).scriptStats,
+  );
+  let layers = composeLayers(store, policies, resolved, breaker, undefined, counters);
   const listeners = new Set<(event: DecisionEvent) => void>();
   if (options.onDecision) listeners.add(options.onDecision);
   // One for the limiter's life: a decision made before `updatePolicies` can still be settled.
@@ -160,6 +174,7 @@ export function createLimiter(options: LimiterOptions): Limiter {
       const fromStore = (store as { liveEvictions?: unknown }).liveEvictions;
       return (typeof fromStore === 'number' ? fromStore : 0) + (layers.local?.liveEvictions ?? 0);
     },
+    counters,
     policy: (name: string) => policyNamed(parts, name),
     check: (descriptor: Descriptor): Promise<Decision> => check(parts, descriptor),
     peek: (descriptor: Descriptor): Promise<Decision> => peek(parts, descriptor),
@@ -169,7 +184,7 @@ export function createLimiter(options: LimiterOptions): Limiter {
       const next = definePolicies(inputs);
       // The deny cache is made anew: a denial remembered under the old limits must not
       // outlive them. The breaker and the local fallback's in-process state carry on.
-      layers = composeLayers(store, next, resolved, breaker, layers.local);
+      layers = composeLayers(store, next, resolved, breaker, layers.local, counters);
       parts = partsOf(next);
     },
     settle: (decision: Decision, units: SettleUnits): Promise<SettleAnswer> =>

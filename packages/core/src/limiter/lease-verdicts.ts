@@ -35,7 +35,7 @@ function rememberable(verdict: StoreVerdict): boolean {
  * store that does not report it) becomes the lease, less the request's own cost, for `ttlMs`
  * (and no longer than the window for algorithms whose quota returns on a boundary: a fixed
  * window's lease ends with its window); a denied one is remembered until its wait is over (and an
- * adaptive lease starts again small).
+ * adaptive lease starts again small). Returns the units granted (0 for a denied take).
  */
 export function settleTake(
   entry: StoreEntry,
@@ -45,7 +45,7 @@ export function settleTake(
   verdict: StoreVerdict,
   charged: boolean,
   askedAtMs: number,
-): void {
+): number {
   const granted = verdict.chargedUnits ?? (charged && verdict.allowed ? take.cost : 0);
   if (granted > 0) {
     const { policy } = entry;
@@ -66,6 +66,7 @@ export function settleTake(
     lease.deniedResetMs = verdict.resetMs;
     shrinkAfterDenial(lease);
   }
+  return granted;
 }
 
 /** Whole units a client is told are left: the store's as last seen plus the live lease, at most the limit. */

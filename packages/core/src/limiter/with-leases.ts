@@ -4,6 +4,7 @@
  */
 import { type CompiledLease, fallbackFailMode } from '../policy/lease.js';
 import type { Clock, StoreEntry, StoreVerdict } from '../types.js';
+import { countTake, type LimiterCounters } from './counters.js';
 import { takeUnits } from './lease-size.js';
 import { type Lease, LeaseTable } from './lease-table.js';
 import {
@@ -31,9 +32,18 @@ enum Plan {
 /** Per entry of a check, the lease its units were held out of (its `generation`); undefined for the others. */
 type Held = (number | undefined)[];
 
-/** Gives held units back to the lease they came from; a lease taken since (or dropped) does not get them. */
-function giveBack(entry: StoreEntry, lease: Lease, heldFrom: number | undefined): void {
+/**
+ * Gives held units back to the lease they came from; a lease taken since (or dropped) does not get
+ * them (they are counted dropped).
+ */
+function giveBack(
+  entry: StoreEntry,
+  lease: Lease,
+  heldFrom: number | undefined,
+  counters?: LimiterCounters,
+): void {
   if (heldFrom !== undefined && lease.generation === heldFrom) lease.units += entry.cost;
+  else if (heldFrom !== undefined && counters !== undefined) counters.leases.dropped += entry.cost;
 }
 
 /** A store layer with leases, and the table it holds them in. */
@@ -51,8 +61,13 @@ export interface LeaseLayer extends StoreLayer {
  * idempotent checks pass through. While the store fails, only `failMode: 'lease'` policies keep
  * spending their leases; the others ask the store (and fail as their fail mode says).
  */
-export function withLeases(inner: StoreLayer, clock: Clock, maxKeys: number): LeaseLayer {
-  const leases = new LeaseTable(maxKeys);
+export function withLeases(
+  inner: StoreLayer,
+  clock: Clock,
+  maxKeys: number,
+  counters?: LimiterCounters,
+): LeaseLayer {
+  const leases = new LeaseTable(maxKeys, counters?.leases);
   let failing = false;
 
   /** Whether `lease` can pay `entry` now. */
@@ -106,6 +121,7 @@ export function withLeases(inner: StoreLayer, clock: Clock, maxKeys: number): Le
       if (plans[i] === Plan.Denied) return deniedVerdict(lease, nowMs);
       const charge = entry.policy.shadow ? !anyDenied : !enforcedDenied;
       if (charge) lease.units -= entry.cost;
+      if (charge && counters !== undefined) counters.leases.spent += entry.cost;
       return leaseVerdict(entry.policy, lease, nowMs);
     });
   };
@@ -207,14 +223,20 @@ export function withLeases(inner: StoreLayer, clock: Clock, maxKeys: number): Le
       }
       const charged = entry.policy.shadow ? allAllow : enforcedAllow;
       const lease = leases.hold(entry.key);
-      settleTake(entry, sent[j] as StoreEntry, usables[j] as number, lease, verdict, charged, askedAtMs);
+      const leftoverUnits = lease.units;
+      const deniedBefore = lease.deniedUntilMs;
+      const usable = usables[j] as number;
+      const granted = settleTake(entry, sent[j] as StoreEntry, usable, lease, verdict, charged, askedAtMs);
+      if (counters !== undefined)
+        countTake(counters, entry, granted, leftoverUnits, usable, deniedBefore, lease);
       verdicts[i] = remainingView(entry.policy, lease, verdict);
     });
     for (let i = 0; i < entries.length; i++) {
       if (plans[i] !== Plan.Local) continue;
       const entry = entries[i] as StoreEntry;
       const lease = leases.hold(entry.key);
-      if (!(entry.policy.shadow ? allAllow : enforcedAllow)) giveBack(entry, lease, held[i]);
+      if (!(entry.policy.shadow ? allAllow : enforcedAllow)) giveBack(entry, lease, held[i], counters);
+      else if (counters !== undefined) counters.leases.spent += entry.cost;
       verdicts[i] = leaseVerdict(entry.policy, lease, askedAtMs);
     }
     return verdicts;
@@ -239,7 +261,8 @@ export function withLeases(inner: StoreLayer, clock: Clock, maxKeys: number): Le
     // Held units not spent (the request fails anyway, or its policy does not spend leases now): back.
     entries.forEach((entry, i) => {
       if (plans[i] === Plan.Local && (!fromLease[i] || closedElsewhere))
-        giveBack(entry, leases.hold(entry.key), held[i]);
+        giveBack(entry, leases.hold(entry.key), held[i], counters);
+      else if (fromLease[i] && counters !== undefined) counters.leases.spent += entry.cost;
     });
     if (!fromLease.includes(true)) return answer;
     const verdicts = entries.map((entry, i) =>

@@ -5,6 +5,7 @@
  * it) and a transport (redis/transports/: ioredis Redis or Cluster, node-redis, Redis over
  * HTTP, any `EvalClient`). It also reads Redis's `maxmemory-policy` once. Web-standard.
  */
+import type { ScriptStats } from '../limiter/counters.js';
 import { warnOnEvictingPolicy } from '../redis/memory-policy.js';
 import { encodeScriptNow, RESET_SCRIPT } from '../redis/script.js';
 import { ScriptBatcher } from '../redis/script-batcher.js';
@@ -211,6 +212,15 @@ export class RedisStore implements Store {
     const { keys, args } = encodeSettle(early, encodeScriptNow(this.clock?.()));
     this.batcher.flush();
     return decodeSettleReply(await this.transport.run(SETTLE_SCRIPT, keys, args), entries);
+  }
+
+  /** Decide-script calls, the checks they carried, and NOSCRIPT reloads, for metrics. */
+  get scriptStats(): ScriptStats {
+    return {
+      calls: this.batcher.calls,
+      decisions: this.batcher.decisions,
+      noscriptReloads: this.transport.noscriptReloads ?? 0,
+    };
   }
 
   /** Redis's `maxmemory-policy` per node, read once (empty when CONFIG is not allowed). */
