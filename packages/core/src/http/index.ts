@@ -48,6 +48,18 @@ export {
   PROMETHEUS_CONTENT_TYPE,
   type SluiceMetrics,
 } from './metrics.js';
+export {
+  type CountingSource,
+  type HistogramSnapshot,
+  type MetricFamily,
+  type MetricSample,
+  renderFamilies,
+} from './metrics-families.js';
+export {
+  type PromClientRegistration,
+  type PromClientRegistry,
+  registerPromClient,
+} from './metrics-prom-client.js';
 export { checkOptionNames, closestName, FOREIGN_OPTIONS, unknownOptionHint } from './option-names.js';
 export {
   createRateLimitHandler,
