@@ -158,6 +158,7 @@ export function createLimiter(options: LimiterOptions): Limiter {
     idempotencyTtlMs: resolved.idempotencyTtlMs,
     listeners,
     reservations,
+    storeKind: store.kind,
   });
   // Replaced whole by updatePolicies: a check reads it once, so it runs under one set.
   let parts = partsOf(policies);
