@@ -174,7 +174,8 @@ describe('script calls against a real redis-server', () => {
   it('counts decide-script calls, the decisions they carry and NOSCRIPT reloads', async () => {
     const limiter = createLimiter({
       policies: [{ name: 'p', limit: 100, window: '1m' }],
-      store: new RedisStore({ client }),
+      // A generous batch wait: a slow first pass over eight checks must not split the batch.
+      store: new RedisStore({ client, maxBatchWaitMs: 10_000 }),
       prefix: 'metrics-script',
     });
     const metrics = createMetrics({ meter: false, limiter });
