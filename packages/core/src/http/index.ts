@@ -36,6 +36,7 @@ export {
   type RequestLimitResult,
   shadowDecision,
 } from './limit-request.js';
+export { isLogger, type LogEntry, type Reporter, report, type SluiceLogger } from './logger.js';
 export {
   createMetrics,
   DEFAULT_DURATION_BUCKETS_SECONDS,

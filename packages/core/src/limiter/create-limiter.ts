@@ -27,7 +27,6 @@ import { withDenyCache } from './with-deny-cache.js';
 import { withLeases } from './with-leases.js';
 import { type LocalFallbackLayer, withLocalFallback } from './with-local-fallback.js';
 import { withLocalStage } from './with-local-stage.js';
-import { withStoreMetrics } from './with-store-metrics.js';
 
 /** A configured limiter. Share one per process (per set of policies). */
 export interface Limiter {
@@ -92,7 +91,7 @@ export interface Limiter {
 }
 
 /**
- * The store in its layers, outermost first: local stage, deny cache, local fallback, leases, store metrics, breaker, deadline. A layer that could do nothing for these policies and options is left out.
+ * The store in its layers, outermost first: local stage, deny cache, local fallback, leases, breaker, deadline. A layer that could do nothing for these policies and options is left out.
  * `local` is the limiter's local fallback when it had one before (its in-process state is kept
  * across policy updates); a new one is made when these policies need it and there is none.
  */
@@ -105,10 +104,9 @@ function composeLayers(
   counters: LimiterCounters,
 ): { outer: StoreLayer; local: LocalFallbackLayer | undefined } {
   const { clock } = resolved;
-  let layer = withDeadline(store, resolved.timeoutMs);
-  if (breaker !== undefined) layer = withBreaker(layer, breaker);
-  // Above the breaker: a call it turned away is a store call that failed (cause breaker_open).
-  layer = withStoreMetrics(layer, counters.store, typeof store.decideSync !== 'function');
+  // Store calls are counted where they are made (the deadline) and where the breaker turns them away.
+  let layer = withDeadline(store, resolved.timeoutMs, counters.store);
+  if (breaker !== undefined) layer = withBreaker(layer, breaker, counters.store);
   let fallback = local;
   if (policies.some((p) => p.lease !== undefined)) {
     // Leases sit above the breaker and the deadline: a take is one store call like any other.

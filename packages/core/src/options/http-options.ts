@@ -2,6 +2,7 @@
 import { CidrError, createIpList, type IpList } from '../http/cidr.js';
 import { type DenyList, type DenyListInput, toDenyList } from '../http/deny-list.js';
 import { HEADER_FORMATS, type HeaderFormat } from '../http/headers.js';
+import { isLogger, type SluiceLogger } from '../http/logger.js';
 import { RateLimitOptionsError } from '../http/options-error.js';
 import type { ResponseFacts } from '../http/settle-request.js';
 import { storeProblem } from '../http/store-check.js';
@@ -296,5 +297,18 @@ export const HTTP_OPTIONS = Object.freeze({
     doc: 'Whether a request succeeded, for `skipFailedRequests` and `skipSuccessfulRequests`.',
     surfaces: ROUTE,
     check: isFunction,
+  }),
+  /**
+   * Where the coded warnings and errors go (trust proxy, no client IP, a policy choice or a
+   * settle that failed): `{ warn(entry), error?(entry) }`, each entry `{ code, message, fields }`.
+   * Every occurrence is handed over. Unset: `console.warn`, once per code per process.
+   */
+  logger: option<SluiceLogger>({
+    default: undefined,
+    defaultDoc: '`console.warn`, once per code',
+    doc: 'Where coded warnings and errors go: `{ warn(entry), error?(entry) }` with `{ code, message, fields }`.',
+    surfaces: HTTP,
+    check: (value, fail) =>
+      isLogger(value) ? value : fail('must be an object with warn(entry) (and optionally error(entry))'),
   }),
 });
