@@ -8,33 +8,15 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { type RedisProcess, startRedis } from '../../../../test/support/redis-server.js';
 import { createLimiter } from '../limiter/create-limiter.js';
 import { SwitchableStore } from '../limiter/test-stores.test-support.js';
-import { MemoryStore } from '../stores/memory-store.js';
 import { RedisStore } from '../stores/redis-store.js';
 import { createMetrics } from './metrics.js';
-
-/** Parses Prometheus text 0.0.4 samples into name{labels} -> value. */
-function samplesOf(text: string): Map<string, number> {
-  const out = new Map<string, number>();
-  for (const line of text.split('\n')) {
-    if (line === '' || line.startsWith('#')) continue;
-    const m = /^([a-zA-Z_:][a-zA-Z0-9_:]*(?:\{.*\})?) (\S+)$/.exec(line);
-    if (m === null) throw new Error(`not a sample line: ${line}`);
-    out.set(m[1] as string, m[2] === '+Inf' ? Number.POSITIVE_INFINITY : Number(m[2]));
-  }
-  return out;
-}
+import { samplesOf, tenPerMinute } from './metrics.test-support.js';
 
 const T0 = 1_764_400_200_000;
 
 describe('sluice_near_limit_total', () => {
   it('counts admitted decisions with at most a fifth of the limit left, per policy', async () => {
-    const clock = () => T0;
-    const limiter = createLimiter({
-      policies: [{ name: 'ten', algorithm: 'fixed-window', limit: 10, window: '1m' }],
-      store: new MemoryStore({ clock }),
-      clock,
-    });
-    const metrics = createMetrics({ meter: false, limiter });
+    const { limiter, metrics } = tenPerMinute();
     // remaining after check k is 10 - k: near from k = 8 (2 left); the 11th is denied, not near.
     for (let k = 1; k <= 11; k++) await limiter.check({ identity: 'a' });
     const s = samplesOf(metrics.render());

@@ -2,28 +2,13 @@
 import { Counter, Registry } from 'prom-client';
 import { describe, expect, it } from 'vitest';
 import { createLimiter } from '../limiter/create-limiter.js';
-import { MemoryStore } from '../stores/memory-store.js';
 import { createMetrics } from './metrics.js';
+import { sampleLines, tenPerMinute } from './metrics.test-support.js';
 import { registerPromClient } from './metrics-prom-client.js';
-
-const T0 = 1_764_400_200_000;
-
-/** Sample lines (no comments), sorted, of an exposition text. */
-const sampleLines = (text: string): string[] =>
-  text
-    .split('\n')
-    .filter((line) => line !== '' && !line.startsWith('#'))
-    .sort();
 
 describe('registerPromClient (prom-client 15)', () => {
   it("serves the same samples as the built-in renderer, beside the app's own metrics", async () => {
-    const clock = () => T0;
-    const limiter = createLimiter({
-      policies: [{ name: 'ten', algorithm: 'fixed-window', limit: 10, window: '1m' }],
-      store: new MemoryStore({ clock }),
-      clock,
-    });
-    const metrics = createMetrics({ meter: false, limiter });
+    const { limiter, metrics } = tenPerMinute();
     const registry = new Registry();
     const appCounter = new Counter({
       name: 'app_requests_total',
