@@ -2,7 +2,6 @@
 import { CidrError, createIpList, type IpList } from '../http/cidr.js';
 import { type DenyList, type DenyListInput, toDenyList } from '../http/deny-list.js';
 import { HEADER_FORMATS, type HeaderFormat } from '../http/headers.js';
-import { isLogger, type SluiceLogger } from '../http/logger.js';
 import { RateLimitOptionsError } from '../http/options-error.js';
 import type { ResponseFacts } from '../http/settle-request.js';
 import { storeProblem } from '../http/store-check.js';
@@ -11,6 +10,7 @@ import type { Limiter } from '../limiter/index.js';
 import { FAIL_MODES, POLICY_DEFAULTS } from '../policy/defaults.js';
 import type { Algorithm, FailMode, IdentityInput, PolicyInput, Store } from '../types.js';
 import { OPTION_DEFAULTS } from './defaults.js';
+import { LOGGER_OPTION } from './logger-option.js';
 import {
   isBoolean,
   isFunction,
@@ -298,17 +298,6 @@ export const HTTP_OPTIONS = Object.freeze({
     surfaces: ROUTE,
     check: isFunction,
   }),
-  /**
-   * Where the coded warnings and errors go (trust proxy, no client IP, a policy choice or a
-   * settle that failed): `{ warn(entry), error?(entry) }`, each entry `{ code, message, fields }`.
-   * Every occurrence is handed over. Unset: `console.warn`, once per code per process.
-   */
-  logger: option<SluiceLogger>({
-    default: undefined,
-    defaultDoc: '`console.warn`, once per code',
-    doc: 'Where coded warnings and errors go: `{ warn(entry), error?(entry) }` with `{ code, message, fields }`.',
-    surfaces: HTTP,
-    check: (value, fail) =>
-      isLogger(value) ? value : fail('must be an object with warn(entry) (and optionally error(entry))'),
-  }),
+  /** Where coded warnings and errors go: `{ warn(entry), error?(entry) }`; unset: `console.warn`, once per code. */
+  logger: LOGGER_OPTION,
 });
