@@ -174,4 +174,20 @@ describe('script calls against a real redis-server', () => {
     expect(s.get('sluice_store_duration_seconds_count')).toBe(9);
     expect(metrics.render()).not.toMatch(/id\d|after-flush|metrics-script/);
   });
+
+  it('times store calls only once metrics are attached', async () => {
+    const limiter = createLimiter({
+      policies: [{ name: 'p', limit: 100, window: '1m' }],
+      store: new RedisStore({ client }),
+      prefix: 'metrics-timed',
+    });
+    await limiter.check({ identity: 'a' });
+    expect(limiter.counters.store.calls).toBe(1);
+    expect(limiter.counters.store.durations.count).toBe(0);
+    const metrics = createMetrics({ meter: false, limiter });
+    await limiter.check({ identity: 'a' });
+    const s = samplesOf(metrics.render());
+    expect(s.get('sluice_store_calls_total')).toBe(2);
+    expect(s.get('sluice_store_duration_seconds_count')).toBe(1);
+  });
 });

@@ -270,6 +270,8 @@ export function createMetrics(options: MetricsOptions = {}): SluiceMetrics {
   const attach = (source: DecisionSource): (() => void) => {
     const off = source.onDecision(record);
     sources.add(source);
+    // Its store calls are timed from now on (a limiter nobody measures reads no clock per call).
+    if (source.counters !== undefined) source.counters.store.timed = true;
     const unsubscribe = () => {
       if (subscriptions.delete(unsubscribe)) {
         off();

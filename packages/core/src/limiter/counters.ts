@@ -64,6 +64,11 @@ export class StoreCallCounts {
   };
   /** Latency of the calls that reached the store (an in-process store is not timed). */
   readonly durations = new SecondsHistogram(DEFAULT_DURATION_BUCKETS_SECONDS);
+  /**
+   * Whether calls are timed: set once metrics read these counts (`createMetrics` attaching the
+   * limiter), so a limiter nobody measures reads no clock per call.
+   */
+  timed = false;
 }
 
 /** Lease units, summed over every leased policy. */

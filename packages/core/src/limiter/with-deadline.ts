@@ -33,7 +33,7 @@ const RESET_MIN_TIMEOUT_MS = 1000;
  * A store that decides in-process (`decideSync`) is asked synchronously: it cannot be late, so it
  * gets no deadline and the answer comes now. A reset rejects instead (with `StoreTimeoutError`
  * when late), after at least 1 s. Every decide is counted in `counts` (calls, failures by cause and,
- * for a store that answers later, latency).
+ * for a store that answers later and once `counts.timed` is set, latency).
  */
 export function withDeadline(store: Store, timeoutMs: number, counts?: StoreCallCounts): StoreLayer {
   const reset = (keys: readonly string[]): Promise<void> =>
@@ -64,10 +64,11 @@ export function withDeadline(store: Store, timeoutMs: number, counts?: StoreCall
   const deadlines = new DeadlineQueue(timeoutMs);
   return {
     decide(entries, mode, options, then) {
-      const startedAtMs = counts === undefined ? 0 : monotonicNow();
+      const clocked = counts?.timed === true;
+      const startedAtMs = clocked ? monotonicNow() : 0;
       if (counts !== undefined) counts.calls++;
       const timed = (answer: StoreAnswer) => {
-        if (counts !== undefined) counts.durations.observe((monotonicNow() - startedAtMs) / 1000);
+        if (clocked) counts.durations.observe((monotonicNow() - startedAtMs) / 1000);
         return then(counted(counts, answer));
       };
       return deadlines.settle(
