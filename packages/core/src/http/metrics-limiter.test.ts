@@ -3,9 +3,8 @@
  * the breaker, store latency and deadline, lease units, remembered denials, script calls and
  * NOSCRIPT reloads against a real redis-server.
  */
-import { Redis } from 'ioredis';
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { type RedisProcess, startRedis } from '../../../../test/support/redis-server.js';
+import { describe, expect, it } from 'vitest';
+import { useRedis } from '../../../../test/support/redis-fixture.js';
 import { createLimiter } from '../limiter/create-limiter.js';
 import { SwitchableStore } from '../limiter/test-stores.test-support.js';
 import { RedisStore } from '../stores/redis-store.js';
@@ -142,28 +141,19 @@ describe('remembered denials and lease units', () => {
 });
 
 describe('script calls against a real redis-server', () => {
-  let redis: RedisProcess;
-  let client: Redis;
-  beforeAll(async () => {
-    redis = await startRedis();
-    client = new Redis(redis.port, '127.0.0.1');
-  });
-  afterAll(async () => {
-    client.disconnect();
-    await redis.stop();
-  });
+  const redis = useRedis();
 
   it('counts decide-script calls, the decisions they carry and NOSCRIPT reloads', async () => {
     const limiter = createLimiter({
       policies: [{ name: 'p', limit: 100, window: '1m' }],
       // A generous batch wait: a slow first pass over eight checks must not split the batch.
-      store: new RedisStore({ client, maxBatchWaitMs: 10_000 }),
+      store: new RedisStore({ client: redis.client, maxBatchWaitMs: 10_000 }),
       prefix: 'metrics-script',
     });
     const metrics = createMetrics({ meter: false, limiter });
     // Eight checks issued together share one call.
     await Promise.all(Array.from({ length: 8 }, (_, i) => limiter.check({ identity: `id${i}` })));
-    await client.script('FLUSH');
+    await redis.admin.script('FLUSH');
     await limiter.check({ identity: 'after-flush' });
     const s = samplesOf(metrics.render());
     expect(s.get('sluice_script_calls_total')).toBe(2);
@@ -178,7 +168,7 @@ describe('script calls against a real redis-server', () => {
   it('times store calls only once metrics are attached', async () => {
     const limiter = createLimiter({
       policies: [{ name: 'p', limit: 100, window: '1m' }],
-      store: new RedisStore({ client }),
+      store: new RedisStore({ client: redis.client }),
       prefix: 'metrics-timed',
     });
     await limiter.check({ identity: 'a' });
