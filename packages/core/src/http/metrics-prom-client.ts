@@ -25,7 +25,7 @@ interface PromClientMetric {
   readonly name: string;
   readonly help: string;
   readonly type: MetricFamily['type'];
-  /** Summed across cluster workers (prom-client's `AggregatorRegistry`). */
+  /** How prom-client's `AggregatorRegistry` merges cluster workers: counters summed, gauges max. */
   readonly aggregator: 'sum' | 'max';
   get(): Promise<{
     name: string;
