@@ -3,6 +3,7 @@
  * the breaker, store latency and deadline, lease units, remembered denials, script calls and
  * NOSCRIPT reloads against a real redis-server.
  */
+import fc from 'fast-check';
 import { describe, expect, it } from 'vitest';
 import { useRedis } from '../../../../test/support/redis-fixture.js';
 import { createLimiter } from '../limiter/create-limiter.js';
@@ -137,6 +138,48 @@ describe('remembered denials and lease units', () => {
     expect(taken - spent - dropped).toBeLessThanOrEqual(5);
     // Admitted decisions equal the units spent (cost 1 each).
     expect(s.get('sluice_decisions_total{policy="leased",outcome="allowed"}')).toBe(spent);
+  });
+});
+
+describe('lease units (property)', () => {
+  it('every unit taken is spent, dropped or still held; units spent are the admitted costs', async () => {
+    const step = fc.record({
+      identity: fc.constantFrom('a', 'b', 'c'),
+      dtMs: fc.integer({ min: 0, max: 700 }),
+      cost: fc.integer({ min: 1, max: 3 }),
+      reset: fc.boolean(),
+    });
+    await fc.assert(
+      fc.asyncProperty(fc.array(step, { minLength: 1, maxLength: 80 }), async (steps) => {
+        const clock = { nowMs: T0 };
+        const limiter = createLimiter({
+          policies: [
+            {
+              name: 'leased',
+              algorithm: 'token-bucket',
+              burst: 20,
+              rate: '5/s',
+              lease: { units: 6, ttlMs: 500 },
+            },
+          ],
+          store: new SwitchableStore(() => clock.nowMs),
+          clock: () => clock.nowMs,
+          denyCache: false,
+        });
+        let admittedUnits = 0;
+        for (const { identity, dtMs, cost, reset } of steps) {
+          clock.nowMs += dtMs;
+          if (reset && dtMs > 600) await limiter.reset(identity);
+          if ((await limiter.check({ identity, cost })).allowed) admittedUnits += cost;
+        }
+        const { taken, spent, dropped } = limiter.counters.leases;
+        expect(spent).toBe(admittedUnits);
+        // Held: at most one lease of 6 per identity.
+        expect(taken - spent - dropped).toBeGreaterThanOrEqual(0);
+        expect(taken - spent - dropped).toBeLessThanOrEqual(3 * 6);
+      }),
+      { numRuns: 80 },
+    );
   });
 });
 
