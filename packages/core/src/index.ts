@@ -26,10 +26,14 @@ export {
   createLimiter,
   LIMITER_DEFAULTS,
   type Limiter,
+  type LimiterCounters,
   type LimiterOptions,
   metricOutcome,
+  type RememberedDenialSource,
+  type ScriptStats,
   type SettleAnswer,
   type SettleUnits,
+  type StoreErrorCause,
   StoreTimeoutError,
 } from './limiter/index.js';
 export {

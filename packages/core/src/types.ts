@@ -333,8 +333,16 @@ export interface Store {
 export interface DecisionEvent {
   readonly policy: string | undefined;
   readonly outcome: Outcome;
-  /** Metric outcome: `allowed`, `over_limit`, `shadow_over_limit`, `fail_open`, `fail_closed`. */
-  readonly metricOutcomes: readonly { readonly policy: string; readonly outcome: MetricOutcome }[];
+  /**
+   * Per policy, the metric outcome (`allowed`, `over_limit`, `shadow_over_limit`, `fail_open`,
+   * `fail_closed`) and whether it was near its limit: admitted with at most a fifth of the limit
+   * remaining (`sluice_near_limit_total`, as Envoy's rate limit service counts near_limit).
+   */
+  readonly metricOutcomes: readonly {
+    readonly policy: string;
+    readonly outcome: MetricOutcome;
+    readonly nearLimit?: true;
+  }[];
   readonly allowed: boolean;
   readonly shadowed: boolean;
   readonly source: DecisionSource;

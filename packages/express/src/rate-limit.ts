@@ -62,7 +62,7 @@ export function rateLimit(options: ExpressRateLimitOptions = {}): RequestHandler
   const resolved = createRateLimitHandler<Request>(shared, 'express', { optionNames: EXPRESS_OPTION_NAMES });
 
   return function sluiceRateLimit(req: Request, res: Response, next: NextFunction): void {
-    checkTrustProxy(req.app);
+    checkTrustProxy(req.app, resolved.logger);
     const facts = {
       method: req.method,
       pattern: routePattern(req),

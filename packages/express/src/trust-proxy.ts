@@ -1,5 +1,5 @@
 /** What Express tells core's one-time warning about a trust proxy setting that believes every hop. */
-import { type PermissiveProxyTrust, warnIfPermissiveTrustProxy } from '@sluice/core';
+import { type PermissiveProxyTrust, type SluiceLogger, warnIfPermissiveTrustProxy } from '@sluice/core';
 import type { Application } from 'express';
 
 const TRUSTS_EVERY_PROXY: PermissiveProxyTrust = {
@@ -11,10 +11,11 @@ const TRUSTS_EVERY_PROXY: PermissiveProxyTrust = {
 /**
  * Warns once per process (code `SLUICE_PERMISSIVE_TRUST_PROXY`) when `app.get('trust proxy') === true`: Express then takes
  * `req.ip` from the left-most `X-Forwarded-For` entry, which any client can write, so a
- * client could pick its own rate-limit identity. Each app is inspected once.
+ * client could pick its own rate-limit identity. Each app is inspected once. With `logger`, the
+ * warning goes there instead.
  */
-export function checkTrustProxy(app: Application | undefined): void {
-  warnIfPermissiveTrustProxy(app, inspectTrustProxy);
+export function checkTrustProxy(app: Application | undefined, logger?: SluiceLogger): void {
+  warnIfPermissiveTrustProxy(app, inspectTrustProxy, logger);
 }
 
 function inspectTrustProxy(app: Application): PermissiveProxyTrust | undefined {

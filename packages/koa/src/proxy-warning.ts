@@ -1,5 +1,5 @@
 /** What Koa tells core's one-time warning about a proxy setting that believes every forwarded address. */
-import { type PermissiveProxyTrust, warnIfPermissiveTrustProxy } from '@sluice/core';
+import { type PermissiveProxyTrust, type SluiceLogger, warnIfPermissiveTrustProxy } from '@sluice/core';
 import type Koa from 'koa';
 
 const TRUSTS_EVERY_PROXY: PermissiveProxyTrust = {
@@ -11,10 +11,11 @@ const TRUSTS_EVERY_PROXY: PermissiveProxyTrust = {
 /**
  * Warns once per process (code `SLUICE_PERMISSIVE_TRUST_PROXY`) when `app.proxy` is true with no `app.maxIpsCount`: Koa then takes
  * `ctx.ip` from the left-most `X-Forwarded-For` entry, which any client can write, so a client
- * could pick its own rate-limit identity. Each app is inspected once.
+ * could pick its own rate-limit identity. Each app is inspected once. With `logger`, the warning
+ * goes there instead.
  */
-export function checkProxy(app: Koa | undefined): void {
-  warnIfPermissiveTrustProxy(app, inspectProxy);
+export function checkProxy(app: Koa | undefined, logger?: SluiceLogger): void {
+  warnIfPermissiveTrustProxy(app, inspectProxy, logger);
 }
 
 function inspectProxy(app: Koa): PermissiveProxyTrust | undefined {

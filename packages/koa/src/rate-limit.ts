@@ -57,7 +57,7 @@ export function rateLimit(options: KoaRateLimitOptions = {}): Middleware {
   return function sluiceRateLimit(ctx: Context, next: Next): Promise<unknown> {
     if (ctx.app !== checkedApp) {
       checkedApp = ctx.app;
-      checkProxy(ctx.app);
+      checkProxy(ctx.app, resolved.logger);
     }
     return resolved
       .limitRequest(ctx, {

@@ -221,7 +221,7 @@ export class RateLimitService implements OnModuleInit {
         failMode: ownFailMode(input.failMode),
         create: (policies) => this.adopt(this.createOwnLimiter(policies)),
       },
-      ADAPTER,
+      { adapter: ADAPTER, logger: handler.logger },
     );
     const resolved = { ...handler, limiter: undefined, policyNames: undefined, choose };
     return { ...resolved, limitRequest: createLimitRequest(resolved) };
@@ -245,7 +245,7 @@ export class RateLimitService implements OnModuleInit {
         failMode: ownFailMode(this.options.failMode),
         create: (policies) => this.adopt(this.createOwnLimiter(policies)),
       },
-      ADAPTER,
+      { adapter: ADAPTER, logger: handler.logger },
     );
     const resolved = { ...handler, limiter: undefined, policyNames: undefined, choose };
     return { ...resolved, limitRequest: createLimitRequest(resolved) };

@@ -6,6 +6,7 @@
 import { createLimiter, type Limiter } from '../limiter/index.js';
 import { POLICY_DEFAULTS } from '../policy/defaults.js';
 import type { CompiledPolicy, FailMode, PolicyInput, Store } from '../types.js';
+import type { Reporter } from './logger.js';
 import {
   badValueProblem,
   type ChoiceAnswer,
@@ -40,7 +41,7 @@ function knownNames(limiter: Limiter): ReadonlySet<string> {
 export function chooseNamedPolicies<Req>(
   limiter: Limiter,
   fn: (req: Req) => unknown,
-  adapter: string,
+  adapter: Reporter,
 ): PolicyChooser<Req> {
   const failMode = (): FailMode => unchosenFailMode(limiter.policies);
   const accept = (names: unknown): ChoiceAnswer => {
@@ -102,7 +103,7 @@ export function chooseLimit<Req>(
   fn: (req: Req) => unknown,
   policyOf: (limit: number) => PolicyInput,
   target: CompileTarget,
-  adapter: string,
+  adapter: Reporter,
   cache: CompiledCache<Limiter> = new CompiledCache(),
 ): PolicyChooser<Req> {
   const choices = new WeakMap<Limiter, PolicyChoice>();
@@ -164,7 +165,7 @@ export function inputsKey(inputs: readonly unknown[]): string {
 export function choosePolicyInputs<Req>(
   fn: (req: Req) => unknown,
   target: CompileTarget,
-  adapter: string,
+  adapter: Reporter,
   cache: CompiledCache<Limiter> = new CompiledCache(),
 ): PolicyChooser<Req> {
   const byArray = new WeakMap<object, PolicyChoice>();

@@ -1,4 +1,6 @@
 /** Test fixtures for the HTTP layer: decisions and policy results built by hand. Not exported. */
+
+import { LimiterCounters } from '../limiter/counters.js';
 import type { Limiter } from '../limiter/index.js';
 import type { Decision, Descriptor, PolicyResult } from '../types.js';
 
@@ -57,6 +59,7 @@ export function fakeLimiter(
     prefix: 'sluice',
     breakerState: 'closed',
     liveEvictions: 0,
+    counters: new LimiterCounters(0.1, () => undefined),
     policy: (name: string) => ({ name }) as never,
     updatePolicies: () => undefined,
     check: async (d: Descriptor) => {

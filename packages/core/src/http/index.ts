@@ -36,6 +36,7 @@ export {
   type RequestLimitResult,
   shadowDecision,
 } from './limit-request.js';
+export { isLogger, type LogEntry, type Reporter, report, type SluiceLogger } from './logger.js';
 export {
   createMetrics,
   DEFAULT_DURATION_BUCKETS_SECONDS,
@@ -48,6 +49,18 @@ export {
   PROMETHEUS_CONTENT_TYPE,
   type SluiceMetrics,
 } from './metrics.js';
+export {
+  type CountingSource,
+  type HistogramSnapshot,
+  type MetricFamily,
+  type MetricSample,
+  renderFamilies,
+} from './metrics-families.js';
+export {
+  type PromClientRegistration,
+  type PromClientRegistry,
+  registerPromClient,
+} from './metrics-prom-client.js';
 export { checkOptionNames, closestName, FOREIGN_OPTIONS, unknownOptionHint } from './option-names.js';
 export {
   createRateLimitHandler,

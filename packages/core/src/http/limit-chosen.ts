@@ -30,7 +30,7 @@ export function createLimitChosen<Req>(
   const reserve = settles(options);
 
   const checkAs = (choice: PolicyChoiceOf, req: Req, facts: RequestFacts, route: string, value: unknown) => {
-    const who = requestIdentity(value, facts.ip, options.ipv6Subnet, options.adapter);
+    const who = requestIdentity(value, facts.ip, options.ipv6Subnet, options.adapter, options.logger);
     if (options.denyList?.denies(facts.ip, who) === true) return FORBIDDEN_PROMISE;
     const cost = typeof costOption === 'function' ? costOption(req) : costOption;
     const descriptorOf = (given: Descriptor['cost'] | undefined): Descriptor => {

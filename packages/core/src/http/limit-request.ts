@@ -105,7 +105,7 @@ export function createLimitRequest<Req>(
 
   /** The limiter call once the identity is known (may throw: the caller turns that into a rejection). */
   const checkAs = (req: Req, facts: RequestFacts, route: string, value: unknown): Promise<Decision> => {
-    const who = requestIdentity(value, facts.ip, options.ipv6Subnet, options.adapter);
+    const who = requestIdentity(value, facts.ip, options.ipv6Subnet, options.adapter, options.logger);
     if (denyList?.denies(facts.ip, who) === true) return FORBIDDEN_PROMISE;
     const cost = typeof costOption === 'function' ? costOption(req) : costOption;
     if (isThenable(cost))

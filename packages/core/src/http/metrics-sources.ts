@@ -1,5 +1,6 @@
 /** `sluice_in_process_decisions_total{source}`: decisions made without a store call, by where they were made. */
 import type { DecisionSource } from '../types.js';
+import type { MetricFamily } from './metrics-families.js';
 
 /** The sources of decisions made in-process: a lease, a policy's local stage, the deny cache. */
 export const IN_PROCESS_SOURCES: readonly DecisionSource[] = Object.freeze([
@@ -21,17 +22,19 @@ export class InProcessDecisionCounts {
     this.#bySource.set(source, (this.#bySource.get(source) ?? 0) + 1);
   }
 
-  /** The exposition lines (none before the first count). */
-  lines(): string[] {
-    if (this.#bySource.size === 0) return [];
-    const lines = [
-      '# HELP sluice_in_process_decisions_total Decisions made without a store call, by source (lease, local-stage, deny-cache).',
-      '# TYPE sluice_in_process_decisions_total counter',
-    ];
+  /** The family (none before the first count). */
+  family(): MetricFamily | undefined {
+    if (this.#bySource.size === 0) return undefined;
+    const samples = [];
     for (const source of IN_PROCESS_SOURCES) {
       const n = this.#bySource.get(source);
-      if (n !== undefined) lines.push(`sluice_in_process_decisions_total{source="${source}"} ${n}`);
+      if (n !== undefined) samples.push({ labels: { source }, value: n });
     }
-    return lines;
+    return {
+      name: 'sluice_in_process_decisions_total',
+      help: 'Decisions made without a store call, by source (lease, local-stage, deny-cache).',
+      type: 'counter',
+      samples,
+    };
   }
 }

@@ -9,6 +9,7 @@ import { describe, expect, it } from 'vitest';
 import { createLimiter } from '../limiter/index.js';
 import type { DecisionEvent, MetricOutcome } from '../types.js';
 import { createMetrics, escapeHelp, escapeLabelValue, PROMETHEUS_CONTENT_TYPE } from './metrics.js';
+import { samplesOf } from './metrics.test-support.js';
 
 function event(outcomes: [string, MetricOutcome][], durationMs = 1.5): DecisionEvent {
   return {
@@ -22,17 +23,7 @@ function event(outcomes: [string, MetricOutcome][], durationMs = 1.5): DecisionE
   };
 }
 
-/** Parses Prometheus text 0.0.4 samples into name{labels} -> value. */
-function samples(text: string): Map<string, number> {
-  const out = new Map<string, number>();
-  for (const line of text.split('\n')) {
-    if (line === '' || line.startsWith('#')) continue;
-    const m = /^([a-zA-Z_:][a-zA-Z0-9_:]*(?:\{.*\})?) (\S+)$/.exec(line);
-    expect(m, line).not.toBeNull();
-    out.set(m![1]!, m![2] === '+Inf' ? Number.POSITIVE_INFINITY : Number(m![2]));
-  }
-  return out;
-}
+const samples = samplesOf;
 
 describe('createMetrics', () => {
   it('counts by policy and outcome and renders Prometheus text', () => {
@@ -137,7 +128,7 @@ describe('createMetrics', () => {
     } finally {
       otelMetrics.disable();
     }
-    expect(names).toEqual(['sluice_decisions', 'sluice_decision_duration']);
+    expect(names).toEqual(['sluice_decisions', 'sluice_near_limit', 'sluice_decision_duration']);
     expect(added).toEqual([{ policy: 'p', outcome: 'over_limit' }]);
   });
 

@@ -1,24 +1,30 @@
 /**
- * Decision metrics: `sluice_decisions_total{policy,outcome}`, the histogram
- * `sluice_decision_duration_seconds`, `sluice_in_process_decisions_total{source}` (decisions a
- * lease, a local stage or the deny cache made without a store call) and
- * `sluice_live_key_evictions_total` (keys an in-process
- * store dropped while live: forgotten usage), kept in process and rendered in the Prometheus text
- * exposition format 0.0.4, and recorded through the OpenTelemetry metrics API (a no-op
- * until an SDK is registered). Labels are the policy name and the outcome, nothing else:
+ * Decision metrics: `sluice_decisions_total{policy,outcome}`, `sluice_near_limit_total{policy}`,
+ * the histogram `sluice_decision_duration_seconds`, `sluice_in_process_decisions_total{source}`
+ * (decisions a lease, a local stage or the deny cache made without a store call),
+ * `sluice_live_key_evictions_total` (keys an in-process store dropped while live: forgotten
+ * usage), and each attached limiter's counters (store calls and errors by cause, store latency,
+ * script calls, lease units, remembered denials: see metrics-families.ts). Kept in process and
+ * rendered in the Prometheus text exposition format 0.0.4 (or read by a prom-client registry,
+ * see `registerPromClient`), and recorded through the OpenTelemetry metrics API (a no-op until
+ * an SDK is registered). Labels are policy names, outcomes, causes and sources, nothing else:
  * never an identity, a key or a path.
  */
 import { type Counter, type Histogram, type Meter, type MeterProvider, metrics } from '@opentelemetry/api';
+import {
+  DEFAULT_DURATION_BUCKETS_SECONDS,
+  type LimiterCounters,
+  SecondsHistogram,
+} from '../limiter/counters.js';
 import type { DecisionEvent, MetricOutcome } from '../types.js';
+import { histogramSamples, limiterFamilies, type MetricFamily, renderFamilies } from './metrics-families.js';
 import { InProcessDecisionCounts } from './metrics-sources.js';
+
+export { escapeHelp, escapeLabelValue } from './metrics-families.js';
+export { DEFAULT_DURATION_BUCKETS_SECONDS };
 
 /** The content type of `render()`'s output. */
 export const PROMETHEUS_CONTENT_TYPE = 'text/plain; version=0.0.4; charset=utf-8';
-
-/** Default histogram bucket upper bounds, in seconds: 0.5 ms to 1 s. */
-export const DEFAULT_DURATION_BUCKETS_SECONDS: readonly number[] = [
-  0.0005, 0.001, 0.0025, 0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1,
-];
 
 /** Every value of the `outcome` label. */
 export const METRIC_OUTCOMES: readonly MetricOutcome[] = [
@@ -34,6 +40,10 @@ export interface DecisionSource {
   onDecision(listener: (event: DecisionEvent) => void): () => void;
   /** Keys its in-process stores evicted while live (a `Limiter` has it); read at each render. */
   readonly liveEvictions?: number;
+  /** Store calls, lease units, remembered denials (a `Limiter` has them); read at each render. */
+  readonly counters?: LimiterCounters;
+  /** Its store breaker's state (a `Limiter` has it); read at each render. */
+  readonly breakerState?: string;
 }
 
 /** Options of `createMetrics`. */
@@ -72,6 +82,8 @@ export interface SluiceMetrics {
   readonly record: (event: DecisionEvent) => void;
   /** The Prometheus text exposition of everything recorded so far. */
   render(): string;
+  /** Everything recorded so far as metric families (what `render` and the prom-client collector read). */
+  families(): MetricFamily[];
   /** `text/plain; version=0.0.4; charset=utf-8`. */
   readonly contentType: string;
   /** Subscribes to a limiter's decisions; returns the unsubscribe function. */
@@ -80,27 +92,10 @@ export interface SluiceMetrics {
   close(): void;
 }
 
-/** Escapes a label value: `\`, `"` and newline. */
-export function escapeLabelValue(value: string): string {
-  return value.replace(/\\/g, '\\\\').replace(/"/g, '\\"').replace(/\n/g, '\\n');
-}
-
-/** Escapes HELP text: `\` and newline. */
-export function escapeHelp(text: string): string {
-  return text.replace(/\\/g, '\\\\').replace(/\n/g, '\\n');
-}
-
-/** Formats a sample value: integers as such, `+Inf`, `-Inf`, `NaN`. */
-function formatValue(value: number): string {
-  if (value === Number.POSITIVE_INFINITY) return '+Inf';
-  if (value === Number.NEGATIVE_INFINITY) return '-Inf';
-  if (Number.isNaN(value)) return 'NaN';
-  return String(value);
-}
-
 interface OtelInstruments {
   readonly provider: MeterProvider | undefined;
   readonly counter: Counter;
+  readonly nearLimit: Counter;
   readonly histogram: Histogram;
 }
 
@@ -126,6 +121,10 @@ function instrumentsFor(
     // sluice_decision_duration_seconds.
     counter: meter.createCounter('sluice_decisions', {
       description: 'Rate-limit decisions by policy and outcome.',
+      unit: '{decision}',
+    }),
+    nearLimit: meter.createCounter('sluice_near_limit', {
+      description: 'Decisions admitted with at most a fifth of the limit remaining, by policy.',
       unit: '{decision}',
     }),
     histogram: meter.createHistogram('sluice_decision_duration', {
@@ -154,9 +153,9 @@ export function createMetrics(options: MetricsOptions = {}): SluiceMetrics {
 
   // policy -> outcome -> count
   const counts = new Map<string, Map<MetricOutcome, number>>();
-  const bucketCounts = new Array<number>(buckets.length).fill(0);
-  let durationCount = 0;
-  let durationSumSeconds = 0;
+  // policy -> near-limit decisions
+  const nearLimit = new Map<string, number>();
+  const durations = new SecondsHistogram(buckets);
   const inProcess = new InProcessDecisionCounts();
 
   const counterFor = (policy: string): Map<MetricOutcome, number> => {
@@ -170,6 +169,7 @@ export function createMetrics(options: MetricsOptions = {}): SluiceMetrics {
   for (const policy of options.policies ?? []) {
     const byOutcome = counterFor(policy);
     for (const outcome of METRIC_OUTCOMES) byOutcome.set(outcome, 0);
+    nearLimit.set(policy, 0);
   }
 
   /** Every attached source, for the live-eviction count read at render. */
@@ -201,67 +201,77 @@ export function createMetrics(options: MetricsOptions = {}): SluiceMetrics {
 
   const record = (event: DecisionEvent): void => {
     const seconds = Number.isFinite(event.durationMs) && event.durationMs > 0 ? event.durationMs / 1000 : 0;
-    for (const { policy, outcome } of event.metricOutcomes) {
+    for (const { policy, outcome, nearLimit: near } of event.metricOutcomes) {
       const byOutcome = counterFor(policy);
       byOutcome.set(outcome, (byOutcome.get(outcome) ?? 0) + 1);
+      if (near === true) nearLimit.set(policy, (nearLimit.get(policy) ?? 0) + 1);
     }
-    durationCount++;
-    durationSumSeconds += seconds;
+    durations.observe(seconds);
     inProcess.record(event.source);
-    for (let i = 0; i < buckets.length; i++) if (seconds <= buckets[i]!) bucketCounts[i]!++;
 
     const o = instruments();
     if (o !== undefined) {
-      for (const { policy, outcome } of event.metricOutcomes) o.counter.add(1, { policy, outcome });
+      for (const { policy, outcome, nearLimit: near } of event.metricOutcomes) {
+        o.counter.add(1, { policy, outcome });
+        if (near === true) o.nearLimit.add(1, { policy });
+      }
       o.histogram.record(seconds);
     }
   };
 
-  const render = (): string => {
-    const lines: string[] = [
-      '# HELP sluice_decisions_total Rate-limit decisions by policy and outcome.',
-      '# TYPE sluice_decisions_total counter',
+  const families = (): MetricFamily[] => {
+    const policies = [...counts.keys()].sort();
+    const decisions: MetricFamily = {
+      name: 'sluice_decisions_total',
+      help: 'Rate-limit decisions by policy and outcome.',
+      type: 'counter',
+      samples: policies.flatMap((policy) => {
+        const byOutcome = counts.get(policy) as Map<MetricOutcome, number>;
+        return METRIC_OUTCOMES.filter((outcome) => byOutcome.has(outcome)).map((outcome) => ({
+          labels: { policy, outcome },
+          value: byOutcome.get(outcome) as number,
+        }));
+      }),
+    };
+    const out: MetricFamily[] = [
+      decisions,
+      {
+        name: 'sluice_near_limit_total',
+        help: 'Decisions admitted with at most a fifth of the limit remaining, by policy.',
+        type: 'counter',
+        samples: [...nearLimit.keys()].sort().map((policy) => ({
+          labels: { policy },
+          value: nearLimit.get(policy) as number,
+        })),
+      },
+      {
+        name: 'sluice_decision_duration_seconds',
+        help: 'Time to reach a rate-limit decision.',
+        type: 'histogram',
+        samples: histogramSamples(durations),
+      },
     ];
-    for (const policy of [...counts.keys()].sort()) {
-      const byOutcome = counts.get(policy)!;
-      for (const outcome of METRIC_OUTCOMES) {
-        const n = byOutcome.get(outcome);
-        if (n === undefined) continue;
-        lines.push(
-          `sluice_decisions_total{policy="${escapeLabelValue(policy)}",outcome="${outcome}"} ${formatValue(n)}`,
-        );
-      }
-    }
-    lines.push(
-      '# HELP sluice_decision_duration_seconds Time to reach a rate-limit decision.',
-      '# TYPE sluice_decision_duration_seconds histogram',
-    );
-    for (let i = 0; i < buckets.length; i++) {
-      lines.push(
-        `sluice_decision_duration_seconds_bucket{le="${formatValue(buckets[i]!)}"} ${bucketCounts[i]}`,
-      );
-    }
-    lines.push(
-      `sluice_decision_duration_seconds_bucket{le="+Inf"} ${durationCount}`,
-      `sluice_decision_duration_seconds_sum ${formatValue(durationSumSeconds)}`,
-      `sluice_decision_duration_seconds_count ${durationCount}`,
-    );
-    lines.push(...inProcess.lines());
+    const fromSources = inProcess.family();
+    if (fromSources !== undefined) out.push(fromSources);
     const evictions = liveEvictions();
     if (evictions !== undefined) {
-      lines.push(
-        '# HELP sluice_live_key_evictions_total Keys evicted from an in-process store while their state was live (usage forgotten).',
-        '# TYPE sluice_live_key_evictions_total counter',
-        `sluice_live_key_evictions_total ${formatValue(evictions)}`,
-      );
+      out.push({
+        name: 'sluice_live_key_evictions_total',
+        help: 'Keys evicted from an in-process store while their state was live (usage forgotten).',
+        type: 'counter',
+        samples: [{ value: evictions }],
+      });
     }
-    return `${lines.join('\n')}\n`;
+    out.push(...limiterFamilies(sources));
+    return out;
   };
 
   const subscriptions = new Set<() => void>();
   const attach = (source: DecisionSource): (() => void) => {
     const off = source.onDecision(record);
     sources.add(source);
+    // Its store calls are timed from now on (a limiter nobody measures reads no clock per call).
+    if (source.counters !== undefined) source.counters.store.timed = true;
     const unsubscribe = () => {
       if (subscriptions.delete(unsubscribe)) {
         off();
@@ -275,7 +285,8 @@ export function createMetrics(options: MetricsOptions = {}): SluiceMetrics {
 
   return {
     record,
-    render,
+    render: () => renderFamilies(families()),
+    families,
     contentType: PROMETHEUS_CONTENT_TYPE,
     attach,
     close(): void {

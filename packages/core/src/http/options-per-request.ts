@@ -8,6 +8,7 @@ import { definePolicy, isCompiledPolicy } from '../policy/index.js';
 import { MemoryStore } from '../stores/memory-store.js';
 import type { PolicyInput } from '../types.js';
 import { chooseLimit, chooseNamedPolicies, choosePolicyInputs, ownFailMode } from './choose-policies.js';
+import type { Reporter } from './logger.js';
 import { RateLimitOptionsError } from './options-error.js';
 import type { PolicyChooser } from './policy-choice.js';
 
@@ -37,7 +38,7 @@ const fail = (option: string, value: unknown, requirement: string) =>
  */
 export function choosePerRequest<Req>(
   options: RateLimitOptions<Req>,
-  adapter: string,
+  adapter: Reporter,
   shadow: boolean,
 ): PerRequestResolution<Req> | undefined {
   const { policies, limit } = options;

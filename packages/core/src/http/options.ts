@@ -17,12 +17,13 @@ import type { IpList } from './cidr.js';
 import type { DenyList } from './deny-list.js';
 import type { HeaderFormat } from './headers.js';
 import { createLimitRequest, type RequestFacts, type RequestLimitResult } from './limit-request.js';
+import { report, type SluiceLogger } from './logger.js';
 import { checkOptionNames, closestName } from './option-names.js';
 import { RateLimitOptionsError } from './options-error.js';
 import { choosePerRequest } from './options-per-request.js';
 import type { PolicyChooser } from './policy-choice.js';
 import type { SettleOptions } from './settle-request.js';
-import { WARNING_CODES, warnOnce } from './warn.js';
+import { WARNING_CODES } from './warn.js';
 
 /** How an adapter wants its options checked (`createRateLimitHandler`'s third argument). */
 export interface RateLimitHandlerSettings {
@@ -37,6 +38,8 @@ export interface RateLimitHandlerSettings {
 export interface ResolvedRateLimitOptions<Req> extends SettleOptions<Req> {
   /** The adapter these options were resolved for (`express`, `koa`, `hono`, `nestjs`). */
   readonly adapter: string;
+  /** Where coded warnings and errors go (`logger`); undefined: `console.warn`, once per code. */
+  readonly logger: SluiceLogger | undefined;
   /**
    * The limiter that decides: the shared one, or the one built from `policies` or the shorthand.
    * Undefined when `limit` or `policies` is a function and no shared `limiter` is given: each
@@ -171,7 +174,8 @@ export function resolveRateLimitOptions<Req>(
   }
 
   // `policies` or `limit` as a function: the limiter and policies are chosen per request.
-  const perRequest = choosePerRequest(options, adapter, shadow);
+  const logger = checked(o, 'logger') as SluiceLogger | undefined;
+  const perRequest = choosePerRequest(options, { adapter, logger }, shadow);
   let limiter: Limiter | undefined = perRequest?.limiter;
   // A shared limiter (or a compiled policy) cannot carry shadow itself: shadow each decision.
   let shadowDecisions = shadow && options.limiter !== undefined;
@@ -217,11 +221,14 @@ export function resolveRateLimitOptions<Req>(
     perRequest === undefined ? limiter?.policies.map((p) => p.name) : perRequest.costNames,
   );
   if (shadowDecisions) {
-    warnOnce(
+    report(
+      logger,
+      'warn',
       WARNING_CODES.SHADOW_WITH_SHARED_LIMITER,
       `${adapter} rateLimit(): "shadow" with a shared limiter (or a policy from definePolicy()) lets ` +
         'denied requests through here, but the limiter still reports them as over_limit. Set shadow on the ' +
         'policies themselves to report shadow_over_limit.',
+      { adapter },
     );
   }
   return {
@@ -243,6 +250,7 @@ export function resolveRateLimitOptions<Req>(
     skipFailedRequests,
     skipSuccessfulRequests,
     requestWasSuccessful: options.requestWasSuccessful,
+    logger,
   };
 }
 

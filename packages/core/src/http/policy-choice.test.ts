@@ -16,6 +16,9 @@ import {
 } from './policy-choice.js';
 import { resetWarnings } from './warn.js';
 
+/** Messages name the adapter `test`; no logger: console, once. */
+const TEST_REPORTER = { adapter: 'test', logger: undefined };
+
 type Req = { plan?: string; limit?: unknown };
 const target = (failMode: 'open' | 'closed' = 'closed') => ({
   store: new MemoryStore(),
@@ -32,7 +35,7 @@ describe('compiled once per value', () => {
       (req) => req.limit,
       (limit) => ({ name: 'default', limit, window: '1m' }),
       target(),
-      'test',
+      TEST_REPORTER,
       cache,
     );
     const seen = new Map<number, Limiter>();
@@ -68,7 +71,7 @@ describe('compiled once per value', () => {
             ? pro
             : [{ name: 'free', limit: 3, window: '1m' }],
       target(),
-      'test',
+      TEST_REPORTER,
       cache,
     );
     for (let i = 0; i < 50; i++) {
@@ -96,7 +99,7 @@ describe('which fail mode applies when no policy could be chosen', () => {
 
   it('names of a shared limiter: the limiter policies at the time of the request decide', async () => {
     const limiter = createLimiter({ policies: [{ name: 'a', limit: 1, window: '1m', failMode: 'open' }] });
-    const choose = chooseNamedPolicies<Req>(limiter, () => ['nope'], 'test');
+    const choose = chooseNamedPolicies<Req>(limiter, () => ['nope'], TEST_REPORTER);
     resetWarnings();
     const warn = vi.spyOn(console, 'warn').mockImplementation(() => {});
     expect(((await choiceOf(choose({}))) as PolicyChoiceFailure).decision.allowed).toBe(true);
@@ -198,7 +201,7 @@ describe('policy inputs with functions in them', () => {
     const choose = choosePolicyInputs<Req>(
       () => [{ name: 'api', limit: 10, window: '1m', cost: costOf }],
       target(),
-      'test',
+      TEST_REPORTER,
       cache,
     );
     for (let i = 0; i < 20; i++) await choose({});

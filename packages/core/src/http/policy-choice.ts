@@ -6,8 +6,9 @@
 import type { Limiter } from '../limiter/index.js';
 import { describeValue } from '../policy/errors.js';
 import type { CompiledPolicy, Decision, FailMode, PolicyResult } from '../types.js';
+import { type Reporter, report } from './logger.js';
 import { isThenable } from './thenable.js';
-import { WARNING_CODES, warnOnce } from './warn.js';
+import { WARNING_CODES } from './warn.js';
 
 /** The policies chosen for one request: which limiter, which of its policies, the set's record key. */
 export interface PolicyChoice {
@@ -66,20 +67,23 @@ export function unchosenDecision(failMode: FailMode): Decision {
 }
 
 /**
- * Reports (once per process, code `SLUICE_POLICY_CHOICE_FAILED`) that `option`'s function threw or
+ * Reports (to the logger, else once per process; code `SLUICE_POLICY_CHOICE_FAILED`) that `option`'s function threw or
  * answered a bad value, and returns the failure under `failMode`. The message names the option,
  * the error's class or the value's type, never the request or its identity.
  */
 export function choiceFailed(
-  adapter: string,
+  adapter: Reporter,
   option: 'policies' | 'limit',
   problem: string,
   failMode: FailMode,
 ): PolicyChoiceFailure {
-  warnOnce(
+  report(
+    adapter.logger,
+    'error',
     WARNING_CODES.POLICY_CHOICE_FAILED,
-    `${adapter} rateLimit(): the "${option}" function ${problem}; such requests are unavailable ` +
+    `${adapter.adapter} rateLimit(): the "${option}" function ${problem}; such requests are unavailable ` +
       `(${failMode === 'open' ? 'admitted: every policy it may choose fails open' : 'answered 503: fail closed'}).`,
+    { adapter: adapter.adapter, option, failMode },
   );
   return new PolicyChoiceFailure(unchosenDecision(failMode));
 }

@@ -6,7 +6,8 @@
 import { isIdentityInput } from '../keys/identity.js';
 import type { Identity, IdentityInput } from '../types.js';
 import { ipIdentity } from './client-ip.js';
-import { WARNING_CODES, warnOnce } from './warn.js';
+import { report, type SluiceLogger } from './logger.js';
+import { WARNING_CODES } from './warn.js';
 
 /**
  * The value of the identity (kind `ip`) used when a request has neither an identity nor a
@@ -24,6 +25,7 @@ const UNKNOWN_CLIENT: Identity = Object.freeze({ kind: 'ip', value: UNKNOWN_CLIE
  * @param ip the client IP the adapter found, if any
  * @param ipv6Subnet prefix length grouping IPv6 clients (see `ipIdentity`)
  * @param adapter names the adapter in the one-time warning for requests with neither
+ * @param logger where that warning goes (else `console.warn`, once)
  * @throws TypeError when `value` is neither a string, an `Identity` nor undefined
  */
 export function requestIdentity(
@@ -31,6 +33,7 @@ export function requestIdentity(
   ip: string | undefined,
   ipv6Subnet: number | false,
   adapter: string,
+  logger?: SluiceLogger,
 ): IdentityInput {
   if (value !== undefined) {
     if (!isIdentityInput(value)) {
@@ -42,10 +45,13 @@ export function requestIdentity(
     if ((typeof value === 'string' ? value : value.value) !== '') return value;
   }
   if (ip !== undefined && ip !== '') return { kind: 'ip', value: ipIdentity(ip, { ipv6Subnet }) };
-  warnOnce(
+  report(
+    logger,
+    'warn',
     WARNING_CODES.NO_CLIENT_IP,
     `${adapter} rateLimit(): a request had no client IP and no identity, so it was limited ` +
       `together with every such request. Give an "identity" function or check the proxy settings.`,
+    { adapter },
   );
   return UNKNOWN_CLIENT;
 }

@@ -5,7 +5,8 @@
 import type { Limiter } from '../limiter/index.js';
 import type { CostValue } from '../options/index.js';
 import type { Decision } from '../types.js';
-import { WARNING_CODES, warnOnce } from './warn.js';
+import { report, type SluiceLogger } from './logger.js';
+import { WARNING_CODES } from './warn.js';
 
 /** How a request's response ended, as the adapter saw it. */
 export interface ResponseFacts {
@@ -23,6 +24,8 @@ export interface SettleOptions<Req> {
   readonly requestWasSuccessful:
     | ((req: Req, response: ResponseFacts) => boolean | Promise<boolean>)
     | undefined;
+  /** Where a failed settle is reported (else `console.warn`, once). */
+  readonly logger?: SluiceLogger | undefined;
 }
 
 /** True when any settle option is set: checks then reserve, and the adapter settles after the response. */
@@ -69,14 +72,25 @@ export function settlerFor<Req>(
       if (units === undefined) return;
       const answer = await limiter.settle(decision, units);
       if (answer === 'unavailable') {
-        warnOnce(
+        report(
+          options.logger,
+          'error',
           WARNING_CODES.SETTLE_FAILED,
           'a settle after the response could not reach the store: its units were not settled',
+          { cause: 'unavailable' },
         );
       }
     } catch (error) {
       const reason = error instanceof Error ? error.message : String(error);
-      warnOnce(WARNING_CODES.SETTLE_FAILED, `a settle after the response failed: ${reason}`);
+      report(
+        options.logger,
+        'error',
+        WARNING_CODES.SETTLE_FAILED,
+        `a settle after the response failed: ${reason}`,
+        {
+          cause: 'error',
+        },
+      );
     }
   };
 }

@@ -19,6 +19,8 @@ export const WARNING_CODES = {
   SETTLE_FAILED: 'SLUICE_SETTLE_FAILED',
 } as const;
 
+import { report, type SluiceLogger } from './logger.js';
+
 const emitted = new Set<string>();
 
 /**
@@ -71,15 +73,19 @@ let inspectedApps = new WeakSet<object>();
 export function warnIfPermissiveTrustProxy<App extends object>(
   app: App | undefined,
   inspect: (app: App) => PermissiveProxyTrust | undefined,
+  logger?: SluiceLogger,
 ): void {
   if (app === undefined || inspectedApps.has(app)) return;
   inspectedApps.add(app);
   const permissive = inspect(app);
   if (permissive === undefined) return;
-  warnOnce(
+  report(
+    logger,
+    'warn',
     WARNING_CODES.PERMISSIVE_TRUST_PROXY,
     `${permissive.setting}, so ${permissive.ipSource} comes from the left-most X-Forwarded-For entry that ` +
       'any client can set, and clients can choose their own rate-limit identity. ' +
       permissive.fix,
+    { setting: permissive.setting },
   );
 }

@@ -14,6 +14,7 @@ import type {
   Store,
 } from '../types.js';
 import { type BreakerState, CircuitBreaker } from './breaker.js';
+import { LimiterCounters, type ScriptStats } from './counters.js';
 import { DenyCache } from './deny-cache.js';
 import { type LimiterOptions, type ResolvedLimiterOptions, resolveLimiterOptions } from './options.js';
 import { check, type LimiterParts, peek, reset } from './pipeline.js';
@@ -40,6 +41,11 @@ export interface Limiter {
    * their `maxKeys` while the key's state was still live: usage forgotten. No identities, a count.
    */
   readonly liveEvictions: number;
+  /**
+   * Store calls and failures by cause, store latency, lease units and remembered denials, read by
+   * `createMetrics` when it renders. Numbers only: no identity, key or path.
+   */
+  readonly counters: LimiterCounters;
   /** The compiled policy called `name`; throws a TypeError naming the known policies otherwise. */
   policy(name: string): CompiledPolicy;
   /**
@@ -97,14 +103,16 @@ function composeLayers(
   resolved: ResolvedLimiterOptions,
   breaker: CircuitBreaker | undefined,
   local: LocalFallbackLayer | undefined,
+  counters: LimiterCounters,
 ): { outer: StoreLayer; local: LocalFallbackLayer | undefined } {
   const { clock } = resolved;
-  let layer = withDeadline(store, resolved.timeoutMs);
-  if (breaker !== undefined) layer = withBreaker(layer, breaker);
+  // Store calls are counted where they are made (the deadline) and where the breaker turns them away.
+  let layer = withDeadline(store, resolved.timeoutMs, counters.store);
+  if (breaker !== undefined) layer = withBreaker(layer, breaker, counters.store);
   let fallback = local;
   if (policies.some((p) => p.lease !== undefined)) {
     // Leases sit above the breaker and the deadline: a take is one store call like any other.
-    layer = withLeases(layer, clock, IN_PROCESS_DEFAULTS.leaseMaxKeys, resolved.denyCacheMaxAgeMs);
+    layer = withLeases(layer, clock, IN_PROCESS_DEFAULTS.leaseMaxKeys, resolved.denyCacheMaxAgeMs, counters);
   }
   if (policies.some((p) => fallbackFailMode(p) === 'local')) {
     // A fallback made before hands its in-process state to the new one (which wraps this stack).
@@ -113,7 +121,7 @@ function composeLayers(
   }
   if (resolved.denyCacheMaxKeys !== undefined) {
     const cache = new DenyCache(resolved.denyCacheMaxKeys, resolved.denyCacheMaxAgeMs);
-    layer = withDenyCache(layer, cache, clock);
+    layer = withDenyCache(layer, cache, clock, counters.remembered);
   }
   if (policies.some((p) => p.local !== undefined)) {
     layer = withLocalStage(layer, clock, IN_PROCESS_DEFAULTS.localStageMaxKeys, resolved.denyCacheMaxAgeMs);
@@ -133,7 +141,11 @@ export function createLimiter(options: LimiterOptions): Limiter {
     resolved.breaker === undefined
       ? undefined
       : new CircuitBreaker(resolved.breaker.failureThreshold, resolved.breaker.cooldownMs, resolved.clock);
-  let layers = composeLayers(store, policies, resolved, breaker, undefined);
+  const counters = new LimiterCounters(
+    resolved.timeoutMs / 1000,
+    () => (store as { scriptStats?: ScriptStats }).scriptStats,
+  );
+  let layers = composeLayers(store, policies, resolved, breaker, undefined, counters);
   const listeners = new Set<(event: DecisionEvent) => void>();
   if (options.onDecision) listeners.add(options.onDecision);
   // One for the limiter's life: a decision made before `updatePolicies` can still be settled.
@@ -146,6 +158,7 @@ export function createLimiter(options: LimiterOptions): Limiter {
     idempotencyTtlMs: resolved.idempotencyTtlMs,
     listeners,
     reservations,
+    storeKind: store.kind,
   });
   // Replaced whole by updatePolicies: a check reads it once, so it runs under one set.
   let parts = partsOf(policies);
@@ -162,6 +175,7 @@ export function createLimiter(options: LimiterOptions): Limiter {
       const fromStore = (store as { liveEvictions?: unknown }).liveEvictions;
       return (typeof fromStore === 'number' ? fromStore : 0) + (layers.local?.liveEvictions ?? 0);
     },
+    counters,
     policy: (name: string) => policyNamed(parts, name),
     check: (descriptor: Descriptor): Promise<Decision> => check(parts, descriptor),
     peek: (descriptor: Descriptor): Promise<Decision> => peek(parts, descriptor),
@@ -171,7 +185,7 @@ export function createLimiter(options: LimiterOptions): Limiter {
       const next = definePolicies(inputs);
       // The deny cache is made anew: a denial remembered under the old limits must not
       // outlive them. The breaker and the local fallback's in-process state carry on.
-      layers = composeLayers(store, next, resolved, breaker, layers.local);
+      layers = composeLayers(store, next, resolved, breaker, layers.local, counters);
       parts = partsOf(next);
     },
     settle: (decision: Decision, units: SettleUnits): Promise<SettleAnswer> =>

@@ -108,12 +108,21 @@ export function metricOutcome(result: PolicyResult): MetricOutcome {
   return result.shadow ? 'shadow_over_limit' : 'over_limit';
 }
 
+/** Admitted by the store with at most a fifth of the limit remaining (Envoy's near_limit ratio, 0.8 used). */
+export function nearLimit(result: PolicyResult): boolean {
+  return result.allowed && result.outcome === 'allowed' && result.remaining * 5 <= result.limit;
+}
+
 /** The event for one decision: no identity, key or route. */
 export function decisionEvent(decision: Decision, durationMs: number): DecisionEvent {
   return {
     policy: decision.policy,
     outcome: decision.outcome,
-    metricOutcomes: decision.results.map((r) => ({ policy: r.policy, outcome: metricOutcome(r) })),
+    metricOutcomes: decision.results.map((r) => ({
+      policy: r.policy,
+      outcome: metricOutcome(r),
+      nearLimit: nearLimit(r) ? true : undefined,
+    })),
     allowed: decision.allowed,
     shadowed: decision.shadowed,
     source: decision.source,

@@ -1,5 +1,16 @@
 /** The limiter: createLimiter and what it is built from. */
 export { type BreakerState, CircuitBreaker } from './breaker.js';
+export {
+  LeaseUnitCounts,
+  LimiterCounters,
+  REMEMBERED_DENIAL_SOURCES,
+  type RememberedDenialSource,
+  type ScriptStats,
+  SecondsHistogram,
+  STORE_ERROR_CAUSES,
+  StoreCallCounts,
+  type StoreErrorCause,
+} from './counters.js';
 export { createLimiter, type Limiter } from './create-limiter.js';
 export { callWithDeadline, StoreTimeoutError } from './deadline.js';
 export { metricOutcome } from './decision.js';

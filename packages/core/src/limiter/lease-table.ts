@@ -1,4 +1,5 @@
 /** The leases one limiter holds: units taken from the store, spent in-process, by state key. */
+import type { LeaseUnitCounts } from './counters.js';
 import { ADAPTIVE_FIRST_UNITS } from './lease-size.js';
 
 /** One key's lease, and what the store said when it was taken. */
@@ -29,7 +30,20 @@ export interface Lease {
 export class LeaseTable {
   readonly #byKey = new Map<string, Lease>();
 
-  constructor(private readonly maxKeys: number) {}
+  /**
+   * @param maxKeys most leases held
+   * @param counts where the units of an evicted or dropped lease are counted as dropped
+   */
+  constructor(
+    private readonly maxKeys: number,
+    private readonly counts?: LeaseUnitCounts,
+  ) {}
+
+  /** Counts the units `lease` gives up unspent. */
+  #dropped(lease: Lease | undefined): void {
+    if (this.counts !== undefined && lease !== undefined && lease.units > 0)
+      this.counts.dropped += lease.units;
+  }
 
   /** The lease of `key`, if one is held. */
   get(key: string): Lease | undefined {
@@ -42,6 +56,7 @@ export class LeaseTable {
     if (lease === undefined) {
       if (this.#byKey.size >= this.maxKeys) {
         const oldest = this.#byKey.keys().next().value as string;
+        this.#dropped(this.#byKey.get(oldest));
         this.#byKey.delete(oldest);
       }
       lease = {
@@ -61,7 +76,10 @@ export class LeaseTable {
 
   /** Drops the leases of `keys` (a reset): their unspent units are given up. */
   drop(keys: readonly string[]): void {
-    for (const key of keys) this.#byKey.delete(key);
+    for (const key of keys) {
+      this.#dropped(this.#byKey.get(key));
+      this.#byKey.delete(key);
+    }
   }
 
   /** Leases held. */

@@ -27,7 +27,7 @@ export function leastUnitsOf(entry: StoreEntry, usable: number): number {
 }
 
 /** Whether a denied take's wait can be remembered: a positive wait, not "never", not a ban. */
-function rememberable(verdict: StoreVerdict): boolean {
+export function rememberable(verdict: StoreVerdict): boolean {
   return !verdict.allowed && verdict.banned !== true && verdict.retryAfterMs > 0;
 }
 
@@ -49,9 +49,9 @@ export interface TakeAnswer {
  * (and no longer than the window for algorithms whose quota returns on a boundary: a fixed
  * window's lease ends with its window), and the key's remembered denial is forgotten; a denied
  * one goes to `denials` (kept by their rule: until its wait is over, at most their `maxAgeMs`),
- * and an adaptive lease starts again small.
+ * and an adaptive lease starts again small. Returns the units granted (0 for a denied take).
  */
-export function settleTake(lease: Lease, denials: DenialMemory, answer: TakeAnswer): void {
+export function settleTake(lease: Lease, denials: DenialMemory, answer: TakeAnswer): number {
   const { entry, take, usable, verdict, charged, askedAtMs } = answer;
   const granted = verdict.chargedUnits ?? (charged && verdict.allowed ? take.cost : 0);
   if (granted > 0) {
@@ -75,6 +75,7 @@ export function settleTake(lease: Lease, denials: DenialMemory, answer: TakeAnsw
     );
     shrinkAfterDenial(lease);
   }
+  return granted;
 }
 
 /** Whole units a client is told are left: the store's as last seen plus the live lease, at most the limit. */

@@ -419,7 +419,7 @@ describe('metrics of in-process decisions', () => {
     const text = metrics.render();
     expect(text).toContain('sluice_in_process_decisions_total{source="lease"} 1\n');
     expect(text).toContain('sluice_in_process_decisions_total{source="local-stage"} 1\n');
-    expect(text).not.toContain('source="deny-cache"');
+    expect(text).not.toContain('sluice_in_process_decisions_total{source="deny-cache"}');
     expect(text).not.toContain('"t"');
   });
 });

@@ -12,6 +12,7 @@ import type {
   PolicyResult,
   StoreEntry,
 } from '../types.js';
+import { endCheckSpan, startCheckSpan } from './check-span.js';
 import { buildDecision, decisionEvent, resultFromVerdict } from './decision.js';
 import { applyFailModes } from './fail-modes.js';
 import { type PolicySet, planCheck, policyNamed } from './plan.js';
@@ -28,6 +29,8 @@ export interface LimiterParts extends PolicySet {
   readonly listeners: ReadonlySet<(event: DecisionEvent) => void>;
   /** The reservations of checks made with `reserve: true`, for `limiter.settle`. */
   readonly reservations: Reservations;
+  /** The store's `kind`, for traces. */
+  readonly storeKind: string;
 }
 
 /** The Decision when no policy applies. */
@@ -72,7 +75,8 @@ function emit(parts: LimiterParts, decision: Decision, startedAt: number): void 
 }
 
 /**
- * `limiter.check`: decides and charges one request, every applying policy in one store call.
+ * `limiter.check`: decides and charges one request, every applying policy in one store call,
+ * traced as one span when an OpenTelemetry SDK is registered (check-span.ts).
  * A decision made now (a store that answers in-process) settles one microtask later.
  */
 export function check(parts: LimiterParts, descriptor: Descriptor): Promise<Decision> {
@@ -82,8 +86,10 @@ export function check(parts: LimiterParts, descriptor: Descriptor): Promise<Deci
     if (entries.length === 0) return NO_POLICY_PROMISE;
     const reserve = descriptor.reserve === true;
     const askedAtMs = reserve ? parts.reservations.now() : 0;
+    const span = startCheckSpan(entries, parts.storeKind);
     const finish = (answer: StoreAnswer): Decision => {
       const decision = decisionOf(entries, answer);
+      if (span !== undefined) endCheckSpan(span, decision, answer);
       if (reserve) parts.reservations.keep(decision, entries, askedAtMs);
       emit(parts, decision, startedAt);
       return decision;

@@ -1,5 +1,6 @@
 /** The deny cache as a store layer: a key set the store denied recently is denied in-process. */
 import type { Clock, PolicyResult, StoreEntry, StoreVerdict } from '../types.js';
+import type { RememberedDenialSource } from './counters.js';
 import { resultFromVerdict } from './decision.js';
 import type { DenyCache } from './deny-cache.js';
 import { type StoreLayer, StoreUnavailable } from './store-answer.js';
@@ -21,9 +22,14 @@ function enforcedDenial(entries: readonly StoreEntry[], verdicts: readonly Store
  * deny, see `DenyCache`). A store answer with an enforced denial is remembered from the moment
  * the call was made. An idempotent call (`requestKey`) skips the lookup, so a retry gets its
  * recorded answer; peeks pass through. A reset forgets every remembered set holding one of its keys,
- * and so does a settle that refunds one of its keys.
+ * and so does a settle that refunds one of its keys. Each denial remembered counts in `remembered`.
  */
-export function withDenyCache(inner: StoreLayer, cache: DenyCache, clock: Clock): StoreLayer {
+export function withDenyCache(
+  inner: StoreLayer,
+  cache: DenyCache,
+  clock: Clock,
+  remembered?: Record<RememberedDenialSource, number>,
+): StoreLayer {
   return {
     decide(entries, mode, options, then) {
       if (mode === 'peek') return inner.decide(entries, mode, options, then);
@@ -41,6 +47,7 @@ export function withDenyCache(inner: StoreLayer, cache: DenyCache, clock: Clock)
             resultFromVerdict(e.policy, e.cost, answer.verdicts[i]!),
           );
           cache.remember(setKeyOf(entries), costsOf(entries), results, askedAtMs);
+          if (remembered !== undefined) remembered['deny-cache']++;
         }
         return then(answer);
       });

@@ -4,6 +4,7 @@
  */
 import { type CompiledLease, fallbackFailMode } from '../policy/lease.js';
 import type { Clock, StoreEntry, StoreVerdict } from '../types.js';
+import { countTake, type LimiterCounters } from './counters.js';
 import { type Denial, DenialMemory } from './denial-memory.js';
 import { takeUnits } from './lease-size.js';
 import { type Lease, LeaseTable } from './lease-table.js';
@@ -12,6 +13,7 @@ import {
   leaseVerdict,
   leastUnitsOf,
   remainingView,
+  rememberable,
   settleTake,
   usableUnits,
 } from './lease-verdicts.js';
@@ -32,9 +34,18 @@ enum Plan {
 /** Per entry of a check, the lease its units were held out of (its `generation`); undefined for the others. */
 type Held = (number | undefined)[];
 
-/** Gives held units back to the lease they came from; a lease taken since (or dropped) does not get them. */
-function giveBack(entry: StoreEntry, lease: Lease, heldFrom: number | undefined): void {
+/**
+ * Gives held units back to the lease they came from; a lease taken since (or dropped) does not get
+ * them (they are counted dropped).
+ */
+function giveBack(
+  entry: StoreEntry,
+  lease: Lease,
+  heldFrom: number | undefined,
+  counters?: LimiterCounters,
+): void {
   if (heldFrom !== undefined && lease.generation === heldFrom) lease.units += entry.cost;
+  else if (heldFrom !== undefined && counters !== undefined) counters.leases.dropped += entry.cost;
 }
 
 /** A store layer with leases, and the table it holds them in. */
@@ -58,8 +69,9 @@ export function withLeases(
   clock: Clock,
   maxKeys: number,
   denialMaxAgeMs: number,
+  counters?: LimiterCounters,
 ): LeaseLayer {
-  const leases = new LeaseTable(maxKeys);
+  const leases = new LeaseTable(maxKeys, counters?.leases);
   const denials = new DenialMemory(maxKeys, denialMaxAgeMs);
   let failing = false;
 
@@ -127,6 +139,7 @@ export function withLeases(
       const lease = leases.get(entry.key) as Lease;
       const charge = entry.policy.shadow ? !anyDenied : !enforcedDenied;
       if (charge) lease.units -= entry.cost;
+      if (charge && counters !== undefined) counters.leases.spent += entry.cost;
       return leaseVerdict(entry.policy, lease, nowMs);
     });
   };
@@ -229,14 +242,19 @@ export function withLeases(
       const charged = entry.policy.shadow ? allAllow : enforcedAllow;
       const lease = leases.hold(entry.key);
       const take = sent[j] as StoreEntry;
-      settleTake(lease, denials, { entry, take, usable: usables[j] as number, verdict, charged, askedAtMs });
+      const leftoverUnits = lease.units;
+      const usable = usables[j] as number;
+      const granted = settleTake(lease, denials, { entry, take, usable, verdict, charged, askedAtMs });
+      if (counters !== undefined)
+        countTake(counters, entry, granted, leftoverUnits, usable, granted === 0 && rememberable(verdict));
       verdicts[i] = remainingView(entry.policy, lease, verdict);
     });
     for (let i = 0; i < entries.length; i++) {
       if (plans[i] !== Plan.Local) continue;
       const entry = entries[i] as StoreEntry;
       const lease = leases.hold(entry.key);
-      if (!(entry.policy.shadow ? allAllow : enforcedAllow)) giveBack(entry, lease, held[i]);
+      if (!(entry.policy.shadow ? allAllow : enforcedAllow)) giveBack(entry, lease, held[i], counters);
+      else if (counters !== undefined) counters.leases.spent += entry.cost;
       verdicts[i] = leaseVerdict(entry.policy, lease, askedAtMs);
     }
     return verdicts;
@@ -261,7 +279,8 @@ export function withLeases(
     // Held units not spent (the request fails anyway, or its policy does not spend leases now): back.
     entries.forEach((entry, i) => {
       if (plans[i] === Plan.Local && (!fromLease[i] || closedElsewhere))
-        giveBack(entry, leases.hold(entry.key), held[i]);
+        giveBack(entry, leases.hold(entry.key), held[i], counters);
+      else if (fromLease[i] && counters !== undefined) counters.leases.spent += entry.cost;
     });
     if (!fromLease.includes(true)) return answer;
     const verdicts = entries.map((entry, i) =>

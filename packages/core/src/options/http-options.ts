@@ -10,6 +10,7 @@ import type { Limiter } from '../limiter/index.js';
 import { FAIL_MODES, POLICY_DEFAULTS } from '../policy/defaults.js';
 import type { Algorithm, FailMode, IdentityInput, PolicyInput, Store } from '../types.js';
 import { OPTION_DEFAULTS } from './defaults.js';
+import { LOGGER_OPTION } from './logger-option.js';
 import {
   isBoolean,
   isFunction,
@@ -297,4 +298,6 @@ export const HTTP_OPTIONS = Object.freeze({
     surfaces: ROUTE,
     check: isFunction,
   }),
+  /** Where coded warnings and errors go: `{ warn(entry), error?(entry) }`; unset: `console.warn`, once per code. */
+  logger: LOGGER_OPTION,
 });

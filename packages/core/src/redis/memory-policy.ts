@@ -3,7 +3,8 @@
  * allkeys-* policies: a full Redis then evicts the state of identities in use, which start again
  * with a full quota. Managed Redis often forbids CONFIG: then nothing is said. Web-standard.
  */
-import { WARNING_CODES, warnOnce } from '../http/warn.js';
+import { report, type SluiceLogger } from '../http/logger.js';
+import { WARNING_CODES } from '../http/warn.js';
 
 /** The part of an ioredis `Redis` this reads. */
 interface ConfigClient {
@@ -59,19 +60,23 @@ export async function readMaxmemoryPolicies(client: unknown): Promise<string[]> 
 }
 
 /**
- * Warns once (`SLUICE_REDIS_ALLKEYS_EVICTION`) when a node runs an allkeys-* policy. Never rejects.
+ * Warns (`SLUICE_REDIS_ALLKEYS_EVICTION`; to `logger`, else once per process) when a node runs an
+ * allkeys-* policy. Never rejects.
  * @returns the policies read (empty when CONFIG is not allowed)
  */
-export async function warnOnEvictingPolicy(client: unknown): Promise<string[]> {
+export async function warnOnEvictingPolicy(client: unknown, logger?: SluiceLogger): Promise<string[]> {
   const policies = await readMaxmemoryPolicies(client);
   const evicting = policies.find((p) => p.startsWith('allkeys-'));
   if (evicting !== undefined) {
-    warnOnce(
+    report(
+      logger,
+      'warn',
       WARNING_CODES.REDIS_ALLKEYS_EVICTION,
       `Redis maxmemory-policy is ${evicting}: when Redis reaches maxmemory it evicts the rate-limit ` +
         'state of identities in use, and an evicted identity starts again with a full quota. Give ' +
         'Sluice a Redis sized for active identities x policies x bytes per key, or use noeviction ' +
         'with fail modes chosen for a full Redis (docs/failure-modes.md, "Redis memory").',
+      { maxmemoryPolicy: evicting },
     );
   }
   return policies;

@@ -54,6 +54,9 @@ export class ScriptBatcher {
   /** The open batch per group. */
   private readonly open = new Map<number, Batch>();
   private flushScheduled = false;
+  /** Calls of the decide script sent, and the checks they carried (for `RedisStore.scriptStats`). */
+  calls = 0;
+  decisions = 0;
 
   /** @param options the transport and the batching limits */
   constructor(options: ScriptBatcherOptions) {
@@ -133,6 +136,8 @@ export class ScriptBatcher {
   private send(batch: Batch): void {
     if (this.open.get(batch.group) === batch) this.open.delete(batch.group);
     const { call, checks } = batch;
+    this.calls++;
+    this.decisions += checks.length;
     this.run(call).then(
       (reply) => {
         if (!Array.isArray(reply) || reply.length !== call.replyItems) {

@@ -23,6 +23,8 @@ export interface ScriptTransport {
   run(script: ScriptSource, keys: readonly string[], args: readonly string[]): Promise<unknown>;
   /** Closes the client behind the transport (called only for a client the store owns). */
   close?(): Promise<void>;
+  /** NOSCRIPT replies answered by sending the script with EVAL, when the transport counts them. */
+  readonly noscriptReloads?: number;
 }
 
 /** The two raw commands a transport speaks in its client's own style. */
@@ -52,19 +54,25 @@ export function isNoScriptError(error: unknown): boolean {
  * through untouched, without a retry.
  */
 export function defineTransport(commands: TransportCommands): ScriptTransport {
+  let reloads = 0;
   const transport: ScriptTransport = {
     singleSlot: commands.singleSlot,
     client: commands.client,
+    get noscriptReloads(): number {
+      return reloads;
+    },
     async run(script, keys, args) {
       try {
         return await commands.evalsha(script.sha1, keys, args);
       } catch (error) {
         if (!isNoScriptError(error)) throw error;
+        reloads++;
         return await commands.eval(script.source, keys, args);
       }
     },
   };
-  return commands.close === undefined ? transport : { ...transport, close: commands.close };
+  if (commands.close !== undefined) transport.close = commands.close;
+  return transport;
 }
 
 /** True when `value` has the shape of a {@link ScriptTransport}. */

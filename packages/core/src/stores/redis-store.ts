@@ -5,6 +5,8 @@
  * it) and a transport (redis/transports/: ioredis Redis or Cluster, node-redis, Redis over
  * HTTP, any `EvalClient`). It also reads Redis's `maxmemory-policy` once. Web-standard.
  */
+import { isLogger, type SluiceLogger } from '../http/logger.js';
+import type { ScriptStats } from '../limiter/counters.js';
 import { warnOnEvictingPolicy } from '../redis/memory-policy.js';
 import { encodeScriptNow, RESET_SCRIPT } from '../redis/script.js';
 import { ScriptBatcher } from '../redis/script-batcher.js';
@@ -73,6 +75,11 @@ export interface RedisStoreOptions {
    * of every request handled in one event-loop turn share a call.
    */
   readonly scheduleFlush?: (flush: () => void) => void;
+  /**
+   * Where the `SLUICE_REDIS_ALLKEYS_EVICTION` warning goes (see the adapters' `logger` option).
+   * Unset: `console.warn`, once per process.
+   */
+  readonly logger?: SluiceLogger;
 }
 
 /** Defaults of `RedisStore`, in one place. */
@@ -150,6 +157,7 @@ export class RedisStore implements Store {
   private readonly clock: Clock | undefined;
   private readonly ownsClient: boolean;
   private readonly batcher: ScriptBatcher;
+  private readonly logger: SluiceLogger | undefined;
   /** `maxmemory-policy`, read once at the first check (warns on allkeys-*; empty without CONFIG). */
   private memoryPolicies: Promise<string[]> | undefined;
 
@@ -169,6 +177,12 @@ export class RedisStore implements Store {
     this.client = options.client ?? transport.client;
     this.clock = options.clock;
     this.ownsClient = options.ownsClient === true;
+    if (options.logger !== undefined && !isLogger(options.logger)) {
+      throw new TypeError(
+        'RedisStore: "logger" must be an object with warn(entry) (and optionally error(entry))',
+      );
+    }
+    this.logger = options.logger;
   }
 
   /**
@@ -181,7 +195,7 @@ export class RedisStore implements Store {
     mode: StoreMode,
     options?: RedisStoreCheckOptions,
   ): Promise<StoreVerdict[]> {
-    this.memoryPolicies ??= warnOnEvictingPolicy(this.client);
+    this.memoryPolicies ??= warnOnEvictingPolicy(this.client, this.logger);
     try {
       if (entries.length === 0) return Promise.resolve([]);
       const requestKey = options?.requestKey;
@@ -214,9 +228,18 @@ export class RedisStore implements Store {
     return decodeSettleReply(await this.transport.run(SETTLE_SCRIPT, keys, args), entries);
   }
 
+  /** Decide-script calls, the checks they carried, and NOSCRIPT reloads, for metrics. */
+  get scriptStats(): ScriptStats {
+    return {
+      calls: this.batcher.calls,
+      decisions: this.batcher.decisions,
+      noscriptReloads: this.transport.noscriptReloads ?? 0,
+    };
+  }
+
   /** Redis's `maxmemory-policy` per node, read once (empty when CONFIG is not allowed). */
   maxmemoryPolicies(): Promise<string[]> {
-    this.memoryPolicies ??= warnOnEvictingPolicy(this.client);
+    this.memoryPolicies ??= warnOnEvictingPolicy(this.client, this.logger);
     return this.memoryPolicies;
   }
 
