@@ -11,6 +11,11 @@
 
 local EPS = 1e-9
 
+-- A wait is replied in whole ms, rounded up; a fraction of at most WAIT_NOISE_MS (1 ns) is
+-- floating-point noise of the arithmetic (497.00000000000006 is 497), not time, so a told wait
+-- never counts down faster than the clock.
+local WAIT_NOISE_MS = 1e-6
+
 -- The library functions called per key, as locals: a global lookup costs a table access
 -- in Redis's Lua on every call.
 local tonumber, type = tonumber, type

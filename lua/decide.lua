@@ -420,7 +420,7 @@ local function decide(d)
     reply[nReply + 1] = r.allowed and 1 or 0
     reply[nReply + 2] = remaining
     reply[nReply + 3] = ceil(resetMs)
-    reply[nReply + 4] = ceil(r.retryAfterMs)
+    reply[nReply + 4] = ceil(r.retryAfterMs - WAIT_NOISE_MS)
     if nBans then
       local ban = ent[2 * (e0 + i) - 1].ban
       if ban then

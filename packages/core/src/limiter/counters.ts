@@ -5,7 +5,6 @@
  */
 
 import type { StoreEntry } from '../types.js';
-import type { Lease } from './lease-table.js';
 import type { UnavailableCause } from './store-answer.js';
 
 /** Why a store call failed, as the `cause` label of `sluice_store_errors_total` writes it. */

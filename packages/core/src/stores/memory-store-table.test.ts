@@ -3,7 +3,7 @@ import { describe, expect, it } from 'vitest';
 import { ALGORITHMS } from '../algorithms/index.js';
 import { ALL_ALGORITHMS, policyArb, startTimeArb } from '../algorithms/testing.test-support.js';
 import type { Algorithm, CompiledPolicy, StoreMode, StoreVerdict } from '../types.js';
-import { MemoryStore } from './memory-store.js';
+import { MemoryStore, wholeWaitMs } from './memory-store.js';
 
 /**
  * A plain reference for MemoryStore's table: one object per key in a Map, the same
@@ -38,7 +38,7 @@ class ReferenceStore {
       allowed: e.allowed,
       remaining: charge ? e.chargedRemaining : e.remaining,
       resetMs: Math.ceil(charge ? e.chargedResetMs : e.resetMs),
-      retryAfterMs: Math.ceil(e.retryAfterMs),
+      retryAfterMs: wholeWaitMs(e.retryAfterMs),
     };
   }
 

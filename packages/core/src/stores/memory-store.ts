@@ -21,6 +21,17 @@ import { BanTable, banInForce, banVerdict } from './memory-bans.js';
 import { settleInTable } from './memory-store-settle.js';
 import { StateTable } from './memory-store-table.js';
 
+/**
+ * A wait's fraction of a ms that is floating-point noise, not time (1 ns): waits are told in whole
+ * ms rounded up from `wait - WAIT_NOISE_MS`, as lua/common.lua's WAIT_NOISE_MS.
+ */
+const WAIT_NOISE_MS = 1e-6;
+
+/** A store's wait in whole ms as replied: rounded up past the noise (`+ 0`: never -0). */
+export function wholeWaitMs(waitMs: number): number {
+  return Math.ceil(waitMs - WAIT_NOISE_MS) + 0;
+}
+
 /** Options of `MemoryStore`. */
 export interface MemoryStoreOptions {
   /** Milliseconds since the epoch; `Date.now` when unset. Inject one in tests. */
@@ -206,7 +217,7 @@ export class MemoryStore implements Store {
         remaining: charge ? e.chargedRemaining : e.remaining,
         // Whole ms, rounded up, as the decide script replies.
         resetMs: Math.ceil(charge ? e.chargedResetMs : e.resetMs),
-        retryAfterMs: Math.ceil(e.retryAfterMs),
+        retryAfterMs: wholeWaitMs(e.retryAfterMs),
       };
       if (takes !== undefined && takes[i] !== undefined) {
         verdicts[i] = { ...(verdicts[i] as StoreVerdict), chargedUnits: charge ? takes[i] : 0 };
