@@ -1,8 +1,4 @@
-/**
- * @sluice/fastify: distributed rate limiting for Fastify 5, as a plugin.
- * @packageDocumentation
- */
-
+/** @sluice/fastify: distributed rate limiting for Fastify 5, as a plugin. @packageDocumentation */
 export type { Decision, HttpVerdict, PolicyInput, RateLimitOptions } from '@sluice/core';
 export {
   FASTIFY_OPTION_NAMES,

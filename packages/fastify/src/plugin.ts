@@ -24,7 +24,7 @@ import { routeRateLimitOptions } from './route-options.js';
 
 declare module 'fastify' {
   interface FastifyRequest {
-    /** The Sluice decision for this request, set before the handler runs; `null` when not limited. */
+    /** The Sluice decision for this request; `null` when not limited. */
     rateLimit: Decision | null;
   }
   interface FastifyContextConfig {
@@ -34,9 +34,8 @@ declare module 'fastify' {
 }
 
 /**
- * Replaces the default 429/503 response. Called after the rate-limit headers are set and
- * `request.rateLimit` holds the decision; send the answer with `reply.send()`. A request whose
- * reply was not sent goes on to its handler.
+ * Replaces the default 429/503 response, called with the rate-limit headers set: answer with
+ * `reply.send()`; a request whose reply was not sent goes on to its handler.
  */
 export type OnLimited = (request: FastifyRequest, reply: FastifyReply, verdict: HttpVerdict) => unknown;
 
@@ -46,7 +45,7 @@ export interface FastifyRouteRateLimitOptions extends RateLimitOptions<FastifyRe
   onLimited?: OnLimited;
 }
 
-/** Options of the plugin: a route's options plus `hook` and `global`. */
+/** The plugin's options: a route's plus `hook` and `global`. */
 export interface FastifyRateLimitOptions extends FastifyRouteRateLimitOptions {
   /** The hook that limits: `'onRequest'` (default) or `'preHandler'`, after authentication hooks. */
   hook?: 'onRequest' | 'preHandler';
@@ -61,50 +60,39 @@ export const FASTIFY_OPTION_NAMES: readonly string[] = Object.freeze([
   'hook',
   'global',
 ]);
+const ROUTE_OPTION_NAMES: readonly string[] = FASTIFY_OPTION_NAMES.slice(0, -2);
 
-/** The option names a route's `config.rateLimit` takes. */
-const ROUTE_OPTION_NAMES: readonly string[] = Object.freeze([...ADAPTER_OPTION_NAMES, 'onLimited']);
-
-/** One set of limits: core's handler and the response for denials. */
 interface Limits {
   readonly core: RateLimitHandler<FastifyRequest>;
   readonly onLimited: OnLimited | undefined;
 }
 
-/** Which plugin registration applies a route's own options: the innermost that covers it. */
+/** The registration that applies a route's own options: the innermost that saw the route. */
 const routeOwners = new WeakMap<object, object>();
 
 function limitsOf(options: FastifyRouteRateLimitOptions, optionNames: readonly string[]): Limits {
   const { onLimited, ...shared } = options;
-  const core = createRateLimitHandler<FastifyRequest>(shared, 'fastify', { optionNames });
-  return { core, onLimited };
+  return { core: createRateLimitHandler<FastifyRequest>(shared, 'fastify', { optionNames }), onLimited };
 }
 
 async function plugin(fastify: FastifyInstance, options: FastifyRateLimitOptions): Promise<void> {
   const own = checkFrameworkOptions(options, 'fastify');
   checkOptionNames(options as Record<string, unknown>, FASTIFY_OPTION_NAMES, 'fastify rateLimit');
-  const { hook: _hook, global: _global, ...routeDefaults } = options;
-  const global = own.global as boolean;
-  const scope = global ? limitsOf(routeDefaults, FASTIFY_OPTION_NAMES) : undefined;
-  const registration = {};
-  const seen: FastifyRouteRateLimitOptions[] = [];
-  const routeLimits = new Map<object, Limits>();
-  const buildRoute = (config: FastifyRouteRateLimitOptions): Limits => {
-    const limits = limitsOf(routeRateLimitOptions(routeDefaults, config), ROUTE_OPTION_NAMES);
+  const { hook: _hook, global: _global, ...defaults } = options;
+  const scope = own.global === true ? limitsOf(defaults, FASTIFY_OPTION_NAMES) : undefined;
+  const registration = {}; // who owns a route's options (routeOwners)
+  const routeLimits = new Map<FastifyRouteRateLimitOptions, Limits | undefined>();
+  const build = (config: FastifyRouteRateLimitOptions): Limits => {
+    const limits = limitsOf(routeRateLimitOptions(defaults, config), ROUTE_OPTION_NAMES);
     routeLimits.set(config, limits);
     return limits;
   };
-
   const limitsFor = (request: FastifyRequest): Limits | undefined => {
     const config = request.routeOptions.config.rateLimit;
-    if (config === undefined) return scope;
-    if (config === false) return undefined;
-    const owner = routeOwners.get(config);
-    if (owner === registration) return routeLimits.get(config) as Limits;
-    if (owner !== undefined) return scope;
-    // A route declared before the plugin: its options are first seen here.
-    routeOwners.set(config, registration);
-    return buildRoute(config);
+    if (config === undefined || config === false) return config === undefined ? scope : undefined;
+    // A route declared before the plugin has no owner yet: its options are built now.
+    if (!routeOwners.has(config)) routeOwners.set(config, registration);
+    return routeOwners.get(config) === registration ? (routeLimits.get(config) ?? build(config)) : scope;
   };
 
   const limitHook = (request: FastifyRequest, reply: FastifyReply, done: HookHandlerDoneFunction): void => {
@@ -112,36 +100,29 @@ async function plugin(fastify: FastifyInstance, options: FastifyRateLimitOptions
     try {
       limits = limitsFor(request);
     } catch (error) {
-      return done(error as Error);
+      return void done(error as Error);
     }
-    if (limits === undefined) return done();
-    const facts = {
-      method: request.method,
-      pattern: request.routeOptions.url,
-      path: request.url,
-      ip: request.ip,
-    };
-    limits.core.limitRequest(request, facts).then(
-      (result) => answer(limits, result, request, reply, done),
-      (error: Error) => done(error),
-    );
+    if (limits === undefined) return void done();
+    const { method, url: path, ip } = request;
+    const facts = { method, pattern: request.routeOptions.url, path, ip };
+    limits.core
+      .limitRequest(request, facts)
+      .then((result) => answer(limits, result, request, reply, done), done);
   };
 
   if (!fastify.hasRequestDecorator('rateLimit')) fastify.decorateRequest('rateLimit', null);
   // An instance hook: Fastify gives it to every route of this scope, those declared before too.
   fastify.addHook(own.hook as 'onRequest', limitHook);
-  // The innermost registration that sees a route owns its options (inner hooks run last).
+  // Inner registrations' onRoute hooks run last: the innermost owns the route's options.
   fastify.addHook('onRoute', (route: RouteOptions) => {
     const config = route.config?.rateLimit;
     if (config === undefined || config === false) return;
     routeOwners.set(config, registration);
-    seen.push(config);
+    routeLimits.set(config, undefined);
   });
-  // Built once every plugin is loaded: a route's bad options fail ready().
+  // Built once every plugin is loaded, so a route's bad options fail ready().
   fastify.addHook('onReady', async function buildRouteLimits() {
-    for (const config of seen) {
-      if (routeOwners.get(config) === registration && !routeLimits.has(config)) buildRoute(config);
-    }
+    for (const config of routeLimits.keys()) if (routeOwners.get(config) === registration) build(config);
   });
 }
 
@@ -152,40 +133,33 @@ function answer(
   reply: FastifyReply,
   done: HookHandlerDoneFunction,
 ): void {
-  if (result === undefined) return done();
+  if (result === undefined) return void done();
   const { decision, verdict } = result;
   request.rateLimit = decision;
   if (verdict.action === 'pass') {
     reply.headers(verdict.headers);
     if (result.settle !== undefined) settleOnResponseEnd(reply.raw, result.settle);
-    return done();
+    return void done();
   }
   const { onLimited } = limits;
   if (onLimited === undefined) {
-    reply.code(verdict.status).headers(verdict.headers).send(verdict.bodyText);
-    return;
+    return void reply.code(verdict.status).headers(verdict.headers).send(verdict.bodyText);
   }
   reply.headers(verdict.onLimitedHeaders);
   // A throw or a rejection from the app's handler goes to Fastify's error handling.
   new Promise((resolve) => resolve(onLimited(request, reply, verdict))).then(
     () => (reply.sent ? undefined : done()),
-    (error: Error) => done(error),
+    done,
   );
 }
 
 /**
- * The Sluice rate-limit plugin for Fastify 5: `await app.register(rateLimit, options)`.
- *
- * It limits every route of the scope it is registered in (routes declared before it too, and
- * the routes of plugins registered after it); register it inside a plugin to limit a route
- * group. A route's `config: { rateLimit: {...} }` is merged over these options, `false` leaves
- * the route alone. The route key is the route's pattern (`POST /transfers/:id`), the client IP
- * is `request.ip` (Fastify's `trustProxy` decides whether forwarded headers count), and the
- * decision is `request.rateLimit`. Options are validated at registration, a route's at
- * `ready()`: bad input fails the start.
- *
- * @example
- * await app.register(rateLimit, { limit: 100, window: '1m' });
+ * The Sluice plugin for Fastify 5: `await app.register(rateLimit, options)`. It limits every
+ * route of its scope, those declared before it too; inside a plugin, a route group. A route's
+ * `config.rateLimit` is merged over the options (`false`: not limited). The route key is the
+ * route's pattern, the client IP `request.ip` (Fastify's `trustProxy`), the decision
+ * `request.rateLimit`. Bad options fail `register()`, a route's `ready()`.
+ * @example await app.register(rateLimit, { limit: 100, window: '1m' });
  */
 export const rateLimit: FastifyPluginAsync<FastifyRateLimitOptions> = fp(plugin, {
   fastify: '5.x',

@@ -75,10 +75,12 @@ describe('@sluice/fastify', () => {
   test('limits routes declared before the plugin in its scope; config.rateLimit false leaves a route alone', async () => {
     const fastify = app();
     fastify.get('/early', async () => ({ ok: true }));
+    fastify.get('/early-own', { config: { rateLimit: { policies: ['wide'] } } }, async () => ({ ok: true }));
     await fastify.register(rateLimit, { limiter: limiter(), policies: ['route'] });
     fastify.get('/free', { config: { rateLimit: false } }, async () => ({ ok: true }));
     const url = await listen(fastify);
     expect(await statuses(url, ['/early', '/early'])).toEqual([200, 429]);
+    expect(await statuses(url, ['/early-own', '/early-own', '/early-own'])).toEqual([200, 200, 200]);
     expect(await statuses(url, ['/free', '/free', '/free'])).toEqual([200, 200, 200]);
   });
 
