@@ -1,0 +1,34 @@
+/**
+ * Starts the Fastify example app: PORT (default 3000, 0 = any free port) on 127.0.0.1,
+ * REDIS_URL / REDIS_CLUSTER_NODES for the store, SLUICE_PREFIX for the key prefix, and
+ * SLUICE_TIMEOUT_MS for the store deadline (default: core's 100 ms), SLUICE_DENY_LIST for the
+ * CIDRs and API keys answered 403.
+ * Prints `listening on <port>` when ready.
+ */
+import type { AddressInfo } from 'node:net';
+import { denyListFromEnv, storeFromEnv, timeoutMsFromEnv, warmUp } from '@sluice/example-kit';
+import { createApp } from './app.js';
+
+const port = Number(process.env.PORT ?? 3000);
+if (!Number.isInteger(port) || port < 0 || port > 65535) {
+  throw new Error(`PORT must be an integer between 0 and 65535, got ${process.env.PORT}`);
+}
+const timeoutMs = timeoutMsFromEnv(process.env);
+const { store, description } = storeFromEnv(process.env);
+const denyList = denyListFromEnv(process.env);
+const { app, limiter } = await createApp({
+  store,
+  prefix: process.env.SLUICE_PREFIX || undefined,
+  timeoutMs,
+  ...(denyList !== undefined && { denyList }),
+});
+await warmUp(limiter);
+await app.listen({ port, host: '127.0.0.1' });
+const bound = (app.server.address() as AddressInfo).port;
+console.log(`fastify-example (${description} store) listening on ${bound}`);
+const stop = () => {
+  app.close().then(() => process.exit(0));
+  setTimeout(() => process.exit(0), 1000).unref();
+};
+process.once('SIGTERM', stop);
+process.once('SIGINT', stop);
