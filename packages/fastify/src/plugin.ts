@@ -90,9 +90,9 @@ async function plugin(fastify: FastifyInstance, options: FastifyRateLimitOptions
   const limitsFor = (request: FastifyRequest): Limits | undefined => {
     const config = request.routeOptions.config.rateLimit;
     if (config === undefined || config === false) return config === undefined ? scope : undefined;
-    // A route declared before the plugin has no owner yet: its options are built now.
-    if (!routeOwners.has(config)) routeOwners.set(config, registration);
-    return routeOwners.get(config) === registration ? (routeLimits.get(config) ?? build(config)) : scope;
+    if ((routeOwners.get(config) ?? registration) !== registration) return scope;
+    // Built at ready(), or now for a route declared before the plugin (no onRoute saw it).
+    return routeLimits.get(config) ?? build(config);
   };
 
   const limitHook = (request: FastifyRequest, reply: FastifyReply, done: HookHandlerDoneFunction): void => {
@@ -113,12 +113,16 @@ async function plugin(fastify: FastifyInstance, options: FastifyRateLimitOptions
   if (!fastify.hasRequestDecorator('rateLimit')) fastify.decorateRequest('rateLimit', null);
   // An instance hook: Fastify gives it to every route of this scope, those declared before too.
   fastify.addHook(own.hook as 'onRequest', limitHook);
-  // Inner registrations' onRoute hooks run last: the innermost owns the route's options.
+  // Each route gets its own copy (options objects may be shared by routes or apps); inner
+  // registrations' onRoute hooks run last and take the route over from outer ones.
   fastify.addHook('onRoute', (route: RouteOptions) => {
     const config = route.config?.rateLimit;
     if (config === undefined || config === false) return;
-    routeOwners.set(config, registration);
-    routeLimits.set(config, undefined);
+    routeOwners.delete(config);
+    const own = { ...config };
+    route.config = { ...route.config, rateLimit: own };
+    routeOwners.set(own, registration);
+    routeLimits.set(own, undefined);
   });
   // Built once every plugin is loaded, so a route's bad options fail ready().
   fastify.addHook('onReady', async function buildRouteLimits() {

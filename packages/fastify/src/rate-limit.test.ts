@@ -98,6 +98,32 @@ describe('@sluice/fastify', () => {
     expect(await statuses(url, ['/own', '/own', '/own'])).toEqual([200, 200, 429]);
   });
 
+  test('one options object on routes of two apps, and a route inside a group under a root plugin, each limited once', async () => {
+    const own = { policies: ['api'] };
+    const shared = limiter();
+    const urls: string[] = [];
+    for (let i = 0; i < 2; i++) {
+      const fastify = app();
+      await fastify.register(rateLimit, { limiter: limiter(), global: false });
+      fastify.get('/', { config: { rateLimit: own } }, async () => ({ ok: true }));
+      urls.push(await listen(fastify));
+    }
+    expect([...(await statuses(urls[0]!, ['/', '/'])), ...(await statuses(urls[1]!, ['/', '/']))]).toEqual([
+      200, 429, 200, 429,
+    ]);
+    // The group's registration owns the route's options; the root's names a policy the group's limiter lacks.
+    const fastify = app();
+    await fastify.register(rateLimit, { limiter: shared, policies: ['wide'] });
+    await fastify.register(async (group) => {
+      await group.register(rateLimit, { limit: 100, window: '1m' });
+      group.get('/grouped', { config: { rateLimit: { limit: 1, window: '1m' } } }, async () => ({
+        ok: true,
+      }));
+    });
+    const url = await listen(fastify);
+    expect(await statuses(url, ['/grouped', '/grouped'])).toEqual([200, 429]);
+  });
+
   test('a route group: registered inside a plugin, it limits that plugin and not its siblings', async () => {
     const fastify = app();
     const shared = limiter();

@@ -1,8 +1,7 @@
-/** A route's own options (`config: { rateLimit: {...} }`) merged over the plugin's. */
 import type { FastifyRouteRateLimitOptions as Options } from './plugin.js';
 
 /**
- * The plugin's options with the route's over them. A route that says which policies apply
+ * A route's own options (`config: { rateLimit: {...} }`) over the plugin's. A route that says which policies apply
  * replaces the plugin's way of saying it: `limit` + `window` drop the plugin's `policies` and
  * `limiter`; `policies` or `limiter` drop its shorthand (`policies` as names then pick from the
  * plugin's `limiter`); a route's own `limiter` drops `store`, `prefix` and `failMode`.
