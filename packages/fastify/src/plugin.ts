@@ -87,8 +87,7 @@ async function plugin(fastify: FastifyInstance, options: FastifyRateLimitOptions
     routeLimits.set(config, limits);
     return limits;
   };
-  const limitsFor = (request: FastifyRequest): Limits | undefined => {
-    const config = request.routeOptions.config.rateLimit;
+  const limitsFor = (config: FastifyRouteRateLimitOptions | false | undefined): Limits | undefined => {
     if (config === undefined || config === false) return config === undefined ? scope : undefined;
     if ((routeOwners.get(config) ?? registration) !== registration) return scope;
     // Built at ready(), or now for a route declared before the plugin (no onRoute saw it).
@@ -96,15 +95,16 @@ async function plugin(fastify: FastifyInstance, options: FastifyRateLimitOptions
   };
 
   const limitHook = (request: FastifyRequest, reply: FastifyReply, done: HookHandlerDoneFunction): void => {
+    const route = request.routeOptions; // a getter that builds an object: read once
     let limits: Limits | undefined;
     try {
-      limits = limitsFor(request);
+      limits = limitsFor(route.config.rateLimit);
     } catch (error) {
       return void done(error as Error);
     }
     if (limits === undefined) return void done();
     const { method, url: path, ip } = request;
-    const facts = { method, pattern: request.routeOptions.url, path, ip };
+    const facts = { method, pattern: route.url, path, ip };
     limits.core
       .limitRequest(request, facts)
       .then((result) => answer(limits, result, request, reply, done), done);
