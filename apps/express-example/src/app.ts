@@ -3,14 +3,13 @@ import {
   createDenyList,
   createLimiter,
   createMetrics,
-  type DenyListEntries,
   type Identity,
   type Limiter,
-  type Store,
 } from '@sluice/core';
 import {
   API_KEY_HEADER,
   apiKeyIdentity,
+  type ExampleAppOptions,
   generateReply,
   generateUnits,
   loginReply,
@@ -22,16 +21,7 @@ import { rateLimit } from '@sluice/express';
 import express, { type Express, type Request } from 'express';
 
 /** Options of `createApp`. */
-export interface ExampleAppOptions {
-  /** Where limiter state lives; the memory store when unset. */
-  readonly store?: Store;
-  /** Key prefix; `'sluice'` when unset. */
-  readonly prefix?: string;
-  /** Deadline for every store call in milliseconds; core's default (100) when unset. */
-  readonly timeoutMs?: number;
-  /** Client IPs and API keys answered 403 on every limited route (`SLUICE_DENY_LIST`); none when unset. */
-  readonly denyList?: DenyListEntries;
-}
+export type { ExampleAppOptions };
 
 /** The app and the limiter behind it. */
 export interface ExampleApp {

@@ -3,14 +3,13 @@ import {
   createDenyList,
   createLimiter,
   createMetrics,
-  type DenyListEntries,
   type Identity,
   type Limiter,
-  type Store,
 } from '@sluice/core';
 import {
   API_KEY_HEADER,
   apiKeyIdentity,
+  type ExampleAppOptions,
   generateReply,
   generateUnits,
   loginReply,
@@ -22,16 +21,7 @@ import { type FastifyRouteRateLimitOptions, rateLimit } from '@sluice/fastify';
 import Fastify, { type FastifyInstance, type FastifyRequest } from 'fastify';
 
 /** Options of `createApp`. */
-export interface ExampleAppOptions {
-  /** Where limiter state lives; the memory store when unset. */
-  readonly store?: Store;
-  /** Key prefix; `'sluice'` when unset. */
-  readonly prefix?: string;
-  /** Deadline for every store call in milliseconds; core's default (100) when unset. */
-  readonly timeoutMs?: number;
-  /** Client IPs and API keys answered 403 on every limited route (`SLUICE_DENY_LIST`); none when unset. */
-  readonly denyList?: DenyListEntries;
-}
+export type { ExampleAppOptions };
 
 /** The app (registered, not yet ready) and the limiter behind it. */
 export interface ExampleApp {
