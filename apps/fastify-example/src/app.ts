@@ -1,11 +1,5 @@
 /** The example-app contract on Fastify: routes, policies and /metrics. */
-import {
-  createDenyList,
-  createLimiter,
-  createMetrics,
-  type Identity,
-  type Limiter,
-} from '@sluice/core';
+import { createDenyList, createLimiter, createMetrics, type Identity, type Limiter } from '@sluice/core';
 import {
   API_KEY_HEADER,
   apiKeyIdentity,

@@ -1,11 +1,6 @@
 /** The example-app contract on Hono: routes, policies and /metrics. */
 import { getConnInfo } from '@hono/node-server/conninfo';
-import {
-  createDenyList,
-  createLimiter,
-  createMetrics,
-  type Limiter,
-} from '@sluice/core';
+import { createDenyList, createLimiter, createMetrics, type Limiter } from '@sluice/core';
 import {
   API_KEY_HEADER,
   type ExampleAppOptions,

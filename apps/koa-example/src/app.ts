@@ -1,12 +1,6 @@
 /** The example-app contract on Koa: routes, policies and /metrics. */
 import Router from '@koa/router';
-import {
-  createDenyList,
-  createLimiter,
-  createMetrics,
-  type Identity,
-  type Limiter,
-} from '@sluice/core';
+import { createDenyList, createLimiter, createMetrics, type Identity, type Limiter } from '@sluice/core';
 import {
   API_KEY_HEADER,
   apiKeyIdentity,

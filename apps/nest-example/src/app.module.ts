@@ -1,7 +1,7 @@
 /** The example-app contract on NestJS: one global guard, policies named per route. */
 import { type DynamicModule, Module } from '@nestjs/common';
 import { APP_GUARD } from '@nestjs/core';
-import type { Identity, } from '@sluice/core';
+import type { Identity } from '@sluice/core';
 import { API_KEY_HEADER, apiKeyIdentity, type ExampleAppOptions, POLICIES } from '@sluice/example-kit';
 import { RateLimitGuard, RateLimitModule, type RateLimitRequest } from '@sluice/nestjs';
 import { ExampleController } from './example.controller.js';
