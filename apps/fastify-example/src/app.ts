@@ -1,13 +1,13 @@
 /** The example-app contract on Fastify: routes, policies and /metrics. */
-import { createDenyList, createLimiter, createMetrics, type Identity, type Limiter } from '@sluice/core';
+import type { Identity, Limiter } from '@sluice/core';
 import {
   API_KEY_HEADER,
   apiKeyIdentity,
   type ExampleAppOptions,
+  exampleLimiter,
   generateReply,
   generateUnits,
   loginReply,
-  POLICIES,
   ROUTE_LIMITS,
   tieredPolicies,
 } from '@sluice/example-kit';
@@ -48,15 +48,7 @@ const limited = (rateLimit: FastifyRouteRateLimitOptions) => ({ config: { rateLi
 
 /** Builds the Fastify app of the example-app contract. */
 export async function createApp(options: ExampleAppOptions = {}): Promise<ExampleApp> {
-  const limiter = createLimiter({
-    policies: POLICIES,
-    store: options.store,
-    prefix: options.prefix,
-    timeoutMs: options.timeoutMs,
-  });
-  const metrics = createMetrics({ limiter, policies: POLICIES.map((policy) => policy.name) });
-  // One list for every route; `denyList.replace(...)` would change it for all of them at once.
-  const denyList = createDenyList(options.denyList);
+  const { limiter, metrics, denyList } = exampleLimiter(options);
 
   const app = Fastify();
   // Only routes with their own `config.rateLimit` are limited (`global: false`).

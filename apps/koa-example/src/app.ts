@@ -1,14 +1,14 @@
 /** The example-app contract on Koa: routes, policies and /metrics. */
 import Router from '@koa/router';
-import { createDenyList, createLimiter, createMetrics, type Identity, type Limiter } from '@sluice/core';
+import type { Identity, Limiter } from '@sluice/core';
 import {
   API_KEY_HEADER,
   apiKeyIdentity,
   type ExampleAppOptions,
+  exampleLimiter,
   generateReply,
   generateUnits,
   loginReply,
-  POLICIES,
   ROUTE_LIMITS,
   tieredPolicies,
 } from '@sluice/example-kit';
@@ -34,15 +34,7 @@ function identity(ctx: Context): Identity | undefined {
 
 /** Builds the Koa app of the example-app contract. */
 export function createApp(options: ExampleAppOptions = {}): ExampleApp {
-  const limiter = createLimiter({
-    policies: POLICIES,
-    store: options.store,
-    prefix: options.prefix,
-    timeoutMs: options.timeoutMs,
-  });
-  const metrics = createMetrics({ limiter, policies: POLICIES.map((policy) => policy.name) });
-  // One list for every route; `denyList.replace(...)` would change it for all of them at once.
-  const denyList = createDenyList(options.denyList);
+  const { limiter, metrics, denyList } = exampleLimiter(options);
   const limit = (route: { policies: readonly string[]; cost?: Readonly<Record<string, number>> }) =>
     rateLimit({ limiter, identity, policies: route.policies, cost: route.cost, denyList });
   const ok = (ctx: Context) => {
