@@ -214,5 +214,12 @@ describe('@sluice/fastify', () => {
     await fastify.register(rateLimit, { limiter: limiter() });
     fastify.get('/', { config: { rateLimit: { policies: ['nope'] } } }, async () => ({ ok: true }));
     await expect(fastify.ready()).rejects.toThrow(/"policies" must name a policy of the limiter/);
+    // Declared before the plugin: its options are first seen at its first request.
+    const early = app();
+    early.get('/', { config: { rateLimit: { policies: ['nope'] } } }, async () => ({ ok: true }));
+    await early.register(rateLimit, { limiter: limiter() });
+    const reply = await fetch(await listen(early));
+    expect(reply.status).toBe(500);
+    expect(((await reply.json()) as { message: string }).message).toMatch(/"policies" must name a policy/);
   });
 });
