@@ -4,7 +4,7 @@
  * shared 2-core box moves by tens of percent between consecutive runs). Not part of
  * `npm run bench`: it takes about a minute per server.
  *
- *   node bench/instructions.mjs [--frameworks hono,koa,express,nest] [--servers sluice-memory,usual-memory]
+ *   node bench/instructions.mjs [--frameworks hono,koa,express,nest,fastify] [--servers sluice-memory,usual-memory]
  *        [--path allowed|deny] [--keys uniform|zipf|hot] [--warmup 20000] [--requests 10000] [--parallel 1] [--out-dir DIR]
  *
  * Each server runs under `valgrind --tool=callgrind --separate-threads=yes` with counting off;
@@ -43,7 +43,7 @@ const { values: opts } = parseArgs({
   },
 });
 
-const FRAMEWORKS = ['express', 'koa', 'hono', 'nest'];
+const FRAMEWORKS = ['express', 'koa', 'hono', 'nest', 'fastify'];
 const SERVERS = {
   baseline: { variant: 'baseline', store: 'memory', label: 'baseline (no limiter)' },
   noop: { variant: 'noop', store: 'memory', label: 'empty middleware' },

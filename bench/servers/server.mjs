@@ -1,6 +1,6 @@
 /**
  * One benchmark server in its own process:
- *   node servers/server.mjs --framework express|koa|hono|nest --variant baseline|noop|noop-async|fixed-429|sluice|usual
+ *   node servers/server.mjs --framework express|koa|hono|nest|fastify --variant baseline|noop|noop-async|fixed-429|sluice|usual
  *        --store memory|redis --path allowed|deny [--redis-url URL] [--port 0]
  *        [--lease-units N --lease-ttl-ms MS]   (Sluice: the policy takes leases of N units)
  * Prints `listening on <port>` when ready; exits on SIGTERM.
@@ -24,7 +24,7 @@ const { values: opts } = parseArgs({
     'lease-ttl-ms': { type: 'string', default: '1000' },
   },
 });
-const frameworks = ['express', 'koa', 'hono', 'nest'];
+const frameworks = ['express', 'koa', 'hono', 'nest', 'fastify'];
 if (!frameworks.includes(opts.framework))
   throw new Error(`--framework must be one of ${frameworks.join(', ')}, got ${opts.framework}`);
 const lease =

@@ -52,7 +52,7 @@ const ROUNDS = Number(opts.rounds ?? (opts.quick ? 1 : 5));
 const DURATION_S = Number(opts['duration-s'] ?? (opts.quick ? 0.5 : 1.2));
 const WARMUP_S = opts.quick ? 0.2 : 1;
 const CONNECTIONS = Number(opts.connections ?? 32);
-const FRAMEWORKS = (opts.only ?? 'express,koa,hono,nest').split(',');
+const FRAMEWORKS = (opts.only ?? 'express,koa,hono,nest,fastify').split(',');
 
 /** The servers of one framework: a name, its command-line options, what it measures. */
 const SERVERS = [

@@ -32,7 +32,7 @@ const { values: opts } = parseArgs({
   options: {
     'redis-url': { type: 'string' },
     quick: { type: 'boolean', default: false },
-    frameworks: { type: 'string', default: 'express,koa,hono,nest' },
+    frameworks: { type: 'string', default: 'express,koa,hono,nest,fastify' },
     setups: { type: 'string' },
     dists: { type: 'string', default: DISTRIBUTIONS.join(',') },
     tiers: { type: 'string' },

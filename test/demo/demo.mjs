@@ -1,6 +1,7 @@
 #!/usr/bin/env node
 /**
- * `npm run demo`: four nodes of the Express example share one Redis; 1,000 concurrent requests
+ * `npm run demo`: four nodes of the Express example (or `npm run demo -- --app fastify`: the
+ * Fastify example) share one Redis; 1,000 concurrent requests
  * with one API key, spread at random over the nodes, meet ONE global limit (GET /limited:
  * token bucket, burst 20, refill 1/s). The same traffic against four per-node limits (each node
  * counting alone, as an in-process limiter does) shows what a per-node limiter would have let through.
@@ -19,7 +20,51 @@ import { dirname, join, resolve } from 'node:path';
 import { fileURLToPath, pathToFileURL } from 'node:url';
 
 const ROOT = resolve(dirname(fileURLToPath(import.meta.url)), '../..');
-const APP_DIR = join(ROOT, 'apps/express-example');
+/** The example apps the demo can run: folder, name, and how to serve one in this process. */
+const APPS = {
+  express: {
+    label: 'Express',
+    dir: join(ROOT, 'apps/express-example'),
+    async serve(createApp, options) {
+      const { app } = createApp(options);
+      const server = await new Promise((done) => {
+        const s = app.listen(0, '127.0.0.1', () => done(s));
+      });
+      const stop = () =>
+        new Promise((done) => {
+          server.closeAllConnections();
+          server.close(() => done());
+        });
+      return { port: server.address().port, stop };
+    },
+  },
+  fastify: {
+    label: 'Fastify',
+    dir: join(ROOT, 'apps/fastify-example'),
+    async serve(createApp, options) {
+      const { app } = await createApp(options);
+      await app.listen({ port: 0, host: '127.0.0.1' });
+      return { port: app.server.address().port, stop: () => app.close() };
+    },
+  },
+};
+
+/** `--app <name>` or `--app=<name>`, else SLUICE_DEMO_APP, else express. */
+function chosenApp(argv) {
+  const at = argv.findIndex((arg) => arg === '--app' || arg.startsWith('--app='));
+  const name =
+    at < 0
+      ? (process.env.SLUICE_DEMO_APP ?? 'express')
+      : argv[at].includes('=')
+        ? argv[at].slice(6)
+        : argv[at + 1];
+  const app = Object.hasOwn(APPS, name) ? APPS[name] : undefined;
+  if (app === undefined) throw new Error(`--app must be one of ${Object.keys(APPS).join(', ')}, got ${name}`);
+  return { name, ...app };
+}
+
+const APP = chosenApp(process.argv.slice(2));
+const APP_DIR = APP.dir;
 const NODES = 4;
 /** Connections per node, like a client's or load balancer's pool; the rest of the burst queues. */
 const SOCKETS_PER_NODE = 25;
@@ -115,7 +160,7 @@ async function startRedis() {
   };
 }
 
-/** One process of the Express example; resolves when it prints `listening on <port>`. */
+/** One process of the chosen example app; resolves when it prints `listening on <port>`. */
 async function startNode(env) {
   const port = await freePort();
   const child = track(
@@ -143,31 +188,19 @@ async function startNode(env) {
     });
   });
   return {
-    name: `express @ 127.0.0.1:${port}`,
+    name: `${APP.name} @ 127.0.0.1:${port}`,
     url: `http://127.0.0.1:${port}`,
     stop: () => stopChild(child),
   };
 }
 
-/** In-process nodes: Express example apps served by this process. */
+/** In-process nodes: the chosen example app served by this process. */
 async function startInProcessNodes(createApp, storeFor) {
   const prefix = `demo-${randomUUID().slice(0, 8)}`;
   return Promise.all(
     Array.from({ length: NODES }, async (_, index) => {
-      const { app } = createApp({ store: storeFor(index), prefix });
-      const server = await new Promise((done) => {
-        const s = app.listen(0, '127.0.0.1', () => done(s));
-      });
-      const { port } = server.address();
-      return {
-        name: `express @ 127.0.0.1:${port}`,
-        url: `http://127.0.0.1:${port}`,
-        stop: () =>
-          new Promise((done) => {
-            server.closeAllConnections();
-            server.close(() => done());
-          }),
-      };
+      const { port, stop } = await APP.serve(createApp, { store: storeFor(index), prefix });
+      return { name: `${APP.name} @ 127.0.0.1:${port}`, url: `http://127.0.0.1:${port}`, stop };
     }),
   );
 }
@@ -244,7 +277,7 @@ function printTable(title, { rows, elapsedSeconds }) {
 
 async function main() {
   if (!existsSync(join(APP_DIR, 'dist/main.js')) || !existsSync(join(APP_DIR, 'dist/app.js'))) {
-    throw new Error('the Express example is not built: run `npm run build` first (npm run demo does)');
+    throw new Error(`the ${APP.label} example is not built: run \`npm run build\` first (npm run demo does)`);
   }
   const { createApp } = await import(pathToFileURL(join(APP_DIR, 'dist/app.js')).href);
   const { MemoryStore } = await import('@sluice/core');
@@ -270,14 +303,14 @@ async function main() {
         ),
       );
       stops.push(() => Promise.all(nodes.map((node) => node.stop())));
-      log(`Sluice demo: ${NODES} processes of the Express example share ${where}.`);
+      log(`Sluice demo: ${NODES} processes of the ${APP.label} example share ${where}.`);
       log(`GET /limited allows a burst of ${BURST}, refilled at ${REFILL_PER_SECOND}/s, per API key.`);
       log(`Firing ${REQUESTS} concurrent requests with one API key, each to a random node...`);
       log();
       global = printTable('One global limit (Sluice + Redis):', await fire(nodes));
     } else {
       log('redis-server is not on PATH and REDIS_URL is unset: running the same demo on the memory store,');
-      log(`with ${NODES} Express apps in this one process sharing one MemoryStore.`);
+      log(`with ${NODES} ${APP.label} apps in this one process sharing one MemoryStore.`);
       log(`GET /limited allows a burst of ${BURST}, refilled at ${REFILL_PER_SECOND}/s, per API key.`);
       log();
       const shared = new MemoryStore();

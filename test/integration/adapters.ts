@@ -37,6 +37,7 @@ import type {
   Store,
 } from '@sluice/core';
 import { rateLimit as expressRateLimit } from '@sluice/express';
+import { type FastifyRateLimitOptions, rateLimit as fastifyRateLimit } from '@sluice/fastify';
 import { type HonoRateLimitOptions, rateLimit as honoRateLimit, type RateLimitEnv } from '@sluice/hono';
 import { rateLimit as koaRateLimit } from '@sluice/koa';
 import {
@@ -48,6 +49,7 @@ import {
 } from '@sluice/nestjs';
 import express5 from 'express';
 import express4 from 'express4';
+import Fastify, { type FastifyInstance, type FastifyRequest } from 'fastify';
 import { type Context, Hono } from 'hono';
 import Koa3 from 'koa';
 import Koa2 from 'koa2';
@@ -289,6 +291,60 @@ function honoHarness(): Harness {
   };
 }
 
+/** Starts Fastify with the plugin's options, closing it again when registration or ready() fails. */
+async function fastifyReady(options: FastifyRateLimitOptions, mount: Mount): Promise<FastifyInstance> {
+  const app = Fastify();
+  try {
+    // 'route': a route group (the plugin inside a plugin); 'app': app-wide; 'both': the two.
+    if (mount !== 'route') await app.register(fastifyRateLimit, options);
+    await app.register(async (group) => {
+      if (mount !== 'app') await group.register(fastifyRateLimit, options);
+      const echo = async (request: FastifyRequest, reply: { code(status: number): unknown }) => {
+        reply.code(statusOf(request.headers['x-status'] as string | undefined));
+        return { ok: true, rateLimit: summary(request.rateLimit ?? undefined) };
+      };
+      group.get('/items/:id', echo);
+      group.get('/other', echo);
+    });
+    await app.ready();
+    return app;
+  } catch (error) {
+    await app.close();
+    throw error;
+  }
+}
+
+function fastifyHarness(): Harness {
+  return {
+    name: 'fastify',
+    problemContentType: 'application/problem+json; charset=utf-8',
+    patternAppWide: true,
+    construct: async (options) => (await fastifyReady(options as FastifyRateLimitOptions, 'app')).close(),
+    async serve(options, mount) {
+      const app = await fastifyReady(
+        {
+          ...(neutralFunctions<FastifyRequest>(options, (request, header) => {
+            const value = request.headers[header];
+            return typeof value === 'string' ? value : undefined;
+          }) as FastifyRateLimitOptions),
+          ...(options.teapot
+            ? {
+                onLimited: (request, reply, verdict) =>
+                  reply
+                    .code(418)
+                    .send({ custom: true, status: verdict.status, policy: request.rateLimit?.policy }),
+              }
+            : {}),
+        },
+        mount,
+      );
+      await app.listen({ port: 0, host: '127.0.0.1' });
+      const { port } = app.server.address() as AddressInfo;
+      return { url: `http://127.0.0.1:${port}`, close: () => app.close() };
+    },
+  };
+}
+
 // Nest: controllers, filter and module are built by applying the decorators as functions,
 // so this file needs no decorator transform. DI metadata of @sluice/nestjs comes from its build.
 
@@ -447,4 +503,5 @@ export const HARNESSES: readonly Harness[] = [
   nestHarness('express'),
   nestHarness('fastify'),
   honoHarness(),
+  fastifyHarness(),
 ];

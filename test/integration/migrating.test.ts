@@ -33,6 +33,7 @@ const ALIASES = {
   '@sluice/express': here('../../packages/express/src/index.ts'),
   '@sluice/koa': here('../../packages/koa/src/index.ts'),
   '@sluice/hono': here('../../packages/hono/src/index.ts'),
+  '@sluice/fastify': here('../../packages/fastify/src/index.ts'),
   '@sluice/nestjs': here('../../packages/nestjs/src/index.ts'),
 };
 
@@ -42,6 +43,7 @@ const PROBLEM_BODY = [
   '@nestjs/throttler',
   'koa-ratelimit',
   'hono-rate-limiter',
+  '@fastify/rate-limit',
   'rate-limiter-flexible',
 ];
 const LIBRARIES = [...PROBLEM_BODY, '@upstash/ratelimit'];

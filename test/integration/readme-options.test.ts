@@ -13,6 +13,7 @@ import {
   optionNames,
 } from '@sluice/core';
 import { EXPRESS_OPTION_NAMES } from '@sluice/express';
+import { FASTIFY_OPTION_NAMES } from '@sluice/fastify';
 import { HONO_OPTION_NAMES } from '@sluice/hono';
 import { KOA_OPTION_NAMES } from '@sluice/koa';
 import { NEST_MODULE_OPTION_NAMES } from '@sluice/nestjs';
@@ -69,6 +70,12 @@ const CASES: { readme: string; heading: string; names: readonly string[]; surfac
   },
   { readme: 'packages/koa/README.md', heading: '## Options', names: KOA_OPTION_NAMES, surface: 'koa' },
   { readme: 'packages/hono/README.md', heading: '## Options', names: HONO_OPTION_NAMES, surface: 'hono' },
+  {
+    readme: 'packages/fastify/README.md',
+    heading: '## Options',
+    names: FASTIFY_OPTION_NAMES,
+    surface: 'fastify',
+  },
   {
     readme: 'packages/nestjs/README.md',
     heading: '## Module options',

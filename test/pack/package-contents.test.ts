@@ -4,7 +4,8 @@
  * to audit it (license, engines, repository, homepage, bugs); README links that resolve
  * inside the package or are absolute (and, for this repository's own URLs, name a file that
  * exists). Then the dual-package check: errors from the ES module copy and from the CommonJS
- * copy of the packed core are recognized by each other's `is...Error` functions.
+ * copy of the packed core are recognized by each other's `is...Error` functions, and the packed
+ * Fastify plugin runs from an ES module and from a CommonJS file.
  */
 import { execFile } from 'node:child_process';
 import { existsSync, readFileSync } from 'node:fs';
@@ -54,7 +55,7 @@ function markdownLinks(markdown: string): string[] {
   return [...inline, ...reference];
 }
 
-describe.each(['core', 'express', 'hono', 'koa', 'nestjs'])('@sluice/%s as packed', (dir) => {
+describe.each(['core', 'express', 'fastify', 'hono', 'koa', 'nestjs'])('@sluice/%s as packed', (dir) => {
   const pkg = (): PackedPackage => {
     const found = project.packages.find((p) => p.name === `@sluice/${dir}`);
     if (found === undefined) throw new Error(`@sluice/${dir} was not packed`);
@@ -190,5 +191,42 @@ describe('dual package: the ES module and the CommonJS copy of @sluice/core in o
       expect(r.otherGuards, label).toEqual([]);
     }
     expect(results.find((r) => 'lookalikes' in r)).toEqual({ lookalikes: [false, false, false, false] });
+  });
+});
+
+/** A Fastify app with the packed plugin (1 request per minute), two requests, the statuses printed. */
+const fastifyApp = (load: string) => `
+${load}
+const app = Fastify();
+app.register(rateLimit, { limit: 1, window: '1m' });
+app.get('/', async (request) => ({ policy: request.rateLimit.policy }));
+const first = await app.inject('/');
+const second = await app.inject('/');
+console.log(JSON.stringify([first.statusCode, first.json(), second.statusCode, second.headers['content-type']]));
+await app.close();
+`;
+
+describe('@sluice/fastify as packed, in a fresh project', () => {
+  it.each([
+    {
+      kind: 'ES module',
+      file: 'fastify-app.mjs',
+      load: "import Fastify from 'fastify';\nimport { rateLimit } from '@sluice/fastify';",
+    },
+    {
+      kind: 'CommonJS',
+      file: 'fastify-app.cjs',
+      load: "const Fastify = require('fastify');\nconst { rateLimit } = require('@sluice/fastify');\n(async () => {",
+    },
+  ])('registers and limits from a $kind', async ({ file, load }) => {
+    const source = file.endsWith('.cjs') ? `${fastifyApp(load)}})();\n` : fastifyApp(load);
+    await writeFile(join(project.root, file), source);
+    const { stdout } = await run(process.execPath, [file], { cwd: project.root });
+    expect(JSON.parse(stdout)).toEqual([
+      200,
+      { policy: 'default' },
+      429,
+      'application/problem+json; charset=utf-8',
+    ]);
   });
 });

@@ -14,7 +14,7 @@ export const REPO_ROOT = resolve(dirname(fileURLToPath(import.meta.url)), '../..
 
 /** How to start one example app. */
 export interface ExampleAppSpec {
-  /** Short name used in test titles: `express`, `koa`, `nest`, `hono`. */
+  /** Short name used in test titles: `express`, `koa`, `nest`, `hono`, `fastify`. */
   readonly name: string;
   /** The app's folder. */
   readonly dir: string;
@@ -57,6 +57,12 @@ export const EXAMPLE_APPS: readonly ExampleAppSpec[] = [
   {
     name: 'hono',
     dir: join(REPO_ROOT, 'apps/hono-example'),
+    command: ['node', 'dist/main.js'],
+    builtFile: 'dist/main.js',
+  },
+  {
+    name: 'fastify',
+    dir: join(REPO_ROOT, 'apps/fastify-example'),
     command: ['node', 'dist/main.js'],
     builtFile: 'dist/main.js',
   },

@@ -1,20 +1,13 @@
 /** The example-app contract on Express: routes, policies and /metrics. */
-import {
-  createDenyList,
-  createLimiter,
-  createMetrics,
-  type DenyListEntries,
-  type Identity,
-  type Limiter,
-  type Store,
-} from '@sluice/core';
+import type { Identity, Limiter } from '@sluice/core';
 import {
   API_KEY_HEADER,
   apiKeyIdentity,
+  type ExampleAppOptions,
+  exampleLimiter,
   generateReply,
   generateUnits,
   loginReply,
-  POLICIES,
   ROUTE_LIMITS,
   tieredPolicies,
 } from '@sluice/example-kit';
@@ -22,16 +15,7 @@ import { rateLimit } from '@sluice/express';
 import express, { type Express, type Request } from 'express';
 
 /** Options of `createApp`. */
-export interface ExampleAppOptions {
-  /** Where limiter state lives; the memory store when unset. */
-  readonly store?: Store;
-  /** Key prefix; `'sluice'` when unset. */
-  readonly prefix?: string;
-  /** Deadline for every store call in milliseconds; core's default (100) when unset. */
-  readonly timeoutMs?: number;
-  /** Client IPs and API keys answered 403 on every limited route (`SLUICE_DENY_LIST`); none when unset. */
-  readonly denyList?: DenyListEntries;
-}
+export type { ExampleAppOptions };
 
 /** The app and the limiter behind it. */
 export interface ExampleApp {
@@ -49,15 +33,7 @@ function identity(req: Request): Identity | undefined {
 
 /** Builds the Express app of the example-app contract. */
 export function createApp(options: ExampleAppOptions = {}): ExampleApp {
-  const limiter = createLimiter({
-    policies: POLICIES,
-    store: options.store,
-    prefix: options.prefix,
-    timeoutMs: options.timeoutMs,
-  });
-  const metrics = createMetrics({ limiter, policies: POLICIES.map((policy) => policy.name) });
-  // One list for every route; `denyList.replace(...)` would change it for all of them at once.
-  const denyList = createDenyList(options.denyList);
+  const { limiter, metrics, denyList } = exampleLimiter(options);
   const limit = (route: { policies: readonly string[]; cost?: Readonly<Record<string, number>> }) =>
     rateLimit({ limiter, identity, policies: route.policies, cost: route.cost, denyList });
 

@@ -6,22 +6,11 @@
  * Prints `listening on <port>` when ready.
  */
 import type { AddressInfo } from 'node:net';
-import { denyListFromEnv, storeFromEnv, timeoutMsFromEnv, warmUp } from '@sluice/example-kit';
+import { appEnv, warmUp } from '@sluice/example-kit';
 import { createApp } from './app.js';
 
-const port = Number(process.env.PORT ?? 3000);
-if (!Number.isInteger(port) || port < 0 || port > 65535) {
-  throw new Error(`PORT must be an integer between 0 and 65535, got ${process.env.PORT}`);
-}
-const timeoutMs = timeoutMsFromEnv(process.env);
-const { store, description } = storeFromEnv(process.env);
-const denyList = denyListFromEnv(process.env);
-const { app, limiter } = createApp({
-  store,
-  prefix: process.env.SLUICE_PREFIX || undefined,
-  timeoutMs,
-  ...(denyList !== undefined && { denyList }),
-});
+const { port, description, options } = appEnv(process.env);
+const { app, limiter } = createApp(options);
 await warmUp(limiter);
 const server = app.listen(port, '127.0.0.1', () => {
   const bound = (server.address() as AddressInfo).port;

@@ -1,15 +1,9 @@
 /** The example-app contract on Hono: routes, policies and /metrics. */
 import { getConnInfo } from '@hono/node-server/conninfo';
-import {
-  createDenyList,
-  createLimiter,
-  createMetrics,
-  type DenyListEntries,
-  type Limiter,
-  type Store,
-} from '@sluice/core';
+import { createDenyList, createLimiter, createMetrics, type Limiter } from '@sluice/core';
 import {
   API_KEY_HEADER,
+  type ExampleAppOptions,
   generateReply,
   generateUnits,
   loginReply,
@@ -21,16 +15,7 @@ import { type RateLimitEnv, rateLimit } from '@sluice/hono';
 import { type Context, Hono } from 'hono';
 
 /** Options of `createApp`. */
-export interface ExampleAppOptions {
-  /** Where limiter state lives; the memory store when unset. */
-  readonly store?: Store;
-  /** Key prefix; `'sluice'` when unset. */
-  readonly prefix?: string;
-  /** Store deadline in ms; core's default when unset. */
-  readonly timeoutMs?: number;
-  /** Client IPs and API keys answered 403 on every limited route (`SLUICE_DENY_LIST`); none when unset. */
-  readonly denyList?: DenyListEntries;
-}
+export type { ExampleAppOptions };
 
 /** The app and the limiter behind it. */
 export interface ExampleApp {

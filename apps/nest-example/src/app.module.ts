@@ -1,23 +1,14 @@
 /** The example-app contract on NestJS: one global guard, policies named per route. */
 import { type DynamicModule, Module } from '@nestjs/common';
 import { APP_GUARD } from '@nestjs/core';
-import type { DenyListEntries, Identity, Store } from '@sluice/core';
-import { API_KEY_HEADER, apiKeyIdentity, POLICIES } from '@sluice/example-kit';
+import type { Identity } from '@sluice/core';
+import { API_KEY_HEADER, apiKeyIdentity, type ExampleAppOptions, POLICIES } from '@sluice/example-kit';
 import { RateLimitGuard, RateLimitModule, type RateLimitRequest } from '@sluice/nestjs';
 import { ExampleController } from './example.controller.js';
 import { MetricsController } from './metrics.controller.js';
 
 /** Options of `AppModule.register`. */
-export interface ExampleAppOptions {
-  /** Where limiter state lives; the memory store when unset. */
-  readonly store?: Store;
-  /** Key prefix; `'sluice'` when unset. */
-  readonly prefix?: string;
-  /** Store deadline in ms; core's default when unset. */
-  readonly timeoutMs?: number;
-  /** Client IPs and API keys answered 403 on every limited route (`SLUICE_DENY_LIST`); none when unset. */
-  readonly denyList?: DenyListEntries;
-}
+export type { ExampleAppOptions };
 
 /**
  * Identity: the API key (kind `key`) when the client sends one, a stand-in for a tenant that

@@ -8,27 +8,16 @@ import 'reflect-metadata';
 import type { AddressInfo } from 'node:net';
 import { NestFactory } from '@nestjs/core';
 import type { Limiter } from '@sluice/core';
-import { denyListFromEnv, storeFromEnv, timeoutMsFromEnv, warmUp } from '@sluice/example-kit';
+import { appEnv, warmUp } from '@sluice/example-kit';
 import { RATE_LIMITER } from '@sluice/nestjs';
 import { AppModule } from './app.module.js';
 
-const port = Number(process.env.PORT ?? 3000);
-if (!Number.isInteger(port) || port < 0 || port > 65535) {
-  throw new Error(`PORT must be an integer between 0 and 65535, got ${process.env.PORT}`);
-}
+const { port, description, options } = appEnv(process.env);
 const platform = process.env.NEST_PLATFORM ?? 'express';
 if (platform !== 'express' && platform !== 'fastify') {
   throw new Error(`NEST_PLATFORM must be express or fastify, got ${platform}`);
 }
-const timeoutMs = timeoutMsFromEnv(process.env);
-const { store, description } = storeFromEnv(process.env);
-const denyList = denyListFromEnv(process.env);
-const appModule = AppModule.register({
-  store,
-  prefix: process.env.SLUICE_PREFIX || undefined,
-  timeoutMs,
-  ...(denyList !== undefined && { denyList }),
-});
+const appModule = AppModule.register(options);
 const logger = ['error', 'warn'] as const;
 const app =
   platform === 'fastify'

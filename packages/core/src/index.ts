@@ -40,6 +40,7 @@ export {
   ADAPTER_OPTION_NAMES,
   type BindRequest,
   type CostValue,
+  checkFrameworkOptions,
   checkOption,
   FRAMEWORK_OPTIONS,
   HTTP_OPTIONS,

@@ -1,11 +1,11 @@
 /** `rateLimit()`: Express middleware that asks Sluice core for a decision and applies it. */
 import {
   ADAPTER_OPTION_NAMES,
+  checkFrameworkOptions,
   createRateLimitHandler,
   type Decision,
   type HttpVerdict,
   type RateLimitOptions,
-  RateLimitOptionsError,
   settleOnResponseEnd,
 } from '@sluice/core';
 import type { NextFunction, Request, RequestHandler, Response } from 'express';
@@ -56,9 +56,7 @@ export const EXPRESS_OPTION_NAMES: readonly string[] = Object.freeze([...ADAPTER
  */
 export function rateLimit(options: ExpressRateLimitOptions = {}): RequestHandler {
   const { onLimited, ...shared } = options;
-  if (onLimited !== undefined && typeof onLimited !== 'function') {
-    throw new RateLimitOptionsError('onLimited', onLimited, 'must be a function');
-  }
+  checkFrameworkOptions(options, 'express');
   const resolved = createRateLimitHandler<Request>(shared, 'express', { optionNames: EXPRESS_OPTION_NAMES });
 
   return function sluiceRateLimit(req: Request, res: Response, next: NextFunction): void {

@@ -1,6 +1,7 @@
 /** `rateLimit()`: Hono middleware that asks Sluice core for a decision and applies it. */
 import {
   ADAPTER_OPTION_NAMES,
+  checkFrameworkOptions,
   createRateLimitHandler,
   type RateLimitOptions,
   RateLimitOptionsError,
@@ -40,8 +41,6 @@ export interface HonoRateLimitOptions<E extends Env = Env> extends RateLimitOpti
 export type HonoRateLimitOptionsFactory<E extends Env = Env> = (
   c: Context<E>,
 ) => HonoRateLimitOptions<E> | Promise<HonoRateLimitOptions<E>>;
-
-const HEADER_NAME = /^[!#$%&'*+.^_`|~0-9A-Za-z-]+$/;
 
 /**
  * Rate-limiting middleware for Hono, Web-standard only: it runs on Node
@@ -109,19 +108,8 @@ function resolveHonoOptions<E extends Env>(options: HonoRateLimitOptions<E>): Re
       'must be an object, or a function of the context returning one',
     );
   }
+  checkFrameworkOptions(options, 'hono');
   const { identityHeader, clientIp, onLimited, ...shared } = options;
-  if (onLimited !== undefined && typeof onLimited !== 'function') {
-    throw new RateLimitOptionsError('onLimited', onLimited, 'must be a function');
-  }
-  if (
-    identityHeader !== undefined &&
-    (typeof identityHeader !== 'string' || !HEADER_NAME.test(identityHeader))
-  ) {
-    throw new RateLimitOptionsError('identityHeader', identityHeader, 'must be a header name');
-  }
-  if (clientIp !== undefined && typeof clientIp !== 'function') {
-    throw new RateLimitOptionsError('clientIp', clientIp, 'must be a function');
-  }
   if (shared.identity === undefined && identityHeader === undefined && clientIp === undefined) {
     throw new RateLimitOptionsError(
       'identity',

@@ -1,11 +1,11 @@
 /** `rateLimit()`: Koa middleware that asks Sluice core for a decision and applies it. */
 import {
   ADAPTER_OPTION_NAMES,
+  checkFrameworkOptions,
   createRateLimitHandler,
   type Decision,
   type HttpVerdict,
   type RateLimitOptions,
-  RateLimitOptionsError,
   settleOnResponseEnd,
 } from '@sluice/core';
 import type { Context, Middleware, Next } from 'koa';
@@ -48,9 +48,7 @@ export const KOA_OPTION_NAMES: readonly string[] = Object.freeze([...ADAPTER_OPT
  */
 export function rateLimit(options: KoaRateLimitOptions = {}): Middleware {
   const { onLimited, ...shared } = options;
-  if (onLimited !== undefined && typeof onLimited !== 'function') {
-    throw new RateLimitOptionsError('onLimited', onLimited, 'must be a function');
-  }
+  checkFrameworkOptions(options, 'koa');
   const resolved = createRateLimitHandler<Context>(shared, 'koa', { optionNames: KOA_OPTION_NAMES });
 
   let checkedApp: unknown;

@@ -7,8 +7,8 @@ import { RateLimitOptionsError } from './options-error.js';
 
 /**
  * Options of other rate-limit libraries (express-rate-limit, hono-rate-limiter,
- * @nestjs/throttler, koa-ratelimit, rate-limiter-flexible, @upstash/ratelimit) and what to
- * write in Sluice instead.
+ * @nestjs/throttler, koa-ratelimit, rate-limiter-flexible, @upstash/ratelimit,
+ * @fastify/rate-limit) and what to write in Sluice instead.
  */
 export const FOREIGN_OPTIONS: Readonly<Record<string, string>> = Object.freeze({
   max: 'did you mean "limit"? (requests per "window")',
@@ -39,6 +39,19 @@ export const FOREIGN_OPTIONS: Readonly<Record<string, string>> = Object.freeze({
   driver: 'did you mean "store"? (a MemoryStore by default, new RedisStore({ client }) for Redis)',
   redis: 'did you mean "store"? (store: new RedisStore({ client: redis }))',
   ephemeralCache: 'did you mean "denyCache"? (on by default)',
+  timeWindow: 'did you mean "window"? (milliseconds or \'1m\')',
+  skipOnError:
+    'did you mean "failMode"? (\'open\' lets requests through when the store fails; every call has a deadline)',
+  nameSpace: 'did you mean "prefix"?',
+  errorResponseBuilder: 'did you mean "onLimited"?',
+  addHeaders: "did you mean \"headers\"? ('draft-10', 'draft-7', 'draft-6', 'legacy' or false)",
+  addHeadersOnExceeding: "did you mean \"headers\"? ('draft-10', 'draft-7', 'draft-6', 'legacy' or false)",
+  enableDraftSpec: 'did you mean "headers"? (\'draft-10\' is the default)',
+  groupId:
+    "did you mean a policy with scope: 'identity'? (one budget across routes; or register the plugin inside the group's plugin)",
+  continueExceeding: "did you mean a policy's \"ban\"? (policies: [{ ..., ban: { blockMs: '1m' } }])",
+  exponentialBackoff: 'did you mean a policy\'s "ban" with "escalation"?',
+  cache: 'did you mean "denyCache"? (on by default)',
 });
 
 /** Levenshtein distance, bounded: returns `max + 1` as soon as it exceeds `max`. */

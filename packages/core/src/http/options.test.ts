@@ -86,6 +86,26 @@ describe('createRateLimitHandler validation', () => {
       'rateLimit: "points" is not an option of test rateLimit(): did you mean "limit"?',
     ],
     [
+      { max: 5, timeWindow: '1 minute' } as never,
+      'rateLimit: "max" is not an option of test rateLimit(): did you mean "limit"?',
+    ],
+    [
+      { limit: 5, window: '1m', timeWindow: '1 minute' } as never,
+      'rateLimit: "timeWindow" is not an option of test rateLimit(): did you mean "window"?',
+    ],
+    [
+      { limit: 5, window: '1m', skipOnError: true } as never,
+      'rateLimit: "skipOnError" is not an option of test rateLimit(): did you mean "failMode"?',
+    ],
+    [
+      { limit: 5, window: '1m', errorResponseBuilder: () => ({}) } as never,
+      'rateLimit: "errorResponseBuilder" is not an option of test rateLimit(): did you mean "onLimited"?',
+    ],
+    [
+      { limit: 5, window: '1m', nameSpace: 'x-' } as never,
+      'rateLimit: "nameSpace" is not an option of test rateLimit(): did you mean "prefix"?',
+    ],
+    [
       { limit: 5, window: '1m', store: { evalsha: () => 0, eval: () => 0 } } as never,
       'rateLimit: "store" must be a Store, not a Redis client: wrap it in new RedisStore({ client }), got an object',
     ],

@@ -40,4 +40,8 @@ export const OPTION_DEFAULTS = Object.freeze({
   skipFailedRequests: false,
   /** Settle successful requests (status < 400) to 0 units. */
   skipSuccessfulRequests: false,
+  /** The Fastify hook that limits requests. */
+  fastifyHook: 'onRequest' as 'onRequest' | 'preHandler',
+  /** Fastify: limit every route of the scope, not only those with `config.rateLimit`. */
+  fastifyGlobal: true,
 });

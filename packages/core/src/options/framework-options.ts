@@ -3,8 +3,9 @@
  * the Nest module's `defaultPolicies`, the fields of a Nest route's own policy). Their value
  * types name framework types, so each adapter declares the field; the entry holds the rest.
  */
+import { RateLimitOptionsError } from '../http/options-error.js';
 import { OPTION_DEFAULTS } from './defaults.js';
-import { isBoolean, isFunction, MIDDLEWARE, option } from './option.js';
+import { checkOption, isBoolean, isFunction, MIDDLEWARE, type OptionSurface, option } from './option.js';
 
 const HEADER_NAME = /^[!#$%&'*+.^_`|~0-9A-Za-z-]+$/;
 
@@ -17,6 +18,23 @@ export const FRAMEWORK_OPTIONS = Object.freeze({
     doc: 'Replace the 429/503 response; the rate-limit headers are already set.',
     surfaces: MIDDLEWARE,
     check: isFunction,
+  }),
+  /** The Fastify hook that limits: `'onRequest'` (before parsing) or `'preHandler'` (after authentication hooks). */
+  hook: option<'onRequest' | 'preHandler'>({
+    default: OPTION_DEFAULTS.fastifyHook,
+    defaultDoc: `'${OPTION_DEFAULTS.fastifyHook}'`,
+    doc: "The hook that limits: `'onRequest'`, or `'preHandler'` to key after authentication.",
+    surfaces: ['fastify'],
+    check: (value, fail) =>
+      value === 'onRequest' || value === 'preHandler' ? value : fail("must be 'onRequest' or 'preHandler'"),
+  }),
+  /** Fastify: limit every route of the scope (`true`), or only routes with `config.rateLimit` (`false`). */
+  global: option<boolean>({
+    default: OPTION_DEFAULTS.fastifyGlobal,
+    defaultDoc: `\`${OPTION_DEFAULTS.fastifyGlobal}\``,
+    doc: 'Limit every route of the scope; `false`: only routes with their own `config.rateLimit`.',
+    surfaces: ['fastify'],
+    check: isBoolean,
   }),
   /** A request header carrying the identity, as kind `key` (only behind a step that authenticated it). */
   identityHeader: option<string>({
@@ -86,3 +104,21 @@ export const FRAMEWORK_OPTIONS = Object.freeze({
     surfaces: ['nestjs-decorator'],
   }),
 });
+
+const optionError = (name: string, value: unknown, requirement: string) =>
+  new RateLimitOptionsError(name, value, requirement);
+
+/**
+ * Checks the options a framework adds to the shared ones (the entries above that `surface`
+ * takes: `onLimited`, Hono's `identityHeader`, Fastify's `hook`...) and returns each by name,
+ * the default for an unset one. Throws `RateLimitOptionsError` naming the option and the value;
+ * names and the shared options are checked by `createRateLimitHandler`.
+ */
+export function checkFrameworkOptions(options: object, surface: OptionSurface): Record<string, unknown> {
+  const given = options as Readonly<Record<string, unknown>>;
+  const checked: Record<string, unknown> = {};
+  for (const [name, spec] of Object.entries(FRAMEWORK_OPTIONS)) {
+    if (spec.surfaces.includes(surface)) checked[name] = checkOption(spec, name, given[name], optionError);
+  }
+  return checked;
+}

@@ -10,7 +10,7 @@ import { LIMITER_OPTIONS } from './limiter-options.js';
 import { namesFor, type OptionSpec, type OptionSurface, type OptionsOf } from './option.js';
 
 export { OPTION_DEFAULTS } from './defaults.js';
-export { FRAMEWORK_OPTIONS } from './framework-options.js';
+export { checkFrameworkOptions, FRAMEWORK_OPTIONS } from './framework-options.js';
 export { type CostValue, HTTP_OPTIONS } from './http-options.js';
 export { type BreakerSettings, type DenyCacheSettings, LIMITER_OPTIONS } from './limiter-options.js';
 export {

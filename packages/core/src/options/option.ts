@@ -6,11 +6,12 @@ export type OptionSurface =
   | 'express'
   | 'koa'
   | 'hono'
+  | 'fastify'
   | 'nestjs-module'
   | 'nestjs-decorator';
 
-/** The three middleware adapters: `rateLimit()` of Express, Koa and Hono. */
-export const MIDDLEWARE: readonly OptionSurface[] = Object.freeze(['express', 'koa', 'hono']);
+/** The middleware adapters: `rateLimit()` of Express, Koa and Hono, and the Fastify plugin. */
+export const MIDDLEWARE: readonly OptionSurface[] = Object.freeze(['express', 'koa', 'hono', 'fastify']);
 
 /** Throws the option's error: what the value must be, optionally for a nested option and its value. */
 export type OptionFail = (requirement: string, option?: string, value?: unknown) => never;
