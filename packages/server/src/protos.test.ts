@@ -7,8 +7,8 @@
 import { readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
-import fixture from './upstream-protos.fixture.json' with { type: 'json' };
 import { PROTO_DIR, packageDefinition } from './protos.js';
+import fixture from './upstream-protos.fixture.json' with { type: 'json' };
 
 interface FieldDescriptor {
   name: string;
@@ -80,7 +80,10 @@ describe('trimmed Envoy protos', () => {
         const expected = members[field.name];
         expect(field.number, `${name}.${field.name}`).toBe(expected?.number);
         expect(field.label === 'LABEL_REPEATED', `${name}.${field.name} repeated`).toBe(expected?.repeated);
-        expect(sameType(expected?.type ?? '', field), `${name}.${field.name}: ${field.typeName || field.type}`).toBe(true);
+        expect(
+          sameType(expected?.type ?? '', field),
+          `${name}.${field.name}: ${field.typeName || field.type}`,
+        ).toBe(true);
       }
     });
   }

@@ -35,14 +35,11 @@ export interface StartServerOptions {
 function buildStore(settings: ServerSettings): { store: Store; close: () => Promise<void> } {
   if (settings.redisUrl === undefined) return { store: new MemoryStore(), close: async () => {} };
   const urls = settings.redisUrl.split(',');
-  const redisOptions = { enableOfflineQueue: false, maxRetriesPerRequest: 0 };
+  // core's ioredis defaults (one retry, a 5 s command timeout); each call's deadline is SLUICE_TIMEOUT_MS.
   const store =
     settings.redisType === 'cluster'
-      ? createRedisStore(
-          { clusterNodes: urls.map((url) => new URL(url).host) },
-          { clusterOptions: { redisOptions } },
-        )
-      : createRedisStore(urls[0] as string, { redisOptions });
+      ? createRedisStore({ clusterNodes: urls.map((url) => new URL(url).host) })
+      : createRedisStore(urls[0] as string);
   return { store, close: () => store.close() };
 }
 

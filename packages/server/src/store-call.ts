@@ -32,6 +32,14 @@ export function withDeadline<T>(promise: Promise<T>, timeoutMs: number): Promise
   return Promise.race([promise, deadline]).finally(() => clearTimeout(timer));
 }
 
+/**
+ * A descriptor with 0 hits only looks: it is within its limit (Sluice never counts past a limit),
+ * with the units left as the store reports them, as the reference answers a 0 hits_addend.
+ */
+function looked(d: PlannedDescriptor, verdict: StoreVerdict): StoreVerdict {
+  return d.hits === 0 && !verdict.allowed ? { ...verdict, allowed: true, retryAfterMs: 0 } : verdict;
+}
+
 /** Indexes of planned descriptors with a counter, split by whether they charge. */
 function splitByMode(planned: readonly PlannedDescriptor[], blocked: boolean): Record<StoreMode, number[]> {
   const split: Record<StoreMode, number[]> = { consume: [], peek: [] };
@@ -60,8 +68,11 @@ async function decideGroup(
   try {
     const verdicts = await withDeadline(context.store.decide(entries, mode), context.timeoutMs);
     context.onStoreResult(true);
-    return verdicts.map((verdict) => ({ verdict }));
-  } catch {
+    return verdicts.map((verdict, k) => ({
+      verdict: looked(planned[indexes[k] as number] as PlannedDescriptor, verdict),
+    }));
+  } catch (error) {
+    if (process.env.DEBUG_RLS) console.error('store failure', error);
     context.onStoreResult(false);
     return failOver(context, planned, indexes, entries, mode);
   }

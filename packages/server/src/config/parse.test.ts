@@ -84,7 +84,9 @@ descriptors:
     const b = findRule(shared, 'd', entries(['files', 'files/b']));
     expect(a?.counterEntries).toEqual(entries(['files', 'files/*']));
     expect(b?.counterEntries).toEqual(a?.counterEntries);
-    expect(findRule(shared, 'd', entries(['other', 'other/a']))?.counterEntries).toEqual(entries(['other', 'other/a']));
+    expect(findRule(shared, 'd', entries(['other', 'other/a']))?.counterEntries).toEqual(
+      entries(['other', 'other/a']),
+    );
   });
 });
 
@@ -115,26 +117,86 @@ descriptors:
 /** Each bad file of the reference's test/config, plus Sluice's own refusals. */
 const BAD: [string, string, RegExp][] = [
   ['bad_yaml', 'domain: d\ndescriptors:\n  - key: a\n   value: b', /test\.yaml: error loading config file/],
-  ['bad_limit_unit', 'domain: d\ndescriptors:\n  - key: a\n    rate_limit: { unit: fortnight, requests_per_unit: 1 }', /domain "d", descriptor "a": invalid rate limit unit 'fortnight'/],
-  ['duplicate_key', 'domain: d\ndescriptors:\n  - key: a\n  - key: a', /descriptor "a": duplicate descriptor composite key 'd.a'/],
+  [
+    'bad_limit_unit',
+    'domain: d\ndescriptors:\n  - key: a\n    rate_limit: { unit: fortnight, requests_per_unit: 1 }',
+    /domain "d", descriptor "a": invalid rate limit unit 'fortnight'/,
+  ],
+  [
+    'duplicate_key',
+    'domain: d\ndescriptors:\n  - key: a\n  - key: a',
+    /descriptor "a": duplicate descriptor composite key 'd.a'/,
+  ],
   ['duplicate YAML key', 'domain: d\ndomain: e', /test\.yaml: error loading config file: .*[Uu]nique/],
   ['empty_domain', 'descriptors: []', /cannot have empty domain/],
   ['empty_key', 'domain: d\ndescriptors:\n  - value: b', /descriptor has empty key/],
-  ['misspelled_key', 'domain: d\ndescriptors:\n  - key: a\n    ratelimit: { unit: second }', /unknown key 'ratelimit'/],
-  ['misspelled_key2', 'domain: d\ndescriptors:\n  - key: a\n    rate_limit: { unit: second, requests_per_unit: 1, limit: 3 }', /unknown key 'limit'/],
+  [
+    'misspelled_key',
+    'domain: d\ndescriptors:\n  - key: a\n    ratelimit: { unit: second }',
+    /unknown key 'ratelimit'/,
+  ],
+  [
+    'misspelled_key2',
+    'domain: d\ndescriptors:\n  - key: a\n    rate_limit: { unit: second, requests_per_unit: 1, limit: 3 }',
+    /unknown key 'limit'/,
+  ],
   ['non_map_list', 'domain: d\ndescriptors:\n  - a\n  - b', /descriptors must be a list of maps/],
-  ['replaces_empty', 'domain: d\ndescriptors:\n  - key: a\n    rate_limit: { unit: second, requests_per_unit: 1, replaces: [{ name: "" }] }', /empty replaces entry/],
-  ['replaces_self', 'domain: d\ndescriptors:\n  - key: a\n    rate_limit: { name: n, unit: second, requests_per_unit: 1, replaces: [{ name: n }] }', /replaces should not contain name of same descriptor/],
-  ['unlimited_with_unit', 'domain: d\ndescriptors:\n  - key: a\n    rate_limit: { unlimited: true, unit: second }', /should not specify rate limit unit when unlimited/],
-  ['share_threshold without wildcard', 'domain: d\ndescriptors:\n  - key: a\n    value: b\n    share_threshold: true', /share_threshold can only be used with wildcard values/],
-  ['quota_mode', 'domain: d\ndescriptors:\n  - key: a\n    quota_mode: true', /descriptor "a": quota_mode is not supported by sluice-server/],
+  [
+    'replaces_empty',
+    'domain: d\ndescriptors:\n  - key: a\n    rate_limit: { unit: second, requests_per_unit: 1, replaces: [{ name: "" }] }',
+    /empty replaces entry/,
+  ],
+  [
+    'replaces_self',
+    'domain: d\ndescriptors:\n  - key: a\n    rate_limit: { name: n, unit: second, requests_per_unit: 1, replaces: [{ name: n }] }',
+    /replaces should not contain name of same descriptor/,
+  ],
+  [
+    'unlimited_with_unit',
+    'domain: d\ndescriptors:\n  - key: a\n    rate_limit: { unlimited: true, unit: second }',
+    /should not specify rate limit unit when unlimited/,
+  ],
+  [
+    'share_threshold without wildcard',
+    'domain: d\ndescriptors:\n  - key: a\n    value: b\n    share_threshold: true',
+    /share_threshold can only be used with wildcard values/,
+  ],
+  [
+    'quota_mode',
+    'domain: d\ndescriptors:\n  - key: a\n    quota_mode: true',
+    /descriptor "a": quota_mode is not supported by sluice-server/,
+  ],
   ['metadata', 'domain: d\ndescriptors:\n  - key: a\n    metadata: { x: 1 }', /metadata .* is not supported/],
-  ['requests_per_unit out of range', 'domain: d\ndescriptors:\n  - key: a\n    rate_limit: { unit: second, requests_per_unit: -1 }', /requests_per_unit must be an integer from 0 to 4294967295, got -1/],
-  ['requests_per_unit fraction', 'domain: d\ndescriptors:\n  - key: a\n    rate_limit: { unit: second, requests_per_unit: 1.5 }', /got 1\.5/],
-  ['unknown algorithm', 'domain: d\ndescriptors:\n  - key: a\n    rate_limit: { unit: second, requests_per_unit: 1, algorithm: leaky }', /algorithm must be one of .*got "leaky"/],
-  ['unknown fail_mode', 'domain: d\ndescriptors:\n  - key: a\n    rate_limit: { unit: second, requests_per_unit: 1, fail_mode: maybe }', /fail_mode must be one of closed, open, local, got "maybe"/],
-  ['burst on a window', 'domain: d\ndescriptors:\n  - key: a\n    rate_limit: { unit: second, requests_per_unit: 1, burst: 5 }', /descriptor "a": .*burst/],
-  ['nested problem', 'domain: d\ndescriptors:\n  - key: a\n    descriptors:\n      - key: b\n        value: c\n        rate_limit: { unit: eon, requests_per_unit: 1 }', /descriptor "a.b_c": invalid rate limit unit 'eon'/],
+  [
+    'requests_per_unit out of range',
+    'domain: d\ndescriptors:\n  - key: a\n    rate_limit: { unit: second, requests_per_unit: -1 }',
+    /requests_per_unit must be an integer from 0 to 4294967295, got -1/,
+  ],
+  [
+    'requests_per_unit fraction',
+    'domain: d\ndescriptors:\n  - key: a\n    rate_limit: { unit: second, requests_per_unit: 1.5 }',
+    /got 1\.5/,
+  ],
+  [
+    'unknown algorithm',
+    'domain: d\ndescriptors:\n  - key: a\n    rate_limit: { unit: second, requests_per_unit: 1, algorithm: leaky }',
+    /algorithm must be one of .*got "leaky"/,
+  ],
+  [
+    'unknown fail_mode',
+    'domain: d\ndescriptors:\n  - key: a\n    rate_limit: { unit: second, requests_per_unit: 1, fail_mode: maybe }',
+    /fail_mode must be one of closed, open, local, got "maybe"/,
+  ],
+  [
+    'burst on a window',
+    'domain: d\ndescriptors:\n  - key: a\n    rate_limit: { unit: second, requests_per_unit: 1, burst: 5 }',
+    /descriptor "a": .*burst/,
+  ],
+  [
+    'nested problem',
+    'domain: d\ndescriptors:\n  - key: a\n    descriptors:\n      - key: b\n        value: c\n        rate_limit: { unit: eon, requests_per_unit: 1 }',
+    /descriptor "a.b_c": invalid rate limit unit 'eon'/,
+  ],
 ];
 
 describe('bad files: a ConfigError naming the file, domain and descriptor', () => {
@@ -152,10 +214,14 @@ describe('bad files: a ConfigError naming the file, domain and descriptor', () =
 
   it('duplicate_domain: a domain in two files', () => {
     const file = { name: 'a.yaml', text: 'domain: d\ndescriptors: []' };
-    expect(() => parseConfig([file, { ...file, name: 'b.yaml' }])).toThrow(/^b\.yaml, domain "d": duplicate domain 'd'/);
+    expect(() => parseConfig([file, { ...file, name: 'b.yaml' }])).toThrow(
+      /^b\.yaml, domain "d": duplicate domain 'd'/,
+    );
   });
 
   it('detailed_metric and value_to_metric are accepted', () => {
-    expect(() => load('domain: d\ndescriptors:\n  - key: a\n    detailed_metric: true\n    value_to_metric: true')).not.toThrow();
+    expect(() =>
+      load('domain: d\ndescriptors:\n  - key: a\n    detailed_metric: true\n    value_to_metric: true'),
+    ).not.toThrow();
   });
 });
