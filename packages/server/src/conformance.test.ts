@@ -56,10 +56,10 @@ async function viaJson(port: number, step: Step): Promise<Answer> {
   const json = {
     domain: body.domain,
     hitsAddend: body.hits_addend,
-    descriptors: body.descriptors.map((d) => ({
-      entries: d.entries,
-      ...('hits_addend' in d ? { hitsAddend: Number(d.hits_addend.value) } : {}),
-    })),
+    descriptors: step.descriptors.map((pairs, i) => {
+      const hits = step.descriptorHits?.[i];
+      return { ...descriptor(...pairs), ...(hits === undefined ? {} : { hitsAddend: hits }) };
+    }),
   };
   const reply = await postJson(port, json);
   const parsed = reply.body as {
