@@ -115,7 +115,8 @@ describe('answers', () => {
   it('a Sluice algorithm: a token bucket holding 3, earning 1 a minute', async () => {
     const rls = await start();
     const bucket = { domain: 'app', descriptors: [descriptor('bucket=b')] };
-    for (let i = 0; i < 3; i++) expect((await rls.shouldRateLimit(bucket)).statuses[0]?.limit_remaining).toBe(2 - i);
+    for (let i = 0; i < 3; i++)
+      expect((await rls.shouldRateLimit(bucket)).statuses[0]?.limit_remaining).toBe(2 - i);
     const denied = await rls.shouldRateLimit(bucket);
     expect(denied.overall_code).toBe('OVER_LIMIT');
     // duration_until_reset of a denial is the wait until one token is back: just under a minute.
