@@ -113,4 +113,11 @@ export {
   type RedisStoreCheckOptions,
   type RedisStoreOptions,
 } from './stores/redis-store.js';
+export {
+  createServiceStore,
+  durationMs,
+  type ServiceDescriptorEntry,
+  ServiceStore,
+  type ServiceStoreOptions,
+} from './stores/service-store.js';
 export * from './types.js';
