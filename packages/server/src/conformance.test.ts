@@ -6,7 +6,8 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { type RedisCluster, startRedisCluster } from '../../../test/support/redis-cluster.js';
 import { type RedisProcess, startRedis } from '../../../test/support/redis-server.js';
-import { CASES, type Case, EXAMPLE_YAML, OTHER_DOMAINS, type Step } from './conformance.fixture.js';
+import { CASES, type Case, type Step } from './conformance.fixture.js';
+import { EXAMPLE_YAML, OTHER_DOMAINS } from './conformance-config.fixture.js';
 import {
   descriptor,
   postJson,
