@@ -10,6 +10,7 @@ import {
   type ServerWritableStream,
   status,
 } from '@grpc/grpc-js';
+import { drainWithin } from './drain.js';
 import { healthServiceDefinition, rateLimitServiceDefinition } from './protos.js';
 import { type RlsRequest, RlsRequestError, type RlsResponse, RlsUnavailableError } from './rls-types.js';
 import type { RateLimitService } from './service.js';
@@ -96,14 +97,9 @@ export function bindGrpc(server: Server, host: string, port: number): Promise<nu
 
 /** Stops taking calls and resolves once the calls in flight are answered (or `graceMs` passed). */
 export function drainGrpc(server: Server, graceMs: number): Promise<void> {
-  return new Promise((resolve) => {
-    const timer = setTimeout(() => {
-      server.forceShutdown();
-      resolve();
-    }, graceMs);
-    server.tryShutdown(() => {
-      clearTimeout(timer);
-      resolve();
-    });
-  });
+  return drainWithin(
+    graceMs,
+    (done) => server.tryShutdown(done),
+    () => server.forceShutdown(),
+  );
 }

@@ -5,6 +5,7 @@
  */
 import { createServer, type IncomingMessage, type Server, type ServerResponse } from 'node:http';
 import { PROMETHEUS_CONTENT_TYPE } from '@sluice/core';
+import { drainWithin } from './drain.js';
 import { requestFromJson, responseToJson } from './json.js';
 import { RlsRequestError } from './rls-types.js';
 import type { RateLimitService } from './service.js';
@@ -79,15 +80,12 @@ export function listenHttp(server: Server, host: string, port: number): Promise<
 
 /** Stops taking connections and resolves once the requests in flight are answered. */
 export function drainHttp(server: Server, graceMs: number): Promise<void> {
-  return new Promise((resolve) => {
-    const timer = setTimeout(() => {
-      server.closeAllConnections();
-      resolve();
-    }, graceMs);
-    server.close(() => {
-      clearTimeout(timer);
-      resolve();
-    });
-    server.closeIdleConnections();
-  });
+  return drainWithin(
+    graceMs,
+    (done) => {
+      server.close(() => done());
+      server.closeIdleConnections();
+    },
+    () => server.closeAllConnections(),
+  );
 }

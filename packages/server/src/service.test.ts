@@ -47,6 +47,10 @@ afterEach(async () => {
   server = undefined;
 });
 
+/** The response headers of a reply, by name. */
+const headersOf = (reply: { response_headers_to_add: readonly { key: string; value: string }[] }) =>
+  Object.fromEntries(reply.response_headers_to_add.map((h) => [h.key, h.value]));
+
 const tenant = (id: string) => ({ domain: 'app', descriptors: [descriptor(`tenant=${id}`)] });
 
 describe('answers', () => {
@@ -66,7 +70,7 @@ describe('answers', () => {
       domain: 'app',
       descriptors: [descriptor('tenant=h'), descriptor('tenant=h', 'route=/x')],
     });
-    const headers = Object.fromEntries(reply.response_headers_to_add.map((h) => [h.key, h.value]));
+    const headers = headersOf(reply);
     expect(headers['RateLimit-Limit']).toBe('2');
     expect(headers['RateLimit-Remaining']).toBe('1');
     expect(Number(headers['RateLimit-Reset'])).toBeGreaterThan(0);
@@ -79,7 +83,7 @@ describe('answers', () => {
       domain: 'app',
       descriptors: [descriptor('tenant=d'), descriptor('tenant=d', 'route=/x')],
     });
-    const headers = Object.fromEntries(reply.response_headers_to_add.map((h) => [h.key, h.value]));
+    const headers = headersOf(reply);
     expect(headers['RateLimit-Policy']).toBe('"per-tenant";q=2;w=60, "tenant.route";q=5;w=60');
     expect(headers.RateLimit).toMatch(/^"per-tenant";r=1;t=\d+, "tenant.route";r=4;t=\d+$/);
   });
