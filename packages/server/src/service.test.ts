@@ -161,4 +161,17 @@ describe('answers', () => {
     expect(await health.text()).toBe('OK');
     expect((await fetch(`http://127.0.0.1:${server?.httpPort}/nope`)).status).toBe(404);
   });
+
+  it('RUNTIME_WATCH_ROOT=true (the default) reloads on a change anywhere below RUNTIME_ROOT', async () => {
+    const rls = await start({ RUNTIME_WATCH_ROOT: 'true' });
+    dir?.write(
+      'more.yaml',
+      'domain: more\ndescriptors:\n  - key: k\n    rate_limit: { unit: hour, requests_per_unit: 9 }\n',
+    );
+    const deadline = Date.now() + 5000;
+    while (!server?.service.config.domains.has('more') && Date.now() < deadline)
+      await new Promise((r) => setTimeout(r, 20));
+    const reply = await rls.shouldRateLimit({ domain: 'more', descriptors: [descriptor('k=v')] });
+    expect(reply.statuses[0]?.current_limit?.requests_per_unit).toBe(9);
+  });
 });
