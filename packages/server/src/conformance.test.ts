@@ -10,6 +10,7 @@ import { CASES, type Case, type Step } from './conformance.fixture.js';
 import { EXAMPLE_YAML, OTHER_DOMAINS } from './conformance-config.fixture.js';
 import {
   descriptor,
+  inOneMinuteWindow,
   postJson,
   type RlsClient,
   type RuntimeDir,
@@ -111,6 +112,7 @@ function conformance(
         serviceEnv(dir, { ...redisEnv, CACHE_KEY_PREFIX: `${transport}-${n}-${Date.now()}:` }),
       );
       const client = rlsClient(server.grpcPort);
+      await inOneMinuteWindow();
       try {
         for (const [i, step] of testCase.steps.entries()) {
           check(

@@ -182,3 +182,12 @@ export async function postJson(port: number, body: unknown): Promise<{ status: n
     return { status: res.status, body: text };
   }
 }
+
+/**
+ * Waits for the next minute window when less than `marginMs` is left of the current one, so a
+ * test counting against a per-minute fixed window never sees it roll over midway.
+ */
+export async function inOneMinuteWindow(marginMs = 5000): Promise<void> {
+  const leftMs = 60_000 - (Date.now() % 60_000);
+  if (leftMs < marginMs) await new Promise((r) => setTimeout(r, leftMs + 50));
+}

@@ -7,6 +7,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { type RedisProcess, startRedis } from '../../../test/support/redis-server.js';
 import {
   descriptor,
+  inOneMinuteWindow,
   type RuntimeDir,
   rlsClient,
   runtimeDir,
@@ -46,6 +47,7 @@ afterAll(async () => {
 async function spawn(dir: RuntimeDir, extra: Record<string, string> = {}): Promise<ServerProcess> {
   const server = await spawnServer(serviceEnv(dir, { REDIS_URL: `127.0.0.1:${redis.port}`, ...extra }));
   running.push(server);
+  await inOneMinuteWindow();
   return server;
 }
 

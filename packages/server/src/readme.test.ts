@@ -7,7 +7,7 @@ import { tmpdir } from 'node:os';
 import { dirname, join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { type RedisProcess, startRedis } from '../../../test/support/redis-server.js';
-import { postJson, type ServerProcess, spawnServer } from './harness.test-support.js';
+import { inOneMinuteWindow, postJson, type ServerProcess, spawnServer } from './harness.test-support.js';
 
 const README = readFileSync(new URL('../README.md', import.meta.url), 'utf8');
 const QUICK_START = README.slice(README.indexOf('\n## Quick start'), README.indexOf('\n## Environment'));
@@ -51,9 +51,7 @@ afterAll(async () => {
 
 describe('README quick start', () => {
   it('answers as documented: 200, 200, then 429 OVER_LIMIT', async () => {
-    // The three calls must fall in one minute window: wait out a window about to end.
-    const leftMs = 60_000 - (Date.now() % 60_000);
-    if (leftMs < 3000) await new Promise((r) => setTimeout(r, leftMs + 100));
+    await inOneMinuteWindow();
     const first = await postJson(server.httpPort, body);
     expect(first.status).toBe(200);
     const documented = JSON.parse(block('json'));

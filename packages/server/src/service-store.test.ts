@@ -5,7 +5,13 @@
 import { createLimiter, createServiceStore, durationMs } from '@sluice/core';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { type RedisProcess, startRedis } from '../../../test/support/redis-server.js';
-import { type RuntimeDir, runtimeDir, serviceEnv, startInProcess } from './harness.test-support.js';
+import {
+  inOneMinuteWindow,
+  type RuntimeDir,
+  runtimeDir,
+  serviceEnv,
+  startInProcess,
+} from './harness.test-support.js';
 import type { RunningServer } from './server.js';
 
 const CONFIG = `
@@ -27,6 +33,7 @@ beforeAll(async () => {
   dir = runtimeDir({ 'app.yaml': CONFIG });
   server = await startInProcess(serviceEnv(dir, { REDIS_URL: `127.0.0.1:${redis.port}` }));
   url = `http://127.0.0.1:${server.httpPort}`;
+  await inOneMinuteWindow(15_000);
 });
 afterAll(async () => {
   await server?.close();

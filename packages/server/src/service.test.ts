@@ -6,6 +6,7 @@
 import { afterEach, describe, expect, it } from 'vitest';
 import {
   descriptor,
+  inOneMinuteWindow,
   postJson,
   type RlsClient,
   type RuntimeDir,
@@ -36,6 +37,7 @@ async function start(env: Record<string, string> = {}): Promise<RlsClient> {
   dir = runtimeDir({ 'app.yaml': CONFIG });
   server = await startInProcess(serviceEnv(dir, env));
   client = rlsClient(server.grpcPort);
+  await inOneMinuteWindow();
   return client;
 }
 
