@@ -90,7 +90,10 @@ export function planRequest(
   if (request.descriptors.length === 0)
     throw new RlsRequestError('rate limit descriptor list must not be empty');
   const replaced = new Set<string>();
+  // An unknown domain limits nothing, limit overrides included (the reference's GetLimit).
+  const known = config.domains.has(request.domain);
   const matches = request.descriptors.map((d) => {
+    if (!known) return undefined;
     if (d.limit !== undefined && d.limit !== null) {
       const rule = overrideRule(request.domain, d.limit);
       return rule === undefined ? undefined : { rule, counterEntries: d.entries };

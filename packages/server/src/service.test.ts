@@ -142,6 +142,38 @@ describe('answers', () => {
       current_limit: { requests_per_unit: 1, unit: 'HOUR' },
     });
     expect((await rls.shouldRateLimit(request)).overall_code).toBe('OVER_LIMIT');
+    // In a domain the config does not know, nothing limits, overrides included (as the reference).
+    const unknown = { ...request, domain: 'nowhere' };
+    for (let i = 0; i < 2; i++)
+      expect((await rls.shouldRateLimit(unknown)).statuses[0]).toMatchObject({
+        code: 'OK',
+        current_limit: null,
+      });
+  });
+
+  it('near_limit, within_limit and over_limit split hits as the reference does (NEAR_LIMIT_RATIO 0.8)', async () => {
+    const rls = await start();
+    const call = (hits: number) =>
+      rls.shouldRateLimit({
+        domain: 'app',
+        hits_addend: hits,
+        descriptors: [descriptor('tenant=n', 'route=/r')],
+      });
+    // limit 5, near above floor(5 * 0.8) = 4: hits 3 (1..3), then 2 (4..5: one near), then 1 (over).
+    await call(3);
+    await call(2);
+    expect((await call(1)).overall_code).toBe('OVER_LIMIT');
+    const metrics = await (await fetch(`http://127.0.0.1:${server?.httpPort}/metrics`)).text();
+    const series = (stat: string) =>
+      new RegExp(`ratelimit_service_rate_limit_${stat}\\{domain="app",rule="tenant.route"\\} (\\d+)`).exec(
+        metrics,
+      )?.[1];
+    expect([
+      series('total_hits'),
+      series('within_limit'),
+      series('near_limit'),
+      series('over_limit'),
+    ]).toEqual(['6', '5', '1', '1']);
   });
 
   it('bad requests: INVALID_ARGUMENT over gRPC, 400 over HTTP, counted as service_error', async () => {
