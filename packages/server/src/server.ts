@@ -38,9 +38,25 @@ function buildStore(settings: ServerSettings): { store: Store; close: () => Prom
   // core's ioredis defaults (one retry, a 5 s command timeout); each call's deadline is SLUICE_TIMEOUT_MS.
   const store =
     settings.redisType === 'cluster'
-      ? createRedisStore({ clusterNodes: urls.map((url) => new URL(url).host) })
+      ? createRedisStore(
+          { clusterNodes: urls.map((url) => new URL(url).host) },
+          clusterAuth(urls[0] as string),
+        )
       : createRedisStore(urls[0] as string);
   return { store, close: () => store.close() };
+}
+
+/** Cluster nodes share the credentials of the first seed URL (`redis://user:password@host:port`). */
+function clusterAuth(url: string): {
+  clusterOptions?: { redisOptions: { username?: string; password?: string } };
+} {
+  const { username, password } = new URL(url);
+  if (password === '') return {};
+  const auth = {
+    password: decodeURIComponent(password),
+    ...(username === '' ? {} : { username: decodeURIComponent(username) }),
+  };
+  return { clusterOptions: { redisOptions: auth } };
 }
 
 function describeStore(settings: ServerSettings): string {
