@@ -71,8 +71,7 @@ async function decideGroup(
     return verdicts.map((verdict, k) => ({
       verdict: looked(planned[indexes[k] as number] as PlannedDescriptor, verdict),
     }));
-  } catch (error) {
-    if (process.env.DEBUG_RLS) console.error('store failure', error);
+  } catch {
     context.onStoreResult(false);
     return failOver(context, planned, indexes, entries, mode);
   }
