@@ -130,12 +130,14 @@ describe('sluice-server processes', () => {
     for (let i = 0; i < 3; i++) local.push((await ask(server.grpcPort, 'local=x')).overall_code);
     expect(local).toEqual(['OK', 'OK', 'OVER_LIMIT']);
     expect(await health()).toBe(500);
+    expect(await rlsClient(server.grpcPort).health()).toBe('NOT_SERVING');
     const back = await startRedis({ port: own.port });
     try {
       await server.waitFor(/./, 100);
       const deadline = Date.now() + 10_000;
       while ((await health()) !== 200 && Date.now() < deadline) await new Promise((r) => setTimeout(r, 100));
       expect(await health()).toBe(200);
+      expect(await rlsClient(server.grpcPort).health()).toBe('SERVING');
       expect((await ask(server.grpcPort, 'strict=s')).overall_code).toBe('OK');
     } finally {
       await back.stop();
