@@ -115,7 +115,7 @@ export {
 } from './stores/redis-store.js';
 export {
   createServiceStore,
-  durationMs,
+  protoDurationMs,
   type ServiceDescriptorEntry,
   ServiceStore,
   type ServiceStoreOptions,

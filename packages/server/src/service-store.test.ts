@@ -2,7 +2,7 @@
  * core's `createServiceStore`: a Node limiter that asks a running sluice-server over POST /json
  * instead of Redis, so it enforces the service's policy set (real HTTP, real service on Redis).
  */
-import { createLimiter, createServiceStore, durationMs } from '@sluice/core';
+import { createLimiter, createServiceStore, protoDurationMs } from '@sluice/core';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { type RedisProcess, startRedis } from '../../../test/support/redis-server.js';
 import {
@@ -101,8 +101,8 @@ describe('createServiceStore', () => {
   });
 
   it('durations as protojson writes them', () => {
-    expect(durationMs('42s')).toBe(42_000);
-    expect(durationMs('0.500s')).toBe(500);
-    expect(durationMs(undefined)).toBe(0);
+    expect(protoDurationMs('42s')).toBe(42_000);
+    expect(protoDurationMs('0.500s')).toBe(500);
+    expect(protoDurationMs(undefined)).toBe(0);
   });
 });

@@ -42,7 +42,7 @@ const defaultDescriptor = (entry: StoreEntry): ServiceDescriptorEntry[] => [
 ];
 
 /** `"1.500s"` (a protobuf Duration in JSON) in whole milliseconds, rounded up. */
-export function durationMs(text: string | undefined): number {
+export function protoDurationMs(text: string | undefined): number {
   if (text === undefined) return 0;
   const seconds = Number(text.endsWith('s') ? text.slice(0, -1) : text);
   return Number.isFinite(seconds) && seconds > 0 ? Math.ceil(seconds * 1000) : 0;
@@ -62,7 +62,7 @@ function verdictOf(entry: StoreEntry, status: JsonStatus | undefined, mode: Stor
     };
   }
   const remaining = status.limitRemaining ?? 0;
-  const waitMs = durationMs(status.durationUntilReset);
+  const waitMs = protoDurationMs(status.durationUntilReset);
   const allowed = mode === 'peek' ? remaining >= entry.cost : status.code === 'OK';
   return {
     allowed,
