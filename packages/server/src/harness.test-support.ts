@@ -54,6 +54,9 @@ export function serviceEnv(
     RUNTIME_ROOT: dir.root,
     RUNTIME_SUBDIRECTORY: 'ratelimit',
     RUNTIME_WATCH_ROOT: 'false',
+    // A generous store deadline: these tests check decisions, and a busy test machine can take
+    // longer than the 100 ms default for one Redis call. Tests of the deadline set their own.
+    SLUICE_TIMEOUT_MS: '2000',
     ...extra,
   };
 }

@@ -118,13 +118,13 @@ describe('sluice-server processes', () => {
   it('Redis stopped and back: closed rules fail fast (UNAVAILABLE), open admit, local decide in-process; health follows', async () => {
     const own = await startRedis();
     const dir = dirWith({ 'shared.yaml': LIMITS });
-    const server = await spawn(dir, { REDIS_URL: `127.0.0.1:${own.port}`, SLUICE_TIMEOUT_MS: '200' });
+    const server = await spawn(dir, { REDIS_URL: `127.0.0.1:${own.port}`, SLUICE_TIMEOUT_MS: '500' });
     const health = () => fetch(`http://127.0.0.1:${server.httpPort}/healthcheck`).then((r) => r.status);
     expect((await ask(server.grpcPort, 'strict=s')).overall_code).toBe('OK');
     await own.stop();
     const started = Date.now();
     await expect(ask(server.grpcPort, 'strict=s')).rejects.toMatchObject({ code: 14 });
-    expect(Date.now() - started).toBeLessThan(1000);
+    expect(Date.now() - started).toBeLessThan(1500);
     expect((await ask(server.grpcPort, 'lenient=l')).overall_code).toBe('OK');
     const local = [];
     for (let i = 0; i < 3; i++) local.push((await ask(server.grpcPort, 'local=x')).overall_code);
