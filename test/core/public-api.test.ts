@@ -48,6 +48,8 @@ describe('public API', () => {
       'OPTION_DEFAULTS',
       'optionNames',
       'createMetrics',
+      'createServiceStore',
+      'ServiceStore',
     ]) {
       expect(core, name).toHaveProperty(name);
     }

@@ -118,4 +118,11 @@ export {
   type RedisStoreCheckOptions,
   type RedisStoreOptions,
 } from './stores/redis-store.js';
+export {
+  createServiceStore,
+  protoDurationMs,
+  type ServiceDescriptorEntry,
+  ServiceStore,
+  type ServiceStoreOptions,
+} from './stores/service-store.js';
 export * from './types.js';

@@ -1,0 +1,198 @@
+/**
+ * Turns the verdicts of one request into Envoy's RateLimitResponse: a status per descriptor, the
+ * overall code, the reference's counters, response headers and a problem+json `raw_body`.
+ */
+import {
+  type Decision,
+  type PolicyResult,
+  problemJson,
+  quotaExceededProblem,
+  rateLimitHeaders,
+  type StoreVerdict,
+} from '@sluice/core';
+import { type Rule, UNIT_MS } from './config/types.js';
+import type { PlannedDescriptor } from './plan.js';
+import type { RlsCode, RlsDescriptorStatus, RlsDuration, RlsHeader, RlsResponse } from './rls-types.js';
+import type { ResponseHeaders, ServerSettings } from './settings.js';
+import type { ServiceStats } from './stats.js';
+import type { CounterVerdict } from './store-call.js';
+
+const MAX_UINT32 = 4_294_967_295;
+const ENCODER = new TextEncoder();
+const EMPTY = new Uint8Array(0);
+
+/** A limited descriptor's verdict, as the response and the headers need it. */
+interface Limited {
+  readonly rule: Rule;
+  readonly verdict: StoreVerdict;
+  readonly hits: number;
+  /** Milliseconds reported as `duration_until_reset`: the wait when over the limit, else the time to a full quota. */
+  readonly durationMs: number;
+}
+
+function duration(ms: number): RlsDuration {
+  const whole = Math.max(0, Math.ceil(ms));
+  return { seconds: String(Math.floor(whole / 1000)), nanos: (whole % 1000) * 1_000_000 };
+}
+
+/**
+ * The verdict of a `requests_per_unit: 0` rule: every hit is over the limit, until the end of the
+ * current unit as the reference reports it.
+ */
+function blockedVerdict(rule: Rule, nowMs: number): StoreVerdict {
+  const unitMs = rule.unit === undefined ? 1000 : UNIT_MS[rule.unit];
+  const waitMs = unitMs - (nowMs % unitMs);
+  return { allowed: false, remaining: 0, resetMs: waitMs, retryAfterMs: waitMs };
+}
+
+/** Counts one limited descriptor as the reference does (base_limiter.go), in whole hits. */
+function countHits(stats: ServiceStats, ratio: number, item: Limited, overLimit: boolean): void {
+  const { rule, verdict, hits } = item;
+  stats.addRule(rule, 'total_hits', hits);
+  if (overLimit) {
+    stats.addRule(rule, 'over_limit', hits);
+    if (rule.shadow) stats.addRule(rule, 'shadow_mode', hits);
+    return;
+  }
+  stats.addRule(rule, 'within_limit', hits);
+  const limit = rule.requestsPerUnit;
+  const near = Math.floor(limit * ratio);
+  const after = limit - verdict.remaining;
+  const before = after - hits;
+  if (after > near) stats.addRule(rule, 'near_limit', before >= near ? hits : after - near);
+}
+
+function status(item: Limited | undefined, unlimited: boolean): RlsDescriptorStatus {
+  if (unlimited)
+    return { code: 'OK', current_limit: null, limit_remaining: MAX_UINT32, duration_until_reset: null };
+  if (item === undefined)
+    return { code: 'OK', current_limit: null, limit_remaining: 0, duration_until_reset: null };
+  const { rule, verdict } = item;
+  const over = !verdict.allowed && !rule.shadow;
+  return {
+    code: over ? 'OVER_LIMIT' : 'OK',
+    current_limit: { name: rule.name, requests_per_unit: rule.requestsPerUnit, unit: rule.unit ?? 'UNKNOWN' },
+    limit_remaining: Math.max(0, Math.min(MAX_UINT32, verdict.remaining)),
+    duration_until_reset: duration(item.durationMs),
+  };
+}
+
+/** A core `Decision` of the limited descriptors, so core writes the draft-10 headers and the problem body. */
+function toDecision(items: readonly Limited[], overLimit: boolean): Decision {
+  const results: PolicyResult[] = items.map(({ rule, verdict, hits, durationMs }) => ({
+    policy: rule.name || rule.id,
+    algorithm: rule.policy?.algorithm ?? 'fixed-window',
+    allowed: verdict.allowed,
+    outcome: verdict.allowed || rule.shadow ? 'allowed' : 'over_limit',
+    limit: rule.requestsPerUnit,
+    windowMs: rule.policy?.windowMs ?? 1000,
+    remaining: verdict.remaining,
+    resetMs: verdict.allowed ? verdict.resetMs : durationMs,
+    retryAfterMs: verdict.allowed ? 0 : durationMs,
+    cost: hits,
+    shadow: rule.shadow,
+    failMode: rule.failMode,
+  }));
+  const first = results[0];
+  return {
+    allowed: !overLimit,
+    outcome: overLimit ? 'over_limit' : 'allowed',
+    policy: first?.policy,
+    limit: first?.limit ?? 0,
+    remaining: first?.remaining ?? 0,
+    resetMs: first?.resetMs ?? 0,
+    retryAfterMs: first?.retryAfterMs ?? 0,
+    shadowed: false,
+    source: 'store',
+    results,
+  };
+}
+
+/** The reference's three headers, from the descriptor closest to its limit (an over-limit one first). */
+function referenceHeaders(
+  items: readonly (Limited | undefined)[],
+  statuses: readonly RlsDescriptorStatus[],
+  names: ServerSettings['headerNames'],
+): RlsHeader[] {
+  let chosen: number | undefined;
+  statuses.forEach((s, i) => {
+    if (s.current_limit === null) return;
+    const best = chosen === undefined ? undefined : statuses[chosen];
+    if (
+      best === undefined ||
+      (best.code !== 'OVER_LIMIT' && (s.code === 'OVER_LIMIT' || s.limit_remaining < best.limit_remaining))
+    )
+      chosen = i;
+  });
+  if (chosen === undefined) return [];
+  const s = statuses[chosen] as RlsDescriptorStatus;
+  if (s.current_limit === null) return [];
+  const resetSeconds = Math.ceil((items[chosen]?.durationMs ?? 0) / 1000);
+  return [
+    { key: names.limit, value: String(s.current_limit.requests_per_unit) },
+    { key: names.remaining, value: String(s.limit_remaining) },
+    { key: names.reset, value: String(resetSeconds) },
+  ];
+}
+
+function headersOf(
+  format: ResponseHeaders,
+  items: readonly (Limited | undefined)[],
+  statuses: readonly RlsDescriptorStatus[],
+  decision: Decision,
+  names: ServerSettings['headerNames'],
+): RlsHeader[] {
+  if (format === 'off' || decision.results.length === 0) return [];
+  if (format === 'reference') return referenceHeaders(items, statuses, names);
+  return Object.entries(rateLimitHeaders(decision, 'draft-10')).map(([key, value]) => ({ key, value }));
+}
+
+/**
+ * The response for `planned` and its verdicts (`counters[i]` for descriptor i when it has one).
+ * Global shadow mode answers OK whatever the verdicts, keeping the per-descriptor statuses.
+ */
+export function buildResponse(
+  settings: ServerSettings,
+  stats: ServiceStats,
+  planned: readonly PlannedDescriptor[],
+  counters: readonly (CounterVerdict | undefined)[],
+  nowMs: number,
+): RlsResponse {
+  const limited: Limited[] = [];
+  const perDescriptor = planned.map((d, i) => {
+    if (d.rule === undefined) return undefined;
+    const verdict = counters[i]?.verdict ?? blockedVerdict(d.rule, nowMs);
+    const waitMs = verdict.retryAfterMs < 0 ? verdict.resetMs : verdict.retryAfterMs;
+    const item: Limited = {
+      rule: d.rule,
+      verdict,
+      hits: d.hits,
+      durationMs: verdict.allowed ? verdict.resetMs : waitMs,
+    };
+    limited.push(item);
+    countHits(stats, settings.nearLimitRatio, item, !verdict.allowed);
+    return item;
+  });
+  const statuses = planned.map((d, i) => status(perDescriptor[i], d.unlimited));
+  let overall: RlsCode = statuses.some((s) => s.code === 'OVER_LIMIT') ? 'OVER_LIMIT' : 'OK';
+  const decision = toDecision(limited, overall === 'OVER_LIMIT');
+  const headers = headersOf(
+    settings.responseHeaders,
+    perDescriptor,
+    statuses,
+    decision,
+    settings.headerNames,
+  );
+  const body = overall === 'OVER_LIMIT' ? ENCODER.encode(problemJson(quotaExceededProblem(decision))) : EMPTY;
+  if (overall === 'OVER_LIMIT' && settings.shadowMode) {
+    overall = 'OK';
+    stats.addService('global_shadow_mode');
+  }
+  return {
+    overall_code: overall,
+    statuses,
+    response_headers_to_add: headers,
+    request_headers_to_add: [],
+    raw_body: overall === 'OVER_LIMIT' ? body : EMPTY,
+  };
+}
