@@ -7,6 +7,7 @@ import {
   optionNames,
   type PolicyInput,
   type RateLimitOptions,
+  RateLimitOptionsError,
 } from '@sluice/core';
 
 /**
@@ -135,3 +136,20 @@ export type RateLimitModuleForRootOptions = typeof built.OPTIONS_TYPE;
 
 /** Type of the argument of `RateLimitModule.forRootAsync()`. */
 export type RateLimitModuleAsyncOptions = typeof built.ASYNC_OPTIONS_TYPE;
+
+/**
+ * The module's `requestWasSuccessful` serves the routes that skip (`skipFailedRequests` or
+ * `skipSuccessfulRequests`, on the module or a route): when no route does, it decides nothing.
+ *
+ * @throws RateLimitOptionsError naming `requestWasSuccessful`
+ */
+export function checkSuccessDecided(options: RateLimitModuleOptions, someRouteSkips: boolean): void {
+  const { requestWasSuccessful } = options;
+  if (requestWasSuccessful === undefined || someRouteSkips) return;
+  throw new RateLimitOptionsError(
+    'requestWasSuccessful',
+    requestWasSuccessful,
+    'needs "skipFailedRequests" or "skipSuccessfulRequests" on the module or a route (alone it decides nothing)',
+    'RateLimitModule',
+  );
+}

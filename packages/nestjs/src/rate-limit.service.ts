@@ -20,6 +20,7 @@ import {
 } from '@sluice/core';
 import { type RateLimitMetadata, SETTLE_OPTION_NAMES, type SkipRateLimitMetadata } from './decorators.js';
 import {
+  checkSuccessDecided,
   limiterOptionsOf,
   type PolicyNamesOf,
   RATE_LIMIT_MODULE_OPTIONS,
@@ -75,6 +76,7 @@ export class RateLimitService implements OnModuleInit {
   private readonly ownLimiterList: Limiter[] = [];
   /** Decision listeners and the unsubscribe functions of their subscriptions. */
   private readonly listeners = new Map<(event: DecisionEvent) => void, (() => void)[]>();
+  private successDecided = false; // a route skips: the module's requestWasSuccessful serves it
 
   constructor(
     @Inject(RATE_LIMIT_MODULE_OPTIONS) private readonly options: RateLimitModuleOptions,
@@ -98,6 +100,7 @@ export class RateLimitService implements OnModuleInit {
         }
       }
     }
+    checkSuccessDecided(this.options, this.successDecided);
   }
 
   /**
@@ -172,9 +175,9 @@ export class RateLimitService implements OnModuleInit {
       const value = meta?.settling?.[name] ?? this.options[name];
       if (value !== undefined) (shared as Record<string, unknown>)[name] = value;
     }
-    // The module's `requestWasSuccessful` serves the routes that skip: a route that does not skips nothing.
     const skips = shared.skipFailedRequests === true || shared.skipSuccessfulRequests === true;
-    if (!skips && meta?.settling?.requestWasSuccessful === undefined) delete shared.requestWasSuccessful;
+    if (skips) this.successDecided = true;
+    else if (meta?.settling?.requestWasSuccessful === undefined) delete shared.requestWasSuccessful;
     // Module-wide shadow is built into the policies the module (or an own-policy route) builds;
     // a given `limiter` has its policies already, so the module's `shadow` applies per decision.
     const routeShadow = meta?.kind === 'named' ? meta.shadow : undefined;
