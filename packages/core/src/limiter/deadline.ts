@@ -39,16 +39,6 @@ function afterIoPass(expire: () => void): void {
   setTimeout(expire, 0);
 }
 
-/**
- * Runs `fn` once this turn of the event loop has handled its I/O: `setImmediate` where the runtime
- * has it (Node, Bun: the check phase, right after the poll phase that may have made the call, and
- * after a batch flushed with `setImmediate` was sent), else a 0 ms timer (Web-standard runtimes).
- */
-const atEndOfTurn: (fn: () => void) => void =
-  typeof (globalThis as { setImmediate?: unknown }).setImmediate === 'function'
-    ? (fn) => (globalThis as unknown as { setImmediate(fn: () => void): unknown }).setImmediate(fn)
-    : (fn) => setTimeout(fn, 0);
-
 interface Pending {
   /** When the call is due (`monotonicNow`); `UNSTAMPED` until the loop's next turn starts its clock. */
   dueAt: number;
@@ -70,8 +60,9 @@ const rethrow = (error: unknown): never => {
  * rejects what is due, drops what settled, and sleeps until the next. Memory is bounded by the
  * calls started within one `timeoutMs`.
  *
- * A call's clock starts once the event loop's current turn has handled its I/O (`atEndOfTurn`, one
- * per turn, stamps every call made since), not when the call was made: a call made while the process is busy (a turn
+ * A call's clock starts at the event loop's next turn (a 0 ms timer, one per turn, stamps every
+ * call made since; it runs after the turn's I/O and a batch flushed with `setImmediate`), not when
+ * the call was made: a call made while the process is busy (a turn
  * that parses a thousand requests, a long synchronous handler) leaves the process and its answer
  * can be read only once the loop runs again, so that busy time is not the store's and never
  * turns a healthy store's answer into a timeout. Without a stall the two differ by one turn.
@@ -124,7 +115,7 @@ export class DeadlineQueue {
       const entry: Pending = { dueAt: UNSTAMPED, fail, done: false };
       this.dropSettled();
       this.queue.push(entry);
-      if (this.unstamped.length === 0) atEndOfTurn(this.stamp);
+      if (this.unstamped.length === 0) setTimeout(this.stamp, 0);
       this.unstamped.push(entry);
       Promise.resolve(pending).then(
         (value) => {

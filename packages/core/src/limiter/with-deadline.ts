@@ -27,7 +27,7 @@ function counted(counts: StoreCallCounts | undefined, answer: StoreAnswer): Stor
 const RESET_MIN_TIMEOUT_MS = 1000;
 
 /**
- * Wraps `store`: every call has `timeoutMs` to answer, counted from the end of the event loop turn that made it (one timer for all calls, plus one pass of
+ * Wraps `store`: every call has `timeoutMs` to answer, counted from the event loop's next turn (one timer for all calls, plus one pass of
  * I/O for an answer already on its way, see `DeadlineQueue`). A throw, a rejection, a missed
  * deadline or the wrong number of verdicts answers `StoreUnavailable`; a late answer is dropped.
  * A store that decides in-process (`decideSync`) is asked synchronously: it cannot be late, so it
