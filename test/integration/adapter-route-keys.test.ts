@@ -5,25 +5,13 @@
  */
 import { createLimiter, RedisStore } from '@sluice/core';
 import fc from 'fast-check';
-import { Redis } from 'ioredis';
-import { afterAll, afterEach, beforeAll, describe, expect, test } from 'vitest';
-import { type RedisProcess, startRedis } from '../support/redis-server.js';
+import { afterEach, describe, expect, test } from 'vitest';
+import { useRedis } from '../support/redis-fixture.js';
 import { HARNESSES, type Served } from './adapters.js';
 import { request } from './client.js';
 
-let server: RedisProcess;
-let redis: Redis;
+const fixture = useRedis();
 let run = 0;
-
-beforeAll(async () => {
-  server = await startRedis();
-  redis = new Redis(server.port, '127.0.0.1', { maxRetriesPerRequest: 1 });
-});
-
-afterAll(async () => {
-  redis?.disconnect();
-  await server?.stop();
-});
 
 /** 1,000 distinct paths a client could send, each with a word of its own in it. */
 const PATHS = fc
@@ -41,10 +29,10 @@ describe.each(HARNESSES)('$name', (harness) => {
   });
 
   test('1,000 random paths app-wide make a handful of keys, none holding a path', async () => {
-    await redis.flushall();
+    await fixture.client.flushall();
     const prefix = `routes${++run}`;
     const limiter = createLimiter({
-      store: new RedisStore({ client: redis }),
+      store: new RedisStore({ client: fixture.client }),
       prefix,
       policies: [{ name: 'api', algorithm: 'fixed-window', limit: 100_000, window: '1m', scope: 'route' }],
     });
@@ -52,7 +40,7 @@ describe.each(HARNESSES)('$name', (harness) => {
     for (const path of PATHS) await request(`${served.url}${path}`);
     // A route every test app serves (Nest's guards see no 404 at all): at least its key is there.
     expect((await request(`${served.url}/items/1`)).status).toBe(200);
-    const keys = await redis.keys(`${prefix}*`);
+    const keys = await fixture.client.keys(`${prefix}*`);
     expect(keys.length).toBeGreaterThan(0);
     expect(keys.length).toBeLessThanOrEqual(3);
     for (const key of keys) expect(key).not.toMatch(/w\d+x/);

@@ -3,27 +3,15 @@
  * `__proto__`, `hasOwnProperty`) are ordinary names: a cost record or a settle units record that
  * does not name them leaves them at their own cost, on both stores.
  */
-import { Redis } from 'ioredis';
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { type RedisProcess, startRedis } from '../../../../test/support/redis-server.js';
+import { describe, expect, it } from 'vitest';
+import { useRedis } from '../../../../test/support/redis-fixture.js';
 import { MemoryStore } from '../stores/memory-store.js';
 import { RedisStore } from '../stores/redis-store.js';
 import type { Store } from '../types.js';
 import { createLimiter } from './create-limiter.js';
 
-let server: RedisProcess;
-let redis: Redis;
+const fixture = useRedis();
 let run = 0;
-
-beforeAll(async () => {
-  server = await startRedis();
-  redis = new Redis(server.port, '127.0.0.1', { maxRetriesPerRequest: 1 });
-});
-
-afterAll(async () => {
-  redis?.disconnect();
-  await server?.stop();
-});
 
 const NAMES = ['constructor', 'toString', '__proto__', 'hasOwnProperty', 'valueOf'] as const;
 
@@ -31,7 +19,9 @@ function limiterOn(kind: 'memory' | 'redis', name: string) {
   const clock = { now: 1_800_000_000_000 };
   const read = () => clock.now;
   const store: Store =
-    kind === 'memory' ? new MemoryStore({ clock: read }) : new RedisStore({ client: redis, clock: read });
+    kind === 'memory'
+      ? new MemoryStore({ clock: read })
+      : new RedisStore({ client: fixture.client, clock: read });
   return createLimiter({
     store,
     clock: read,

@@ -1,30 +1,18 @@
 import fc from 'fast-check';
-import { Redis } from 'ioredis';
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { type RedisProcess, startRedis } from '../../../../test/support/redis-server.js';
+import { describe, expect, it } from 'vitest';
+import { useRedis } from '../../../../test/support/redis-fixture.js';
 import { MemoryStore } from '../stores/memory-store.js';
 import { RedisStore } from '../stores/redis-store.js';
 import type { Algorithm, Clock, PolicyInput, Store } from '../types.js';
 import { createLimiter } from './create-limiter.js';
 
-let server: RedisProcess;
-let redis: Redis;
+const fixture = useRedis();
 let run = 0;
-
-beforeAll(async () => {
-  server = await startRedis();
-  redis = new Redis(server.port, '127.0.0.1', { maxRetriesPerRequest: 1 });
-});
-
-afterAll(async () => {
-  redis?.disconnect();
-  await server?.stop();
-});
 
 /** A store on `clock`: MemoryStore, or RedisStore at the clock's explicit time. */
 const STORES = [
   ['MemoryStore', (clock: Clock): Store => new MemoryStore({ clock })],
-  ['RedisStore', (clock: Clock): Store => new RedisStore({ client: redis, clock })],
+  ['RedisStore', (clock: Clock): Store => new RedisStore({ client: fixture.client, clock })],
 ] as const;
 
 const TOKENS: PolicyInput = { name: 'tokens', algorithm: 'token-bucket', burst: 1000, rate: '10/s' };
