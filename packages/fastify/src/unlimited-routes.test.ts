@@ -56,6 +56,7 @@ describe('routes the plugin does not limit are reported at startup', () => {
       fastify.get('/api/health', ok);
       await fastify.register(async (v1) => void v1.post('/old/:id', ok), { prefix: '/api/v1' });
       fastify.get('/public', ok);
+      fastify.get('/apiary', ok);
       await fastify.register(
         async (api) => {
           api.get('/early', ok);

@@ -28,6 +28,7 @@ function routesWithoutHook(fastify: FastifyInstance, prefix: string): string[] {
   const listing = fastify.printRoutes({ includeMeta: ['onRequest', 'preHandler'], commonPrefix: false });
   const routes: string[] = [];
   let route: string | undefined;
+  const folder = prefix.endsWith('/') ? prefix : `${prefix}/`; // '/api' holds '/api/x', not '/apiary'
   for (const line of `${listing}\n`.split('\n')) {
     const item = line.replace(/^[│├└─ ]+/u, '');
     if (item.startsWith('• ')) {
@@ -37,7 +38,8 @@ function routesWithoutHook(fastify: FastifyInstance, prefix: string): string[] {
     if (route !== undefined) routes.push(route);
     const [, pattern, methods] = /^(.+?) \(([A-Z-]+(?:, [A-Z-]+)*)\)/u.exec(item) ?? [];
     const shown = methods?.split(', ').filter((method, _, all) => method !== 'HEAD' || !all.includes('GET'));
-    route = pattern?.startsWith(prefix) === true ? `${shown?.join(',')} ${pattern}` : undefined;
+    const under = pattern !== undefined && (pattern === prefix || pattern.startsWith(folder));
+    route = under ? `${shown?.join(',')} ${pattern}` : undefined;
   }
   return routes;
 }
