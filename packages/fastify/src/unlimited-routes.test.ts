@@ -57,6 +57,8 @@ describe('routes the plugin does not limit are reported at startup', () => {
       await fastify.register(async (v1) => void v1.post('/old/:id', ok), { prefix: '/api/v1' });
       fastify.get('/public', ok);
       fastify.get('/apiary', ok);
+      fastify.route({ method: ['PUT', 'DELETE'], url: '/api/files/*', handler: ok });
+      fastify.route({ method: 'GET', url: '/api/late', constraints: { version: '2.0.0' }, handler: ok });
       await fastify.register(
         async (api) => {
           api.get('/early', ok);
@@ -72,9 +74,10 @@ describe('routes the plugin does not limit are reported at startup', () => {
       expect(entries).toHaveLength(1);
       expect(entries[0]?.code).toBe(WARNING_CODES.ROUTES_NOT_LIMITED);
       expect(entries[0]?.code).toBe('SLUICE_ROUTES_NOT_LIMITED');
-      expect(entries[0]?.fields).toEqual({ adapter: 'fastify', routes: 2 });
+      expect(entries[0]?.fields).toEqual({ adapter: 'fastify', routes: 5 });
       expect(entries[0]?.message).toBe(
-        '2 route(s) not rate limited by @sluice/fastify: GET /api/health, POST /api/v1/old/:id. ' +
+        '5 route(s) not rate limited by @sluice/fastify: GET /api/health, POST /api/v1/old/:id, ' +
+          'PUT /api/files/*, DELETE /api/files/*, GET /api/late {"version":"2.0.0"}. ' +
           'Register the rate-limit plugin before the plugins that declare them, or inside their scope.',
       );
       // What the report says is what happens.

@@ -22,24 +22,30 @@ export function reportRoutesNotReached(fastify: FastifyInstance, logger: unknown
 /**
  * The app's routes under `prefix` whose onRequest and preHandler hooks hold no Sluice hook, as
  * `METHOD pattern` (a GET's HEAD left out). Fastify keeps routes and their hooks in its router
- * and lists them only as text (`printRoutes`): one route a line, its hook lists on the next.
+ * and lists them only as text (`printRoutes`): a tree of path segments, a node's routes on its
+ * line and the lines after it, each with its hook lists below.
  */
 function routesWithoutHook(fastify: FastifyInstance, prefix: string): string[] {
-  const listing = fastify.printRoutes({ includeMeta: ['onRequest', 'preHandler'], commonPrefix: false });
-  const routes: string[] = [];
-  let route: string | undefined;
+  const listing = fastify.printRoutes({ includeMeta: ['onRequest', 'preHandler'] });
   const folder = prefix.endsWith('/') ? prefix : `${prefix}/`; // '/api' holds '/api/x', not '/apiary'
+  const segments: string[] = []; // from the root to the current node
+  const routes: string[] = [];
+  let route: string[] | undefined; // the current line's, until a hook list names the plugin's
   for (const line of `${listing}\n`.split('\n')) {
-    const item = line.replace(/^[│├└─ ]+/u, '');
+    const node = /^((?:[│ ] {3})*)[├└]── (.*)$/u.exec(line);
+    const item = node?.[2] ?? line.replace(/^[│ ]+/u, '');
     if (item.startsWith('• ')) {
       if (item.includes(`"${HOOK_NAME}()"`)) route = undefined;
       continue;
     }
-    if (route !== undefined) routes.push(route);
-    const [, pattern, methods] = /^(.+?) \(([A-Z-]+(?:, [A-Z-]+)*)\)/u.exec(item) ?? [];
+    if (route !== undefined) routes.push(...route);
+    const [, label = item, methods, constraints = ''] =
+      /^(.+?) \(([A-Z-]+(?:, [A-Z-]+)*)\)( .+)?$/u.exec(item) ?? [];
+    if (node?.[1] !== undefined) segments.splice(node[1].length / 4, Infinity, label);
+    const pattern = segments.join('');
     const shown = methods?.split(', ').filter((method, _, all) => method !== 'HEAD' || !all.includes('GET'));
-    const under = pattern !== undefined && (pattern === prefix || pattern.startsWith(folder));
-    route = under ? `${shown?.join(',')} ${pattern}` : undefined;
+    const under = shown !== undefined && (pattern === prefix || pattern.startsWith(folder));
+    route = under ? shown.map((method) => `${method} ${pattern}${constraints}`) : undefined;
   }
   return routes;
 }
