@@ -164,7 +164,8 @@ function answer(
 
 /**
  * The Sluice plugin for Fastify 5: `await app.register(rateLimit, options)`. It limits every
- * route of its scope, those declared before it too; inside a plugin, a route group. A route's
+ * route of its scope and its plugins, those declared or loaded before it too; inside a plugin, a
+ * route group, which names at startup the routes under its prefix it does not reach. A route's
  * `config.rateLimit` is merged over the options (`false`: not limited). The route key is the
  * route's pattern, the client IP `request.ip` (Fastify's `trustProxy`), the decision
  * `request.rateLimit`. Bad options fail `register()`, a route's `ready()`.

@@ -78,7 +78,7 @@ describe('routes the plugin does not limit are reported at startup', () => {
       expect(entries[0]?.message).toBe(
         '5 route(s) not rate limited by @sluice/fastify: GET /api/health, POST /api/v1/old/:id, ' +
           'PUT /api/files/*, DELETE /api/files/*, GET /api/late {"version":"2.0.0"}. ' +
-          'Register the rate-limit plugin before the plugins that declare them, or inside their scope.',
+          'Move them into the group, or register the plugin in their scope too (at the root it limits every route).',
       );
       // What the report says is what happens.
       expect(

@@ -5,7 +5,8 @@ import type { FastifyInstance } from 'fastify';
 /** The plugin's hook's name: Fastify's route listing names hooks by their function's name. */
 export const HOOK_NAME = 'sluiceRateLimitHook';
 
-const FIX = 'Register the rate-limit plugin before the plugins that declare them, or inside their scope.';
+const FIX =
+  'Move them into the group, or register the plugin in their scope too (at the root it limits every route).';
 
 /**
  * Reports (`SLUICE_ROUTES_NOT_LIMITED`) the routes under a scope's prefix that no Sluice hook
