@@ -21,6 +21,7 @@ import type {
 } from 'fastify';
 import fp from 'fastify-plugin';
 import { routeRateLimitOptions } from './route-options.js';
+import { HOOK_NAME, reportRoutesNotReached } from './unlimited-routes.js';
 
 declare module 'fastify' {
   interface FastifyRequest {
@@ -110,8 +111,10 @@ async function plugin(fastify: FastifyInstance, options: FastifyRateLimitOptions
       .then((result) => answer(limits, result, request, reply, done), done);
   };
 
+  Object.defineProperty(limitHook, 'name', { value: HOOK_NAME });
   if (!fastify.hasRequestDecorator('rateLimit')) fastify.decorateRequest('rateLimit', null);
-  // An instance hook: Fastify gives it to every route of this scope, those declared before too.
+  // An instance hook: Fastify gives it to every route of this scope and of its plugins, those
+  // declared or loaded before it too.
   fastify.addHook(own.hook as 'onRequest', limitHook);
   // Each route gets its own copy (options objects may be shared by routes or apps); inner
   // registrations' onRoute hooks run last and take the route over from outer ones.
@@ -124,9 +127,11 @@ async function plugin(fastify: FastifyInstance, options: FastifyRateLimitOptions
     routeOwners.set(own, registration);
     routeLimits.set(own, undefined);
   });
-  // Built once every plugin is loaded, so a route's bad options fail ready().
+  // Built once every plugin is loaded, so a route's bad options fail ready(); then the routes
+  // this hook does not reach are reported.
   fastify.addHook('onReady', async function buildRouteLimits() {
     for (const config of routeLimits.keys()) if (routeOwners.get(config) === registration) build(config);
+    reportRoutesNotReached(fastify, options.logger);
   });
 }
 
@@ -159,7 +164,8 @@ function answer(
 
 /**
  * The Sluice plugin for Fastify 5: `await app.register(rateLimit, options)`. It limits every
- * route of its scope, those declared before it too; inside a plugin, a route group. A route's
+ * route of its scope and its plugins, those declared or loaded before it too; inside a plugin, a
+ * route group, which names at startup the routes under its prefix it does not reach. A route's
  * `config.rateLimit` is merged over the options (`false`: not limited). The route key is the
  * route's pattern, the client IP `request.ip` (Fastify's `trustProxy`), the decision
  * `request.rateLimit`. Bad options fail `register()`, a route's `ready()`.

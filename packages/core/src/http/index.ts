@@ -115,4 +115,5 @@ export {
   WARNING_CODES,
   warnIfPermissiveTrustProxy,
   warnOnce,
+  warnRoutesNotLimited,
 } from './warn.js';

@@ -17,9 +17,11 @@ export const WARNING_CODES = {
   POLICY_CHOICE_FAILED: 'SLUICE_POLICY_CHOICE_FAILED',
   /** A settle after the response failed (a throwing `settle` option, bad units, the store): not settled. */
   SETTLE_FAILED: 'SLUICE_SETTLE_FAILED',
+  /** Routes the adapter's hook does not reach (another scope, declared before it): not limited. */
+  ROUTES_NOT_LIMITED: 'SLUICE_ROUTES_NOT_LIMITED',
 } as const;
 
-import { report, type SluiceLogger } from './logger.js';
+import { type Reporter, report, type SluiceLogger } from './logger.js';
 
 const emitted = new Set<string>();
 
@@ -87,5 +89,23 @@ export function warnIfPermissiveTrustProxy<App extends object>(
       'any client can set, and clients can choose their own rate-limit identity. ' +
       permissive.fix,
     { setting: permissive.setting },
+  );
+}
+
+/**
+ * Reports at startup (code `SLUICE_ROUTES_NOT_LIMITED`) the routes an adapter does not limit
+ * although none of them opted out, named `METHOD pattern` (route patterns, never request paths).
+ * Nothing when `routes` is empty.
+ *
+ * @param fix how to get those routes limited, in the framework's terms
+ */
+export function warnRoutesNotLimited(reporter: Reporter, routes: readonly string[], fix: string): void {
+  if (routes.length === 0) return;
+  report(
+    reporter.logger,
+    'warn',
+    WARNING_CODES.ROUTES_NOT_LIMITED,
+    `${routes.length} route(s) not rate limited by @sluice/${reporter.adapter}: ${routes.join(', ')}. ${fix}`,
+    { adapter: reporter.adapter, routes: routes.length },
   );
 }
