@@ -111,3 +111,17 @@ export function bucketDelta(
   if (most <= 0) return 0;
   return Math.max(deltaUnits, -most);
 }
+
+/**
+ * A wait's fraction of a ms that is floating-point noise, not time (1 ns): lua/common.lua's
+ * WAIT_NOISE_MS.
+ */
+const WAIT_NOISE_MS = 1e-6;
+
+/**
+ * A wait in whole ms as a store tells it: rounded up past the noise (497.00000000000006 is 497),
+ * so a told wait never counts down faster than the clock; `+ 0`: never -0. As lua/decide.lua.
+ */
+export function wholeWaitMs(waitMs: number): number {
+  return Math.ceil(waitMs - WAIT_NOISE_MS) + 0;
+}

@@ -93,10 +93,7 @@ function chosenCost(
 ): Descriptor['cost'] | undefined {
   if (typeof cost !== 'object' || cost === null || choice.policyNames !== undefined) return cost;
   const { policies } = choice.limiter;
-  let own: Record<string, number> | undefined;
-  for (const name of Object.keys(cost)) {
-    if (policies.some((p) => p.name === name)) continue;
-    own ??= Object.fromEntries(Object.entries(cost).filter(([n]) => policies.some((p) => p.name === n)));
-  }
-  return own === undefined ? cost : own;
+  const chosen = (name: string) => policies.some((p) => p.name === name);
+  if (Object.keys(cost).every(chosen)) return cost;
+  return Object.fromEntries(Object.entries(cost).filter(([name]) => chosen(name)));
 }

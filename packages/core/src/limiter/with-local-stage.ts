@@ -1,5 +1,6 @@
 /** The local stage as a store layer: an in-process bucket per key that turns a burst away before the store. */
 import { type TokenBucketState, tokenBucket } from '../algorithms/token-bucket.js';
+import { wholeWaitMs } from '../algorithms/types.js';
 import type { Clock, CompiledLocalStage, StoreEntry, StoreVerdict } from '../types.js';
 import { DenialMemory } from './denial-memory.js';
 import {
@@ -118,7 +119,7 @@ export function withLocalStage(
           remaining: 0,
           resetMs: Math.ceil(evaluation.resetMs),
           // -1: never (a cost above the burst), as the store says it.
-          retryAfterMs: evaluation.retryAfterMs < 0 ? -1 : Math.max(1, Math.ceil(evaluation.retryAfterMs)),
+          retryAfterMs: evaluation.retryAfterMs < 0 ? -1 : Math.max(1, wholeWaitMs(evaluation.retryAfterMs)),
         };
       }
       if (denied !== undefined) return turnAway(entries, denied, nowMs, then);

@@ -6,6 +6,15 @@
 import type { StoreEntry } from '../types.js';
 
 /**
+ * Whether a consuming call charges one entry: a shadow entry when every entry allows
+ * (`allAllow`), an enforced one when every enforced entry allows (`enforcedAllow`). The one
+ * TypeScript copy of lua/decide.lua's rule; `MemoryStore` and `chargedByRule` both ask it.
+ */
+export function chargesEntry(shadow: boolean, allAllow: boolean, enforcedAllow: boolean): boolean {
+  return shadow ? allAllow : enforcedAllow;
+}
+
+/**
  * Which entries a consuming call charged, given whether each entry alone admitted its cost (a
  * banned entry did not): every entry when every entry allows; when only shadow entries deny, the
  * enforced ones; when an enforced entry denies, none. `verdicts` are in entry order.
@@ -21,5 +30,5 @@ export function chargedByRule(
     all = false;
     if (!(entries[i] as StoreEntry).policy.shadow) enforced = false;
   }
-  return entries.map((e) => (e.policy.shadow ? all : enforced));
+  return entries.map((e) => chargesEntry(e.policy.shadow, all, enforced));
 }

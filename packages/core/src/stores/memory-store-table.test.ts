@@ -2,8 +2,9 @@ import fc from 'fast-check';
 import { describe, expect, it } from 'vitest';
 import { ALGORITHMS } from '../algorithms/index.js';
 import { ALL_ALGORITHMS, policyArb, startTimeArb } from '../algorithms/testing.test-support.js';
+import { wholeWaitMs } from '../algorithms/types.js';
 import type { Algorithm, CompiledPolicy, StoreMode, StoreVerdict } from '../types.js';
-import { MemoryStore, wholeWaitMs } from './memory-store.js';
+import { MemoryStore } from './memory-store.js';
 
 /**
  * A plain reference for MemoryStore's table: one object per key in a Map, the same

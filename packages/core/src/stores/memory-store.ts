@@ -14,23 +14,14 @@
  */
 import { ALGORITHMS, type AlgorithmParams, type Evaluation } from '../algorithms/index.js';
 import { leaseTake } from '../algorithms/lease-take.js';
+import { wholeWaitMs } from '../algorithms/types.js';
 import { assertValidEntries } from '../algorithms/validate.js';
 import type { Clock, Store, StoreEntry, StoreMode, StoreSettleEntry, StoreVerdict } from '../types.js';
+import { chargesEntry } from './charge-rule.js';
 import { LruIndex, NO_SLOT } from './lru-index.js';
 import { BanTable, banInForce, banVerdict } from './memory-bans.js';
 import { settleInTable } from './memory-store-settle.js';
 import { StateTable } from './memory-store-table.js';
-
-/**
- * A wait's fraction of a ms that is floating-point noise, not time (1 ns): waits are told in whole
- * ms rounded up from `wait - WAIT_NOISE_MS`, as lua/common.lua's WAIT_NOISE_MS.
- */
-const WAIT_NOISE_MS = 1e-6;
-
-/** A store's wait in whole ms as replied: rounded up past the noise (`+ 0`: never -0). */
-export function wholeWaitMs(waitMs: number): number {
-  return Math.ceil(waitMs - WAIT_NOISE_MS) + 0;
-}
 
 /** Options of `MemoryStore`. */
 export interface MemoryStoreOptions {
@@ -198,14 +189,12 @@ export class MemoryStore implements Store {
     }
 
     const consume = mode === 'consume';
-    const chargeAll = consume && all;
-    const chargeEnforced = consume && enforced && !all;
     let charged = false;
     const verdicts: StoreVerdict[] = new Array(entries.length);
     for (let i = 0; i < entries.length; i++) {
       const e = evaluations[i] as Evaluation<unknown>;
       const { key, policy } = entries[i] as StoreEntry;
-      const charge = chargeAll || (chargeEnforced && !policy.shadow);
+      const charge = consume && chargesEntry(policy.shadow, all, enforced);
       if (charge) {
         charged = true;
         let ttlMs = Math.ceil(e.chargedResetMs) + 1;
