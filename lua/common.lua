@@ -22,22 +22,39 @@ local tonumber, type = tonumber, type
 local floor, ceil = math.floor, math.ceil
 local find, sub, format, byte = string.find, string.sub, string.format, string.byte
 local rcall, rpcall = redis.call, redis.pcall
+local unpack = unpack
 
--- Every algorithm registers itself here: ALGORITHMS[name] = function(r, key, nowMs,
+-- Every algorithm registers itself here: ALGORITHMS[name] = function(r, key, saved, nowMs,
 -- limit, windowMs, intervalMs, cost) filling the result table r (see decide.lua, which
--- reuses one table per entry position, so nothing is allocated per decision). An
+-- reuses one table per entry position, so nothing is allocated per decision). `saved` is the
+-- key's value as read by decide.lua (one GET, or one MGET for every entry of a decision): a
+-- string, or nil when the key is absent or holds another type. An
 -- algorithm sets every field it reads back, and the common ones: allowed, remaining,
 -- resetMs, retryAfterMs, chargedRemaining, chargedResetMs, key, write (r.write(r, ttlMs)
 -- charges). Its name, its file and the other fields it sets are declared by its module in
 -- packages/core/src/algorithms/ (lua.resultFields), which the registry lists.
 local ALGORITHMS = {}
 
--- A double as an exact decimal string ("-0" becomes "0").
+-- A double as an exact decimal string ("-0" becomes "0"). A whole number below 2^53 is written
+-- with '%d': the digits '%.17g' writes, at under half its cost.
 local function fmt(x)
   if x == 0 then
     return '0'
   end
+  if x == floor(x) and x < 9007199254740992 and x > -9007199254740992 then
+    return format('%d', x)
+  end
   return format('%.17g', x)
+end
+
+-- fmt of a time a state stores (tsMs, a window's start): the writes of one call mostly store the
+-- same one (the call's clock, the current window), so the last one written is kept and reused.
+local fmt_time_at, fmt_time_text = nil, nil
+local function fmt_time(x)
+  if x ~= fmt_time_at then
+    fmt_time_at, fmt_time_text = x, fmt(x)
+  end
+  return fmt_time_text
 end
 
 -- Whole units left, floor with EPS slack, clamped to [0, floor(limit)].

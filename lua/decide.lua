@@ -35,9 +35,11 @@
 --                 bans for blockMs, or escalatedBlockMs from the violations-th of a window on.
 --                 The ban key's TTL: until the later of the block's end and the window's end.
 -- Then, for each decision, either the short form, one item:
---   policy        index into the policy table ('1'..policyCount, as written by tostring):
---                 mode 'consume', no request record, one entry of that policy, cost 1 (the
---                 common decision; its one KEY is the entry's state key)
+--   policies      indices into the policy table ('1'..policyCount, as written by tostring),
+--                 joined by '+' when more than one ('1', '1+2'): mode 'consume', no request
+--                 record, one entry per index in that order, cost 1 each (the common decision:
+--                 every policy of a request charged one unit; its KEYS are the entries' state
+--                 keys, then their ban keys as below). A call parses each distinct item once.
 -- or the full form:
 --   mode          'consume' (charge as phase 2 says) or 'peek' (never writes)
 --   requestTtlMs  '' = no request record. A positive number = the decision's last KEY is
@@ -143,6 +145,32 @@ end
 -- entries), key (index of its first KEY), entry (index of its first entry). Entry e is
 -- ent[2e-1] (its policy) and ent[2e] (its cost).
 local dec, ent = {}, {}
+-- The short forms with '+' seen in this call, by item: their policies in order (parsed once).
+local shorts = {}
+-- The policies of a short form item with '+' ('1+2'), parsed on first sight; nil and the
+-- position of the bad index when one is not in the policy table.
+local function short_policies(item)
+  local list = shorts[item]
+  if list ~= nil then
+    return list
+  end
+  list = {}
+  local from = 1
+  while true do
+    local plus = find(item, '+', from, true)
+    local policy = policies[sub(item, from, (plus or 0) - 1)]
+    if policy == nil then
+      return nil, #list + 1
+    end
+    list[#list + 1] = policy
+    if plus == nil then
+      break
+    end
+    from = plus + 1
+  end
+  shorts[item] = list
+  return list
+end
 -- The ban bookkeeping, only in a call some policy of which has a ban (false otherwise; one
 -- table, so the decide closure below captures one more upvalue, not one per field): keys[d],
 -- how many ban keys decision d has (only when it has any); per entry position of the decision
@@ -165,6 +193,22 @@ while argi <= argc do
     consume, recordTtl, count, firstEntry, nextArg = true, false, 1, nEntries, argi + 1
     if anyBan and short.ban then
       B.keys[d] = 1
+    end
+  elseif find(mode, '+', 1, true) then
+    -- The short form of several policies: consume 1 unit of each, no request record.
+    local list, bad = short_policies(mode)
+    if list == nil then
+      return redis.error_reply('ERR sluice: unknown policy index in entry ' .. bad .. ' (decision ' .. d .. ')')
+    end
+    count = #list
+    consume, recordTtl, firstEntry, nextArg = true, false, nEntries + 1, argi + 1
+    for i = 1, count do
+      local policy = list[i]
+      nEntries = nEntries + 1
+      ent[2 * nEntries - 1], ent[2 * nEntries] = policy, 1
+      if anyBan and policy.ban then
+        B.keys[d] = (B.keys[d] or 0) + 1
+      end
     end
   else
     if mode ~= 'consume' and mode ~= 'peek' then
@@ -355,8 +399,14 @@ local function decide(d)
   end
 
   -- Phase 1: evaluate, no writes. `all`: every entry allows; `enforced`: every enforced one.
+  -- The states are read first: one GET, or one MGET for several entries (MGET answers nil, as
+  -- get_string, for a key of another type).
   local all, enforced = true, true
   local nextBan = nBans and keyBase + count
+  local values = false
+  if count > 1 then
+    values = rcall('MGET', unpack(KEYS, keyBase, keyBase + count - 1))
+  end
   for i = 1, count do
     local r = results[i]
     if r == nil then
@@ -365,8 +415,14 @@ local function decide(d)
       results[i] = r
     end
     local policy = ent[2 * (e0 + i) - 1]
-    policy.algorithm(r, KEYS[keyBase + i - 1], now, policy.limit, policy.windowMs,
-      policy.intervalMs, ent[2 * (e0 + i)])
+    local key = KEYS[keyBase + i - 1]
+    local saved
+    if values then
+      saved = values[i] or nil
+    else
+      saved = get_string(key)
+    end
+    policy.algorithm(r, key, saved, now, policy.limit, policy.windowMs, policy.intervalMs, ent[2 * (e0 + i)])
     local least = lease and lease[e0 + i]
     if least then
       -- A lease take: what is left when the full take is denied, down to least.
@@ -376,10 +432,10 @@ local function decide(d)
         if r.remaining >= least then
           units = r.remaining
         end
-        policy.algorithm(r, KEYS[keyBase + i - 1], now, policy.limit, policy.windowMs, policy.intervalMs, units)
+        policy.algorithm(r, key, saved, now, policy.limit, policy.windowMs, policy.intervalMs, units)
         if not r.allowed and units > least then
           units = least
-          policy.algorithm(r, KEYS[keyBase + i - 1], now, policy.limit, policy.windowMs, policy.intervalMs, units)
+          policy.algorithm(r, key, saved, now, policy.limit, policy.windowMs, policy.intervalMs, units)
         end
       end
       takes[i] = units

@@ -22,12 +22,12 @@
 --   never). A charge adds cost to count and writes the state with a TTL.
 
 local function fixed_window_write(r, ttlMs)
-  rcall('SET', r.key, 'f' .. fmt(r.win) .. '|' .. fmt(r.count2), 'PX', ttlMs)
+  rcall('SET', r.key, 'f' .. fmt_time(r.win) .. '|' .. fmt(r.count2), 'PX', ttlMs)
 end
 
-ALGORITHMS['fixed-window'] = function(r, key, now, limit, windowMs, intervalMs, cost)
+ALGORITHMS['fixed-window'] = function(r, key, saved, now, limit, windowMs, intervalMs, cost)
   local win, count = floor(now / windowMs) * windowMs, 0
-  local savedStart, savedCount = tagged2(get_string(key), TAG_FIXED_WINDOW)
+  local savedStart, savedCount = tagged2(saved, TAG_FIXED_WINDOW)
   if savedStart ~= nil and (savedStart == win or (savedStart > win and is_window_start(savedStart, windowMs))) then
     win, count = savedStart, savedCount
   end

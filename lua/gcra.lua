@@ -59,10 +59,10 @@ local function gcra_write(r, ttlMs)
   else
     text = fmt(used)
   end
-  rcall('SET', r.key, 'g' .. text .. '|' .. fmt(r.ts), 'PX', ttlMs)
+  rcall('SET', r.key, 'g' .. text .. '|' .. fmt_time(r.ts), 'PX', ttlMs)
 end
 
-ALGORITHMS['gcra'] = function(r, key, now, limit, windowMs, intervalMs, cost)
+ALGORITHMS['gcra'] = function(r, key, saved, now, limit, windowMs, intervalMs, cost)
   local q = gcra_ticks(limit)
   local lq = limit * q
   local ct = ceil(cost * q - GCRA_TICK_SLACK)
@@ -77,7 +77,7 @@ ALGORITHMS['gcra'] = function(r, key, now, limit, windowMs, intervalMs, cost)
   end
   local most = limit + slack + delta
   local used, ts, tat, moved = 0, now, now, false
-  local savedUsed, savedTs = tagged2(get_string(key), TAG_GCRA)
+  local savedUsed, savedTs = tagged2(saved, TAG_GCRA)
   if savedUsed ~= nil then
     used, ts = savedUsed, savedTs
     if used > most then

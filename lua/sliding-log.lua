@@ -12,7 +12,7 @@
 --   hold it). Live units = cumulative units of the last record - those of the record
 --   before the first live one (or the base). Requests charged at the same time share
 --   one record.
--- Cost per decision: one GET; a charge APPENDs its record (or, stamped like the newest,
+-- Cost per decision: one read (decide.lua's GET or MGET); a charge APPENDs its record (or, stamped like the newest,
 --   SETRANGEs that record's units), so it does not copy the log. Expired records stay in
 --   front until they are as many as the live ones; then the charge rewrites the log
 --   without them (one SET), so each record is copied a bounded number of times. The
@@ -32,7 +32,7 @@
 -- Returns (see decide.lua): allowed when live + cost <= limit; remaining = limit - live;
 --   resetMs = ms until the newest record leaves the window; retryAfterMs = ms until
 --   enough of the oldest units have left (0 when allowed, -1 when cost > limit: never).
---   Reads only (one GET) when nothing is charged.
+--   Reads only (no write) when nothing is charged.
 
 local LOG_HEAD = 16
 local LOG_TIME = 16
@@ -109,13 +109,13 @@ local function sliding_log_write(r, ttlMs)
   rcall('SET', key, value, 'PX', ttlMs + slackMs)
 end
 
-ALGORITHMS['sliding-log'] = function(r, key, now, limit, windowMs, intervalMs, cost)
+ALGORITHMS['sliding-log'] = function(r, key, saved, now, limit, windowMs, intervalMs, cost)
   -- Times in whole microseconds: Redis TIME's resolution, so exact in production. Times
   -- to come are differences of whole microseconds (+ windowMs), so a 60 s window reports
   -- exactly 60000 ms, never 60000 plus the rounding of nowMs.
   local nowUs = floor(now * 1000 + 0.5)
   local sinceUs = nowUs - windowMs * 1000
-  local v = get_string(key)
+  local v = saved
   local n, base, cum, last = 0, 0, 0, nil
   if v ~= nil then
     local len = #v

@@ -43,13 +43,13 @@ local function sliding_window_at(start, windowMs, room, units, plus, cost, limit
 end
 
 local function sliding_window_write(r, ttlMs)
-  rcall('SET', r.key, 'w' .. fmt(r.win) .. '|' .. fmt(r.cur2) .. '|' .. fmt(r.prev), 'PX', ttlMs)
+  rcall('SET', r.key, 'w' .. fmt_time(r.win) .. '|' .. fmt(r.cur2) .. '|' .. fmt(r.prev), 'PX', ttlMs)
 end
 
-ALGORITHMS['sliding-window'] = function(r, key, now, limit, windowMs, intervalMs, cost)
+ALGORITHMS['sliding-window'] = function(r, key, saved, now, limit, windowMs, intervalMs, cost)
   local n = floor(now / windowMs)
   local win, cur, prev = n * windowMs, 0, 0
-  local savedStart, savedCur, savedPrev = tagged3(get_string(key), TAG_SLIDING_WINDOW)
+  local savedStart, savedCur, savedPrev = tagged3(saved, TAG_SLIDING_WINDOW)
   if savedStart ~= nil then
     if savedStart == win or (savedStart > win and is_window_start(savedStart, windowMs)) then
       win, cur, prev = savedStart, savedCur, savedPrev

@@ -22,12 +22,11 @@
 --   cost > limit: never). A charge subtracts cost and writes "<tokens>|<tsMs>" with a TTL.
 
 local function token_bucket_write(r, ttlMs)
-  rcall('SET', r.key, fmt(r.left) .. '|' .. fmt(r.ts), 'PX', ttlMs)
+  rcall('SET', r.key, fmt(r.left) .. '|' .. fmt_time(r.ts), 'PX', ttlMs)
 end
 
-ALGORITHMS['token-bucket'] = function(r, key, now, limit, windowMs, intervalMs, cost)
+ALGORITHMS['token-bucket'] = function(r, key, saved, now, limit, windowMs, intervalMs, cost)
   local tokens, ts = limit, now
-  local saved = get_string(key)
   local savedTokens, savedTs
   if saved ~= nil then
     savedTokens, savedTs = parse2(saved, 1)

@@ -91,9 +91,11 @@ async function measure(core, name, run) {
 
 function cases(core) {
   const tb = core.definePolicy({ name: 'tb', burst: 1_000_000, rate: '1000/s' });
+  const tb2 = core.definePolicy({ name: 'tb2', burst: 2_000_000, rate: '2000/s' });
   const sw = core.definePolicy({ name: 'sw', algorithm: 'sliding-window', limit: 1_000_000, window: '1h' });
   const Call = core.ScriptCall ?? core.DecideCall;
-  const send = (client, call) => client.evalsha(core.DECIDE_SCRIPT.sha1, call.keys.length, ...call.params());
+  const send = (client, call) =>
+    client.evalsha(core.DECIDE_SCRIPT.sha1, call.keys.length, ...call.keys, ...call.args());
   const inFlight = async (n, op) => {
     for (let i = 0; i < n; i += 64)
       await Promise.all(Array.from({ length: Math.min(64, n - i) }, (_, j) => op(i + j)));
@@ -125,6 +127,21 @@ function cases(core) {
         const c = new Call('');
         for (let j = 0; j < 128; j++)
           c.add([{ key: `b:{${ids[(i * 128 + j) % ids.length]}}:tb`, policy: tb, cost: 1 }], 'consume');
+        return send(client, c);
+      });
+      return { calls, units: calls * 128, unit: 'decision' };
+    },
+    'batch of 128 two-policy decisions (token bucket x2)': async (client, n) => {
+      const calls = Math.ceil(n / 128);
+      await inFlight(calls, (i) => {
+        const c = new Call('');
+        for (let j = 0; j < 128; j++) {
+          const id = ids[(i * 128 + j) % ids.length];
+          c.add(
+            [tb, tb2].map((p) => ({ key: `t:{${id}}:${p.name}`, policy: p, cost: 1 })),
+            'consume',
+          );
+        }
         return send(client, c);
       });
       return { calls, units: calls * 128, unit: 'decision' };

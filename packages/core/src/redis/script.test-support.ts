@@ -38,8 +38,8 @@ async function callScript(redis: Redis, keys: readonly string[], args: readonly 
 
 /**
  * The decide script as a `Decide` with explicit time. Form `short` sends what `RedisStore`
- * sends (a consume of one unit of one policy as one item, its policy index); form `full`
- * sends every decision in the full form (mode, requestTtlMs, entryCount, policy, cost).
+ * sends (a consume of one unit of each policy as one item, its policy indices joined by '+');
+ * form `full` sends every decision in the full form (mode, requestTtlMs, entryCount, policy, cost).
  */
 export function redisDecide(redis: Redis, form: 'short' | 'full' = 'short'): Decide {
   if (form === 'short') return (entries, mode, nowMs) => evalDecide(redis, entries, mode, nowMs);
@@ -54,5 +54,12 @@ export function redisDecide(redis: Redis, form: 'short' | 'full' = 'short'): Dec
 export function fullFormArgs(args: readonly string[]): string[] {
   const policyArgsEnd = 2 + 5 * Number(args[1]);
   if (args.length !== policyArgsEnd + 1) return [...args];
-  return [...args.slice(0, policyArgsEnd), 'consume', '', '1', args[policyArgsEnd] as string, '1'];
+  const indices = (args[policyArgsEnd] as string).split('+');
+  return [
+    ...args.slice(0, policyArgsEnd),
+    'consume',
+    '',
+    String(indices.length),
+    ...indices.flatMap((index) => [index, '1']),
+  ];
 }

@@ -113,7 +113,6 @@ describe('embedded decide script', () => {
     );
     expect(() => call.add([{ key: 'z:a', policy: a, cost: 0 }], 'consume')).toThrow(/cost/);
     expect(call.keys).toEqual(['x:a', 'y:a', 'y:b', 'y:r']);
-    expect(call.size).toBe(2);
     expect(call.replyItems).toBe(12);
     expect(call.args()).toEqual([
       '',
@@ -123,7 +122,6 @@ describe('embedded decide script', () => {
       '1',
       ...['peek', '100', '2', '1', '1', '2', '2'],
     ]);
-    expect(call.params()).toEqual([...call.keys, ...call.args()]);
   });
 
   it('sends a consume of one unit of one policy without a record as one item, its policy index', () => {

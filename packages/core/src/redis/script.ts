@@ -7,7 +7,8 @@
  * record key when there is one. ARGV: `[nowMs | '', policyCount, ...per policy: algorithm,
  * limit, windowMs, intervalMs, shadow ('1' | '0'), ...per decision: mode, requestTtlMs | '',
  * entryCount, ...per entry: policy index (1-based), cost]`; a decision that consumes one unit
- * of one policy without a request record (most of them) is sent as one item, its policy index.
+ * of each of its policies without a request record (most of them) is sent as one item, its
+ * policy indices joined by '+' ('1', '1+2').
  * The enforced entries of a decision are charged when every enforced entry allows, the shadow
  * entries when every entry allows: one call decides a mix of both. Reply:
  * integers, four per entry of every decision in order: `allowed` (1/0), `remaining`,
@@ -129,8 +130,6 @@ export class ScriptCall {
   readonly keys: string[] = [];
   /** Reply items the call will return: four per entry of every decision. */
   replyItems = 0;
-  /** Decisions added. */
-  size = 0;
   private readonly policyIndex = new Map<CompiledPolicy, string>();
   private readonly policyArgs: string[] = [];
   private readonly decisionArgs: string[] = [];
@@ -149,30 +148,34 @@ export class ScriptCall {
       throw new Error(`store: "requestTtlMs" must be a positive number of milliseconds, got ${requestTtlMs}`);
     }
     const keys = encodeScriptKeys(entries, requestKey);
-    const args = this.decisionArgs;
-    const only = entries[0] as StoreEntry;
-    if (
-      mode === 'consume' &&
-      requestTtlMs === undefined &&
-      entries.length === 1 &&
-      only.cost === 1 &&
-      only.leastCost === undefined
-    ) {
-      // The short form: one item instead of five ('consume', '', '1', index, '1').
-      args.push(this.indexOf(only.policy));
+    if (mode === 'consume' && requestTtlMs === undefined && isUnitEach(entries)) {
+      // The short form: one item, the policy indices joined by '+' ('1', '1+2'), instead of
+      // 3 + 2 per entry ('consume', '', '2', '1', '1', '2', '1').
+      let item = this.indexOf((entries[0] as StoreEntry).policy);
+      for (let i = 1; i < entries.length; i++) item += `+${this.indexOf((entries[i] as StoreEntry).policy)}`;
+      this.decisionArgs.push(item);
     } else {
-      args.push(mode, requestTtlMs === undefined ? '' : String(requestTtlMs), String(entries.length));
-      for (let i = 0; i < entries.length; i++) {
-        const { policy, cost, leastCost } = entries[i] as StoreEntry;
-        if (leastCost !== undefined) {
-          if (requestTtlMs !== undefined) throw new Error('store: a lease take cannot have a request record');
-          args.push(this.indexOf(policy), `${cost}>${leastCost}`);
-        } else args.push(this.indexOf(policy), cost === 1 ? '1' : String(cost));
-      }
+      this.addFullForm(entries, mode, requestTtlMs);
     }
-    for (const key of keys) this.keys.push(key);
+    for (let i = 0; i < keys.length; i++) this.keys.push(keys[i] as string);
     this.replyItems += replyItemsOf(entries);
-    this.size += 1;
+  }
+
+  /** The full form of a decision: mode, requestTtlMs, entryCount, then policy index and cost per entry. */
+  private addFullForm(
+    entries: readonly StoreEntry[],
+    mode: StoreMode,
+    requestTtlMs: number | undefined,
+  ): void {
+    const args = this.decisionArgs;
+    args.push(mode, requestTtlMs === undefined ? '' : String(requestTtlMs), String(entries.length));
+    for (let i = 0; i < entries.length; i++) {
+      const { policy, cost, leastCost } = entries[i] as StoreEntry;
+      if (leastCost !== undefined) {
+        if (requestTtlMs !== undefined) throw new Error('store: a lease take cannot have a request record');
+        args.push(this.indexOf(policy), `${cost}>${leastCost}`);
+      } else args.push(this.indexOf(policy), cost === 1 ? '1' : String(cost));
+    }
   }
 
   /** The policy's index in the call's policy table ('1', '2', ...), added on first use. */
@@ -190,11 +193,15 @@ export class ScriptCall {
   args(): string[] {
     return [this.nowArg, String(this.policyIndex.size)].concat(this.policyArgs, this.decisionArgs);
   }
+}
 
-  /** KEYS then ARGV in one array (`evalsha(sha1, keys.length, ...params)`). */
-  params(): string[] {
-    return this.keys.concat(this.args());
+/** True when every entry costs one unit and none is a lease take: a decision the short form carries. */
+function isUnitEach(entries: readonly StoreEntry[]): boolean {
+  for (let i = 0; i < entries.length; i++) {
+    const entry = entries[i] as StoreEntry;
+    if (entry.cost !== 1 || entry.leastCost !== undefined) return false;
   }
+  return true;
 }
 
 /**
