@@ -1,5 +1,5 @@
 /** The checks every store runs on the entries of a check, from the algorithm registry's store rules. */
-import type { StoreEntry, StoreSettleEntry } from '../types.js';
+import type { CompiledPolicy, StoreEntry, StoreSettleEntry } from '../types.js';
 import { ALGORITHMS, isAlgorithm } from './registry.js';
 
 function assertPositive(field: string, value: unknown, policy: string): void {
@@ -10,11 +10,15 @@ function assertPositive(field: string, value: unknown, policy: string): void {
   }
 }
 
+/** Frozen policies whose own fields (limit, windowMs, intervalMs, algorithm) passed the checks. */
+const checkedPolicies = new WeakSet<CompiledPolicy>();
+
 /**
  * Throws unless `entries` can be decided by a store: distinct keys, positive finite
  * limit / windowMs / intervalMs / cost, a registered algorithm, and what its store rules ask
  * (a whole cost and a limit of at most 1e15 for sliding-log), and a lease take's `leastCost` in
- * (0, cost]. Allocation-free: it runs on every check.
+ * (0, cost]. Allocation-free: it runs on every check; a frozen policy's own fields are checked
+ * once.
  */
 export function assertValidEntries(entries: readonly StoreEntry[]): void {
   for (let i = 0; i < entries.length; i++) {
@@ -25,12 +29,15 @@ export function assertValidEntries(entries: readonly StoreEntry[]): void {
         throw new Error(`store: duplicate key in one check (policy "${policy.name}")`);
       }
     }
-    assertPositive('limit', policy.limit, policy.name);
-    assertPositive('windowMs', policy.windowMs, policy.name);
-    assertPositive('intervalMs', policy.intervalMs, policy.name);
+    const known = checkedPolicies.has(policy);
+    if (!known) {
+      assertPositive('limit', policy.limit, policy.name);
+      assertPositive('windowMs', policy.windowMs, policy.name);
+      assertPositive('intervalMs', policy.intervalMs, policy.name);
+    }
     assertPositive('cost', cost, policy.name);
     const { algorithm } = policy;
-    if (!isAlgorithm(algorithm)) {
+    if (!known && !isAlgorithm(algorithm)) {
       throw new Error(`store: unknown algorithm ${JSON.stringify(algorithm)} (policy "${policy.name}")`);
     }
     const rules = ALGORITHMS[algorithm].store;
@@ -48,10 +55,13 @@ export function assertValidEntries(entries: readonly StoreEntry[]): void {
         );
       }
     }
-    if (rules.maxLimit !== undefined && policy.limit > rules.maxLimit) {
-      throw new Error(
-        `store: ${algorithm} "limit" must be at most ${rules.maxLimit}, got ${policy.limit} (policy "${policy.name}")`,
-      );
+    if (!known) {
+      if (rules.maxLimit !== undefined && policy.limit > rules.maxLimit) {
+        throw new Error(
+          `store: ${algorithm} "limit" must be at most ${rules.maxLimit}, got ${policy.limit} (policy "${policy.name}")`,
+        );
+      }
+      if (Object.isFrozen(policy)) checkedPolicies.add(policy);
     }
   }
 }

@@ -60,33 +60,41 @@ export function unavailableResult(policy: CompiledPolicy, cost: number, allowed:
   };
 }
 
-/** The Decision for results that all came from one source. */
+/**
+ * The Decision for results that all came from one source. The lead result: the denying enforced
+ * policy with the longest wait (an unavailable closed policy beats a real limit); when every
+ * enforced one allows, the enforced policy with the fewest units left (any policy when all are
+ * shadow). One pass, no array built.
+ */
 export function buildDecision(results: readonly PolicyResult[], source: DecisionSource): Decision {
-  const enforced = results.filter((r) => !r.shadow);
-  const denying = enforced.filter((r) => !r.allowed);
-  const allowed = denying.length === 0;
-  const shadowed = results.some((r) => r.shadow && !r.allowed);
-  let lead: PolicyResult | undefined;
-  if (!allowed) {
-    // The denying policy with the longest wait; an unavailable closed policy beats a real limit.
-    for (const r of denying) {
-      if (
-        lead === undefined ||
-        (r.outcome === 'unavailable' && lead.outcome !== 'unavailable') ||
-        (r.outcome === lead.outcome && r.retryAfterMs > lead.retryAfterMs)
-      ) {
-        lead = r;
-      }
+  let denyingLead: PolicyResult | undefined;
+  let enforcedLead: PolicyResult | undefined;
+  let anyLead: PolicyResult | undefined;
+  let shadowed = false;
+  let enforcedUnavailable = false;
+  for (let i = 0; i < results.length; i++) {
+    const r = results[i] as PolicyResult;
+    if (anyLead === undefined || r.remaining < anyLead.remaining) anyLead = r;
+    if (r.shadow) {
+      if (!r.allowed) shadowed = true;
+      continue;
     }
-  } else {
-    const pool = enforced.length > 0 ? enforced : results;
-    for (const r of pool) {
-      if (lead === undefined || r.remaining < lead.remaining) lead = r;
+    if (r.outcome === 'unavailable') enforcedUnavailable = true;
+    if (enforcedLead === undefined || r.remaining < enforcedLead.remaining) enforcedLead = r;
+    if (
+      !r.allowed &&
+      (denyingLead === undefined ||
+        (r.outcome === 'unavailable' && denyingLead.outcome !== 'unavailable') ||
+        (r.outcome === denyingLead.outcome && r.retryAfterMs > denyingLead.retryAfterMs))
+    ) {
+      denyingLead = r;
     }
   }
+  const allowed = denyingLead === undefined;
+  const lead = denyingLead ?? enforcedLead ?? anyLead;
   let outcome: Outcome;
   if (!allowed) outcome = lead?.outcome === 'unavailable' ? 'unavailable' : 'over_limit';
-  else outcome = enforced.some((r) => r.outcome === 'unavailable') ? 'unavailable' : 'allowed';
+  else outcome = enforcedUnavailable ? 'unavailable' : 'allowed';
   return {
     allowed,
     outcome,
