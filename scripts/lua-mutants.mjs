@@ -11,6 +11,30 @@
 /** @type {LuaMutant[]} */
 export const LUA_MUTANTS = [
   // common.lua: shared helpers
+  {
+    id: 'common/fmt-int-fraction',
+    file: 'common.lua',
+    find: 'if x == floor(x) and x < 9007199254740992',
+    replace: 'if x < 9007199254740992',
+  },
+  {
+    id: 'common/fmt-time-stale',
+    file: 'common.lua',
+    find: 'if x ~= fmt_time_at then',
+    replace: 'if fmt_time_at == nil then',
+  },
+  {
+    id: 'decide/mget-values-ignored',
+    file: 'decide.lua',
+    find: 'saved = values[i] or nil',
+    replace: 'saved = nil',
+  },
+  {
+    id: 'decide/short-several-first-only',
+    file: 'decide.lua',
+    find: 'count = #list',
+    replace: 'count = 1',
+  },
   { id: 'common/eps-zero', file: 'common.lua', find: 'local EPS = 1e-9', replace: 'local EPS = 0' },
   {
     id: 'common/whole-no-eps',
