@@ -138,3 +138,20 @@ describe('the short form of several policies', () => {
     }
   });
 });
+
+describe('ScriptCall.add', () => {
+  it('adds nothing of a decision it refuses: a lease take with a record, a request key already taken', () => {
+    const a = makePolicy('token-bucket', 3, 1000, 'a');
+    const call = new ScriptCall('');
+    call.add(unitEach('x', [a]), 'consume');
+    const before = { keys: [...call.keys], args: call.args(), replyItems: call.replyItems };
+    expect(() => call.add([{ key: 'y:a', policy: a, cost: 2, leastCost: 1 }], 'consume', 'y:r', 100)).toThrow(
+      /lease take cannot have a request record/,
+    );
+    expect(() => call.add(unitEach('z', [a]), 'consume', 'z:a', 100)).toThrow(/requestKey/);
+    expect(() => call.add(unitEach('w', [banned(a, 1000)]), 'consume', 'w:a:~ban', 100)).toThrow(
+      /requestKey/,
+    );
+    expect({ keys: call.keys, args: call.args(), replyItems: call.replyItems }).toEqual(before);
+  });
+});

@@ -60,25 +60,39 @@ export function replyItemsOf(entries: readonly StoreEntry[]): number {
  */
 export function encodeScriptKeys(entries: readonly StoreEntry[], requestKey?: string): string[] {
   const keys: string[] = [];
+  appendScriptKeys(keys, entries, requestKey);
+  return keys;
+}
+
+/**
+ * Appends one decision's KEYS (see `encodeScriptKeys`) to `keys`; throws, appending nothing, when
+ * `requestKey` is empty or one of the decision's other keys.
+ */
+function appendScriptKeys(
+  keys: string[],
+  entries: readonly StoreEntry[],
+  requestKey: string | undefined,
+): void {
   let bans = false;
-  for (let i = 0; i < entries.length; i++) {
-    const entry = entries[i] as StoreEntry;
-    keys.push(entry.key);
-    if (entry.policy.ban !== undefined) bans = true;
+  for (let i = 0; i < entries.length; i++)
+    if ((entries[i] as StoreEntry).policy.ban !== undefined) bans = true;
+  if (requestKey !== undefined) {
+    let taken = typeof requestKey !== 'string' || requestKey === '';
+    for (let i = 0; i < entries.length && !taken; i++) {
+      const entry = entries[i] as StoreEntry;
+      taken =
+        entry.key === requestKey || (entry.policy.ban !== undefined && banKeyOf(entry.key) === requestKey);
+    }
+    if (taken) throw new Error('store: "requestKey" must be a non-empty key distinct from the entry keys');
   }
+  for (let i = 0; i < entries.length; i++) keys.push((entries[i] as StoreEntry).key);
   if (bans) {
     for (let i = 0; i < entries.length; i++) {
       const entry = entries[i] as StoreEntry;
       if (entry.policy.ban !== undefined) keys.push(banKeyOf(entry.key));
     }
   }
-  if (requestKey !== undefined) {
-    if (typeof requestKey !== 'string' || requestKey === '' || keys.includes(requestKey)) {
-      throw new Error('store: "requestKey" must be a non-empty key distinct from the entry keys');
-    }
-    keys.push(requestKey);
-  }
-  return keys;
+  if (requestKey !== undefined) keys.push(requestKey);
 }
 
 /**
@@ -147,7 +161,10 @@ export class ScriptCall {
     if (requestTtlMs !== undefined && !(Number.isFinite(requestTtlMs) && requestTtlMs > 0)) {
       throw new Error(`store: "requestTtlMs" must be a positive number of milliseconds, got ${requestTtlMs}`);
     }
-    const keys = encodeScriptKeys(entries, requestKey);
+    if (requestTtlMs !== undefined && entries.some((entry) => entry.leastCost !== undefined)) {
+      throw new Error('store: a lease take cannot have a request record');
+    }
+    appendScriptKeys(this.keys, entries, requestKey); // the last check: from here on nothing throws
     if (mode === 'consume' && requestTtlMs === undefined && isUnitEach(entries)) {
       // The short form: one item, the policy indices joined by '+' ('1', '1+2'), instead of
       // 3 + 2 per entry ('consume', '', '2', '1', '1', '2', '1').
@@ -157,7 +174,6 @@ export class ScriptCall {
     } else {
       this.addFullForm(entries, mode, requestTtlMs);
     }
-    for (let i = 0; i < keys.length; i++) this.keys.push(keys[i] as string);
     this.replyItems += replyItemsOf(entries);
   }
 
@@ -171,10 +187,8 @@ export class ScriptCall {
     args.push(mode, requestTtlMs === undefined ? '' : String(requestTtlMs), String(entries.length));
     for (let i = 0; i < entries.length; i++) {
       const { policy, cost, leastCost } = entries[i] as StoreEntry;
-      if (leastCost !== undefined) {
-        if (requestTtlMs !== undefined) throw new Error('store: a lease take cannot have a request record');
-        args.push(this.indexOf(policy), `${cost}>${leastCost}`);
-      } else args.push(this.indexOf(policy), cost === 1 ? '1' : String(cost));
+      if (leastCost !== undefined) args.push(this.indexOf(policy), `${cost}>${leastCost}`);
+      else args.push(this.indexOf(policy), cost === 1 ? '1' : String(cost));
     }
   }
 
