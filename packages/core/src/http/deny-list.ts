@@ -4,7 +4,7 @@
  */
 import type { IdentityInput, IdentityKind } from '../types.js';
 import { CidrError, createIpList, type IpList } from './cidr.js';
-import { RateLimitOptionsError } from './options-error.js';
+import { RateLimitOptionsError } from '../options/options-error.js';
 
 /**
  * What a deny list holds. `ip`: client addresses as CIDR ranges, single addresses or the names

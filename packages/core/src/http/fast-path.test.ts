@@ -21,7 +21,7 @@ import {
 import { denyingResults, longestWaitPolicy, retryAfterSeconds } from './retry-after.js';
 import { serializeSfList } from './structured-fields.js';
 import { toHttpVerdict } from './verdict.js';
-import { resetWarnings } from './warn.js';
+import { resetWarnings } from '../warn.js';
 
 afterEach(() => {
   vi.restoreAllMocks();

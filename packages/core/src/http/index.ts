@@ -36,7 +36,7 @@ export {
   type RequestLimitResult,
   shadowDecision,
 } from './limit-request.js';
-export { isLogger, type LogEntry, type Reporter, report, type SluiceLogger } from './logger.js';
+export { isLogger, type LogEntry, type Reporter, report, type SluiceLogger } from '../warn.js';
 export {
   createMetrics,
   DEFAULT_DURATION_BUCKETS_SECONDS,
@@ -61,7 +61,7 @@ export {
   type PromClientRegistry,
   registerPromClient,
 } from './metrics-prom-client.js';
-export { checkOptionNames, closestName, FOREIGN_OPTIONS, unknownOptionHint } from './option-names.js';
+export { checkOptionNames, closestName, FOREIGN_OPTIONS, unknownOptionHint } from '../options/option-names.js';
 export {
   createRateLimitHandler,
   type RateLimitHandler,
@@ -69,7 +69,7 @@ export {
   type ResolvedRateLimitOptions,
   resolveRateLimitOptions,
 } from './options.js';
-export { RateLimitOptionsError } from './options-error.js';
+export { RateLimitOptionsError } from '../options/options-error.js';
 export {
   CompiledCache,
   MAX_COMPILED_CHOICES,
@@ -116,4 +116,4 @@ export {
   warnIfPermissiveTrustProxy,
   warnOnce,
   warnRoutesNotLimited,
-} from './warn.js';
+} from '../warn.js';

@@ -4,8 +4,8 @@ import type { RateLimitOptions } from '../options/index.js';
 import { definePolicy, POLICY_DEFAULTS, PolicyError } from '../policy/index.js';
 import { decision, fakeLimiter, result } from './fixtures.test-util.js';
 import { createRateLimitHandler } from './options.js';
-import { RateLimitOptionsError } from './options-error.js';
-import { resetWarnings, WARNING_CODES } from './warn.js';
+import { RateLimitOptionsError } from '../options/options-error.js';
+import { resetWarnings, WARNING_CODES } from '../warn.js';
 
 type Req = { headers: Record<string, string>; id?: number };
 const facts = (ip = '203.0.113.7', extra = {}) => ({

@@ -14,7 +14,7 @@ import {
   PolicyChoiceFailure,
   unchosenFailMode,
 } from './policy-choice.js';
-import { resetWarnings } from './warn.js';
+import { resetWarnings } from '../warn.js';
 
 /** Messages name the adapter `test`; no logger: console, once. */
 const TEST_REPORTER = { adapter: 'test', logger: undefined };

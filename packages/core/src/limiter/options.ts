@@ -1,7 +1,7 @@
 /** `createLimiter` options: validated against the option schema, defaults applied. */
 
-import { checkOptionNames } from '../http/option-names.js';
-import { RateLimitOptionsError } from '../http/options-error.js';
+import { checkOptionNames } from '../options/option-names.js';
+import { RateLimitOptionsError } from '../options/options-error.js';
 import {
   type BreakerSettings,
   checkOption,

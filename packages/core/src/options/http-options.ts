@@ -2,7 +2,7 @@
 import { CidrError, createIpList, type IpList } from '../http/cidr.js';
 import { type DenyList, type DenyListInput, toDenyList } from '../http/deny-list.js';
 import { HEADER_FORMATS, type HeaderFormat } from '../http/headers.js';
-import { RateLimitOptionsError } from '../http/options-error.js';
+import { RateLimitOptionsError } from './options-error.js';
 import type { ResponseFacts } from '../http/settle-request.js';
 import { storeProblem } from '../http/store-check.js';
 import { isValidPrefix } from '../keys/build-keys.js';
