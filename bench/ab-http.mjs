@@ -6,7 +6,7 @@
 import { parseArgs } from 'node:util';
 import { Redis } from 'ioredis';
 import { loadLimited, startServerProcess, stopServerProcess } from './lib/http-server.mjs';
-import { startRedis } from './lib/redis-server.mjs';
+import { startRedis } from '../test/support/redis-server.js';
 
 const { values: opts } = parseArgs({
   options: {

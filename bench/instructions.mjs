@@ -23,7 +23,7 @@ import { dirname, join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { parseArgs } from 'node:util';
 import { LEASE_ARGS, loadLimited, startServerProcess, stopServerProcess } from './lib/http-server.mjs';
-import { startRedis } from './lib/redis-server.mjs';
+import { startRedis } from '../test/support/redis-server.js';
 
 const here = dirname(fileURLToPath(import.meta.url));
 const { values: opts } = parseArgs({

@@ -18,7 +18,7 @@ import { fileURLToPath } from 'node:url';
 import { parseArgs } from 'node:util';
 import { LEASE_ARGS, loadLimited, startServerProcess, stopServerProcess } from './lib/http-server.mjs';
 import { summarizeProfile } from './lib/profile-summary.mjs';
-import { startRedis } from './lib/redis-server.mjs';
+import { startRedis } from '../test/support/redis-server.js';
 
 const here = dirname(fileURLToPath(import.meta.url));
 const { values: opts } = parseArgs({

@@ -28,7 +28,7 @@ import {
 import { LEASE_GROUPS, leaseRowLabel, renderLeaseMarkdown } from '../lib/lease-report.mjs';
 import { redisCpuSeconds } from '../lib/redis-cpu.mjs';
 import { count2xx, redisScriptCalls } from '../lib/redis-script-calls.mjs';
-import { startRedis } from '../lib/redis-server.mjs';
+import { startRedis } from '../../test/support/redis-server.js';
 import { median, spread } from '../lib/stats.mjs';
 
 const { values: opts } = parseArgs({

@@ -25,7 +25,7 @@ import { processCpuSeconds, runOpenLoop, warmUp } from '../lib/open-loop.mjs';
 import { renderOpenLoopMarkdown, renderOpenLoopSvg } from '../lib/open-loop-report.mjs';
 import { redisCpuSeconds } from '../lib/redis-cpu.mjs';
 import { redisScriptCalls } from '../lib/redis-script-calls.mjs';
-import { startRedis } from '../lib/redis-server.mjs';
+import { startRedis } from '../../test/support/redis-server.js';
 
 const here = dirname(fileURLToPath(import.meta.url));
 const { values: opts } = parseArgs({

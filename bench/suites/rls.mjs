@@ -22,7 +22,7 @@ import { createLimiter } from '@sluice/core';
 import { createRedisStore } from '@sluice/core/node';
 import { packageDefinition } from '@sluice/server';
 import { processCpuSeconds } from '../lib/open-loop.mjs';
-import { startRedis } from '../lib/redis-server.mjs';
+import { startRedis } from '../../test/support/redis-server.js';
 import { median, quantileSorted } from '../lib/stats.mjs';
 
 const here = dirname(fileURLToPath(import.meta.url));

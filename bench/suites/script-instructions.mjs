@@ -19,7 +19,7 @@ import { join } from 'node:path';
 import { pathToFileURL } from 'node:url';
 import { parseArgs } from 'node:util';
 import { Redis } from 'ioredis';
-import { freePort } from '../lib/redis-server.mjs';
+import { freePort } from '../../test/support/free-port.js';
 
 const { values: opts } = parseArgs({
   options: {
