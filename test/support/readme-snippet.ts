@@ -1,13 +1,14 @@
 /**
- * Runs a README's quick start as written: bundled from source, in a child process on a free
- * port. TypeScript goes through swc (legacy decorators with metadata, as Nest needs).
+ * Runs a README's (or a doc's) quick start as written: bundled from source, in a child process on a
+ * free port. TypeScript goes through swc (legacy decorators with metadata, as Nest needs; plain
+ * TypeScript for the other adapters). Every README test uses it.
  */
 import { type ChildProcess, spawn } from 'node:child_process';
 import { mkdirSync, readFileSync, writeFileSync } from 'node:fs';
-import { createServer } from 'node:net';
 import { join } from 'node:path';
 import { type Options, transform, transformFile } from '@swc/core';
 import { build, type Plugin } from 'esbuild';
+import { freePort } from './free-port.js';
 
 const SWC: Options = {
   jsc: {
@@ -38,18 +39,6 @@ export function codeBlockAfter(markdown: string, heading: string): string {
   const match = /```ts\n([\s\S]*?)```/.exec(markdown.slice(start));
   if (match?.[1] === undefined) throw new Error(`no ts block after "${heading}"`);
   return match[1];
-}
-
-/** A free TCP port on 127.0.0.1. */
-export function freePort(): Promise<number> {
-  return new Promise((done, fail) => {
-    const server = createServer();
-    server.once('error', fail);
-    server.listen(0, '127.0.0.1', () => {
-      const address = server.address();
-      server.close(() => done(typeof address === 'object' && address !== null ? address.port : 0));
-    });
-  });
 }
 
 /** A started snippet. */
