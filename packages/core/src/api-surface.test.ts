@@ -2,8 +2,11 @@
  * The main entry stays small: at most 40 runtime names and 90 names in all (runtime and types),
  * counted from the entry as the compiler sees it, so the test fails when a 41st runtime name or a
  * 91st name is added. Whatever only an adapter needs goes to `@sluice/core/adapter` (adapter.ts),
- * which holds no name of the main entry: each name has one home. One meaning per type name.
+ * which holds no name of the main entry: each name has one home. One meaning per name: no two
+ * modules of core export a declaration of the same name.
  */
+import { readdirSync, readFileSync } from 'node:fs';
+import { dirname, join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import ts from 'typescript';
 import { describe, expect, it } from 'vitest';
@@ -41,6 +44,25 @@ function exportedNames(file: string): { runtime: string[]; types: string[] } {
   return { runtime: runtime.sort(), types: types.sort() };
 }
 
+/** Module -> the names it declares and exports itself (re-exports aside), over core's non-test source. */
+function declaredExports(): Map<string, string[]> {
+  const src = dirname(entryFile('./index.ts'));
+  const byName = new Map<string, string[]>();
+  const files = readdirSync(src, { recursive: true, encoding: 'utf8' }).filter(
+    (file) => file.endsWith('.ts') && !/\.(test|test-support|test-util)\.ts$/.test(file),
+  );
+  for (const file of files) {
+    const text = readFileSync(join(src, file), 'utf8');
+    for (const match of text.matchAll(
+      /^export (?:declare )?(?:abstract )?(?:interface|type|class|enum|function|const|let) ([A-Za-z0-9_$]+)/gm,
+    )) {
+      const name = match[1] as string;
+      byName.set(name, [...(byName.get(name) ?? []), file]);
+    }
+  }
+  return byName;
+}
+
 const main = exportedNames(entryFile('./index.ts'));
 const adapter = exportedNames(entryFile('./adapter.ts'));
 
@@ -58,6 +80,15 @@ describe('the public API', () => {
   it('@sluice/core/adapter repeats no name of the main entry', () => {
     const inMain = new Set([...main.runtime, ...main.types]);
     expect([...adapter.runtime, ...adapter.types].filter((name) => inMain.has(name))).toEqual([]);
+  });
+
+  it('one meaning per name: no two modules of core declare and export the same name', () => {
+    const declared = declaredExports();
+    expect(declared.get('DecisionSource')).toEqual(['model/decision.ts']);
+    const twice = [...declared]
+      .filter(([, files]) => files.length > 1)
+      .map(([name, files]) => `${name}: ${files}`);
+    expect(twice).toEqual([]);
   });
 
   it('the application essentials are on the main entry', () => {
