@@ -5,8 +5,8 @@
  */
 import { parseArgs } from 'node:util';
 import { Redis } from 'ioredis';
+import { startRedis } from '../test/support/redis-server.js';
 import { loadLimited, startServerProcess, stopServerProcess } from './lib/http-server.mjs';
-import { startRedis } from './lib/redis-server.mjs';
 
 const { values: opts } = parseArgs({
   options: {

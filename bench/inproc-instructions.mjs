@@ -22,7 +22,7 @@ import { tmpdir } from 'node:os';
 import { dirname, join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { parseArgs } from 'node:util';
-import { startRedis } from './lib/redis-server.mjs';
+import { startRedis } from '../test/support/redis-server.js';
 
 const here = dirname(fileURLToPath(import.meta.url));
 const { values: opts } = parseArgs({

@@ -22,8 +22,8 @@ import { tmpdir } from 'node:os';
 import { dirname, join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { parseArgs } from 'node:util';
+import { startRedis } from '../test/support/redis-server.js';
 import { LEASE_ARGS, loadLimited, startServerProcess, stopServerProcess } from './lib/http-server.mjs';
-import { startRedis } from './lib/redis-server.mjs';
 
 const here = dirname(fileURLToPath(import.meta.url));
 const { values: opts } = parseArgs({

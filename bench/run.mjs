@@ -13,7 +13,7 @@ import { cpus, loadavg, tmpdir } from 'node:os';
 import { dirname, join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { parseArgs } from 'node:util';
-import { startRedis } from './lib/redis-server.mjs';
+import { startRedis } from '../test/support/redis-server.js';
 import { evaluateTargets, renderMarkdown, renderSvg } from './lib/report.mjs';
 
 const here = dirname(fileURLToPath(import.meta.url));

@@ -19,6 +19,7 @@ export function nestProject(configUrl: string, name: string) {
       alias: [
         { find: /^@nestjs\/([a-z-]+)(\/.*)?$/, replacement: `${modules}$1$2` },
         { find: /^@sluice\/core$/, replacement: core('index.ts') },
+        { find: /^@sluice\/core\/adapter$/, replacement: core('adapter.ts') },
         { find: /^@sluice\/core\/node$/, replacement: core('node/index.ts') },
       ],
     },

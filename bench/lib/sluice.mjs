@@ -13,11 +13,25 @@ async function tryImport(specifier) {
 }
 
 /**
- * `{ core, node, missing[] }`: `core` is `@sluice/core`, `node` is `@sluice/core/node`; `missing`
- * names the exports a suite needs that are not available yet.
+ * The core of one build, as the benchmarks read it: the main entry, the adapter subpath and the
+ * build's `internal.js` (the decide script and its codec, which the package does not export).
+ * Earlier builds exported all of it from the main entry and have neither of the other two.
+ */
+export async function coreOfBuild(indexUrl) {
+  const parts = await Promise.all(
+    ['index.js', 'adapter.js', 'internal.js'].map((file) => tryImport(new URL(file, indexUrl).href)),
+  );
+  if (parts[0].error) return { error: parts[0].error };
+  return { module: Object.assign({}, ...parts.map((part) => part.module ?? {})) };
+}
+
+/**
+ * `{ core, node, missing[] }`: `core` is `@sluice/core` (with its adapter subpath and the build's
+ * internals, see `coreOfBuild`), `node` is `@sluice/core/node`; `missing` names the exports a suite
+ * needs that are not available yet.
  */
 export async function loadSluice() {
-  const core = await tryImport('@sluice/core');
+  const core = await coreOfBuild(import.meta.resolve('@sluice/core'));
   const node = await tryImport('@sluice/core/node');
   const c = core.module ?? {};
   const n = node.module ?? {};

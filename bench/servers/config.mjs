@@ -1,4 +1,5 @@
-import { createLimiter, problemJson, toHttpVerdict } from '@sluice/core';
+import { createLimiter, toHttpVerdict } from '@sluice/core';
+import { problemJson } from '@sluice/core/adapter';
 
 /**
  * What every benchmark server limits, whatever the framework and the limiter:

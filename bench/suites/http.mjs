@@ -18,6 +18,7 @@ import { execFileSync } from 'node:child_process';
 import { readFileSync, writeFileSync } from 'node:fs';
 import { parseArgs } from 'node:util';
 import { Redis } from 'ioredis';
+import { startRedis } from '../../test/support/redis-server.js';
 import {
   IDENTITIES,
   LEASE_ARGS,
@@ -28,7 +29,6 @@ import {
 import { LEASE_GROUPS, leaseRowLabel, renderLeaseMarkdown } from '../lib/lease-report.mjs';
 import { redisCpuSeconds } from '../lib/redis-cpu.mjs';
 import { count2xx, redisScriptCalls } from '../lib/redis-script-calls.mjs';
-import { startRedis } from '../lib/redis-server.mjs';
 import { median, spread } from '../lib/stats.mjs';
 
 const { values: opts } = parseArgs({

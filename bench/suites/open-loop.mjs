@@ -19,13 +19,13 @@ import { dirname, join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { parseArgs } from 'node:util';
 import { Redis } from 'ioredis';
+import { startRedis } from '../../test/support/redis-server.js';
 import { IDENTITIES, LEASE_ARGS, startServerProcess, stopServerProcess } from '../lib/http-server.mjs';
 import { DISTRIBUTIONS, hottestShare, keySequence } from '../lib/key-distributions.mjs';
 import { processCpuSeconds, runOpenLoop, warmUp } from '../lib/open-loop.mjs';
 import { renderOpenLoopMarkdown, renderOpenLoopSvg } from '../lib/open-loop-report.mjs';
 import { redisCpuSeconds } from '../lib/redis-cpu.mjs';
 import { redisScriptCalls } from '../lib/redis-script-calls.mjs';
-import { startRedis } from '../lib/redis-server.mjs';
 
 const here = dirname(fileURLToPath(import.meta.url));
 const { values: opts } = parseArgs({

@@ -21,8 +21,8 @@ import { credentials, loadPackageDefinition } from '@grpc/grpc-js';
 import { createLimiter } from '@sluice/core';
 import { createRedisStore } from '@sluice/core/node';
 import { packageDefinition } from '@sluice/server';
+import { startRedis } from '../../test/support/redis-server.js';
 import { processCpuSeconds } from '../lib/open-loop.mjs';
-import { startRedis } from '../lib/redis-server.mjs';
 import { median, quantileSorted } from '../lib/stats.mjs';
 
 const here = dirname(fileURLToPath(import.meta.url));

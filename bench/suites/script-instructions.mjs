@@ -19,7 +19,8 @@ import { join } from 'node:path';
 import { pathToFileURL } from 'node:url';
 import { parseArgs } from 'node:util';
 import { Redis } from 'ioredis';
-import { freePort } from '../lib/redis-server.mjs';
+import { freePort } from '../../test/support/free-port.js';
+import { coreOfBuild } from '../lib/sluice.mjs';
 
 const { values: opts } = parseArgs({
   options: {
@@ -34,7 +35,11 @@ if (opts['base-dist'] === undefined) {
   );
   process.exit(2);
 }
-const load = (dir) => import(pathToFileURL(join(dir, 'index.js')).href);
+const load = async (dir) => {
+  const { module, error } = await coreOfBuild(pathToFileURL(join(dir, 'index.js')).href);
+  if (error) throw new Error(`${dir}: ${error}`);
+  return module;
+};
 const variants = { base: await load(opts['base-dist']), new: await load(opts.dist) };
 const N = Number(opts.calls);
 const ids = Array.from({ length: 10_000 }, (_, i) => `user-${String(i).padStart(5, '0')}`);

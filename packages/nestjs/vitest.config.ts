@@ -11,6 +11,10 @@ export default defineProject({
         replacement: fileURLToPath(new URL('../core/src/index.ts', import.meta.url)),
       },
       {
+        find: /^@sluice\/core\/adapter$/,
+        replacement: fileURLToPath(new URL('../core/src/adapter.ts', import.meta.url)),
+      },
+      {
         find: /^@sluice\/core\/node$/,
         replacement: fileURLToPath(new URL('../core/src/node/index.ts', import.meta.url)),
       },

@@ -4,7 +4,8 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { createLimiter } from '../../packages/core/src/limiter/create-limiter.js';
 import { createRedisStore } from '../../packages/core/src/node/ioredis.js';
 import { RedisStore } from '../../packages/core/src/stores/redis-store.js';
-import { freePort, type RedisProcess, startRedis } from '../support/redis-server.js';
+import { freePort } from '../support/free-port.js';
+import { type RedisProcess, startRedis } from '../support/redis-server.js';
 
 let redis: RedisProcess;
 

@@ -1,27 +1,60 @@
-/** What `@sluice/core` and `@sluice/core/node` export (source entries), checked by name. */
+/** What `@sluice/core`, `@sluice/core/adapter` and `@sluice/core/node` export (source entries), checked by name. */
 import { describe, expect, it } from 'vitest';
+import * as adapter from '../../packages/core/src/adapter.js';
 import * as core from '../../packages/core/src/index.js';
 import * as node from '../../packages/core/src/node/index.js';
 
 describe('public API', () => {
-  it('@sluice/core exports the policy model, the limiter, the stores, the script and the HTTP layer', () => {
+  it('@sluice/core exports the policy model, the limiter, the stores, the error checks and the HTTP verdict', () => {
     for (const name of [
       'definePolicy',
-      'parseDuration',
-      'parseRate',
       'PolicyError',
       'isPolicyError',
       'isRateLimitOptionsError',
       'isCidrError',
       'isStoreTimeoutError',
       'isRestRedisError',
-      'POLICY_DEFAULTS',
       'SLIDING_LOG_MAX_LIMIT',
       'createLimiter',
-      'LIMITER_DEFAULTS',
-      'StoreTimeoutError',
       'MemoryStore',
       'RedisStore',
+      'createRestEvalClient',
+      'defineTransport',
+      'ioredisTransport',
+      'ioredisClusterTransport',
+      'nodeRedisTransport',
+      'restTransport',
+      'toHttpVerdict',
+      'createMetrics',
+      'createServiceStore',
+    ]) {
+      expect(core, name).toHaveProperty(name);
+    }
+  });
+
+  it('@sluice/core/adapter exports the option schema, the request path and the header helpers', () => {
+    for (const name of [
+      'StoreTimeoutError',
+      'encodeKeyComponent',
+      'rateLimitHeaders',
+      'routeKey',
+      'normalizePath',
+      'createRateLimitHandler',
+      'OPTION_SCHEMA',
+      'OPTION_DEFAULTS',
+      'optionNames',
+    ]) {
+      expect(adapter, name).toHaveProperty(name);
+      expect(core, name).not.toHaveProperty(name);
+    }
+  });
+
+  it('internals are exported by neither entry', () => {
+    for (const name of [
+      'parseDuration',
+      'parseRate',
+      'POLICY_DEFAULTS',
+      'LIMITER_DEFAULTS',
       'DECIDE_SCRIPT',
       'RESET_SCRIPT',
       'ScriptCall',
@@ -30,28 +63,12 @@ describe('public API', () => {
       'encodeScriptArgs',
       'decodeScriptReply',
       'buildKey',
-      'encodeKeyComponent',
-      'createRestEvalClient',
-      'defineTransport',
-      'ioredisTransport',
-      'ioredisClusterTransport',
-      'nodeRedisTransport',
-      'restTransport',
-      'toHttpVerdict',
-      'rateLimitHeaders',
       'retryAfterSeconds',
-      'routeKey',
-      'normalizePath',
       'resolveRateLimitOptions',
-      'createRateLimitHandler',
-      'OPTION_SCHEMA',
-      'OPTION_DEFAULTS',
-      'optionNames',
-      'createMetrics',
-      'createServiceStore',
       'ServiceStore',
     ]) {
-      expect(core, name).toHaveProperty(name);
+      expect(core, name).not.toHaveProperty(name);
+      expect(adapter, name).not.toHaveProperty(name);
     }
   });
 

@@ -10,14 +10,14 @@
  * PATH it says so and runs the same demo on the memory store in one process.
  * Everything it starts is stopped by PID.
  */
-import { spawn, spawnSync } from 'node:child_process';
+import { spawn } from 'node:child_process';
 import { randomUUID } from 'node:crypto';
-import { existsSync, mkdtempSync, rmSync } from 'node:fs';
+import { existsSync } from 'node:fs';
 import { Agent, request } from 'node:http';
-import { connect, createServer } from 'node:net';
-import { tmpdir } from 'node:os';
 import { dirname, join, resolve } from 'node:path';
 import { fileURLToPath, pathToFileURL } from 'node:url';
+import { freePort } from '../support/free-port.js';
+import { hasRedisServer, startRedis } from '../support/redis-server.js';
 
 const ROOT = resolve(dirname(fileURLToPath(import.meta.url)), '../..');
 /** The example apps the demo can run: folder, name, and how to serve one in this process. */
@@ -77,43 +77,11 @@ const REQUESTS = 1000;
 const BURST = 20;
 const REFILL_PER_SECOND = 1;
 const children = new Set();
+/** The private redis-server while it runs: killed by PID on any exit, as the children are. */
+let privateRedis;
 
 function log(line = '') {
   process.stdout.write(`${line}\n`);
-}
-
-function freePort() {
-  return new Promise((resolvePort, reject) => {
-    const server = createServer();
-    server.on('error', reject);
-    server.listen(0, '127.0.0.1', () => {
-      const { port } = server.address();
-      server.close(() => resolvePort(port));
-    });
-  });
-}
-
-/** True when something on host:port answers PING with PONG. */
-function ping(host, port) {
-  return new Promise((done) => {
-    const socket = connect({ host, port });
-    let reply = '';
-    const finish = (ok) => {
-      socket.destroy();
-      done(ok);
-    };
-    socket.setTimeout(500, () => finish(false));
-    socket.on('error', () => finish(false));
-    socket.on('connect', () => socket.write('PING\r\n'));
-    socket.on('data', (chunk) => {
-      reply += chunk.toString();
-      if (reply.includes('\r\n')) finish(reply.startsWith('+PONG'));
-    });
-  });
-}
-
-function hasRedisServer() {
-  return spawnSync('redis-server', ['--version'], { stdio: 'ignore' }).status === 0;
 }
 
 /** Spawns a child, remembers it for cleanup, resolves its exit. */
@@ -134,30 +102,6 @@ async function stopChild(child) {
   const timer = setTimeout(() => children.has(child) && process.kill(child.pid, 'SIGKILL'), 3000);
   await child.exited;
   clearTimeout(timer);
-}
-
-async function startRedis() {
-  const port = await freePort();
-  const dir = mkdtempSync(join(tmpdir(), 'sluice-demo-redis-'));
-  const child = track(
-    spawn(
-      'redis-server',
-      ['--bind', '127.0.0.1', '--port', String(port), '--save', '', '--appendonly', 'no', '--dir', dir],
-      { stdio: 'ignore' },
-    ),
-  );
-  const deadline = Date.now() + 10_000;
-  while (!(await ping('127.0.0.1', port))) {
-    if (Date.now() > deadline) throw new Error(`redis-server on port ${port} did not answer PING`);
-    await new Promise((r) => setTimeout(r, 50));
-  }
-  return {
-    url: `redis://127.0.0.1:${port}`,
-    async stop() {
-      await stopChild(child);
-      rmSync(dir, { recursive: true, force: true });
-    },
-  };
 }
 
 /** One process of the chosen example app; resolves when it prints `listening on <port>`. */
@@ -292,7 +236,11 @@ async function main() {
         where = `Redis at ${url.replace(/\/\/[^@]*@/, '//')}`;
       } else {
         const redis = await startRedis();
-        stops.push(() => redis.stop());
+        privateRedis = redis;
+        stops.push(async () => {
+          await redis.stop();
+          privateRedis = undefined;
+        });
         url = redis.url;
         where = `a private redis-server (${url})`;
       }
@@ -343,16 +291,21 @@ async function main() {
   }
 }
 
-// Whatever happens (a closed pipe, an uncaught error), leave nothing running.
-process.on('exit', () => {
+/** Kills every child and the private redis-server at once (exit, signal, failure). */
+function killAll() {
   for (const child of children) child.kill('SIGKILL');
-});
+  if (privateRedis !== undefined) process.kill(privateRedis.pid, 'SIGKILL');
+  privateRedis = undefined;
+}
+
+// Whatever happens (a closed pipe, an uncaught error), leave nothing running.
+process.on('exit', killAll);
 process.stdout.on('error', (error) => {
   if (error.code !== 'EPIPE') throw error;
 });
 
 const interrupt = () => {
-  for (const child of children) child.kill('SIGKILL');
+  killAll();
   process.exit(130);
 };
 process.once('SIGINT', interrupt);
@@ -361,7 +314,7 @@ process.once('SIGTERM', interrupt);
 main().then(
   () => process.exit(),
   (error) => {
-    for (const child of children) child.kill('SIGKILL');
+    killAll();
     console.error(`demo failed: ${error instanceof Error ? error.message : error}`);
     process.exit(1);
   },

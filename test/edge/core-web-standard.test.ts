@@ -1,6 +1,7 @@
 /**
- * Guard: everything reachable from @sluice/core's entry (and the REST client for edge
- * runtimes) bundles for a Web-standard runtime with no `node:` import, no Buffer, no process.
+ * Guard: everything reachable from @sluice/core's entry and its adapter subpath (and the REST
+ * client for edge runtimes) bundles for a Web-standard runtime with no `node:` import, no Buffer,
+ * no process.
  * A `typeof x` feature test (as in @opentelemetry/api's `typeof global === "object"`) is allowed:
  * it runs on every runtime.
  */
@@ -9,6 +10,7 @@ import { describe, expect, it } from 'vitest';
 import { inspectWebStandard } from './web-standard-bundle.js';
 
 const coreEntry = fileURLToPath(new URL('../../packages/core/src/index.ts', import.meta.url));
+const adapterEntry = fileURLToPath(new URL('../../packages/core/src/adapter.ts', import.meta.url));
 const restClient = fileURLToPath(new URL('../../packages/core/src/redis/rest-client.ts', import.meta.url));
 const here = fileURLToPath(new URL('.', import.meta.url));
 
@@ -17,6 +19,13 @@ describe('@sluice/core is Web-standard', () => {
     const report = await inspectWebStandard({ entry: coreEntry });
     expect(report.nodeImports).toEqual([]);
     expect(report.nodeGlobals).toEqual([]);
+  });
+
+  it('packages/core/src/adapter.ts (@sluice/core/adapter, which the Hono adapter imports) bundles with no Node built-in and no Node global', async () => {
+    const report = await inspectWebStandard({ entry: adapterEntry });
+    expect(report.nodeImports).toEqual([]);
+    expect(report.nodeGlobals).toEqual([]);
+    expect(report.code).toContain('createRateLimitHandler');
   });
 
   it('the REST client bundles with no Node built-in and no Node global', async () => {

@@ -15,8 +15,8 @@ import {
   type PolicyInput,
   RedisStore,
   restTransport,
-  type UpstashRedisLike,
 } from '../../packages/core/src/index.js';
+import type { UpstashRedisLike } from '../../packages/core/src/redis/rest-client.js';
 import { type RedisProcess, startRedis } from '../support/redis-server.js';
 import { type RestRedisServer, startRestRedisServer } from '../support/rest-redis-server.js';
 

@@ -10,6 +10,7 @@ import { EDGE_BUILD_OPTIONS } from './web-standard-bundle.js';
 /** The workspace packages, bundled from source so no build step is needed first. */
 export const SOURCE_ALIASES: Record<string, string> = {
   '@sluice/core': fileURLToPath(new URL('../../packages/core/src/index.ts', import.meta.url)),
+  '@sluice/core/adapter': fileURLToPath(new URL('../../packages/core/src/adapter.ts', import.meta.url)),
   '@sluice/hono': fileURLToPath(new URL('../../packages/hono/src/index.ts', import.meta.url)),
 };
 

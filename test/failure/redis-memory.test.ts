@@ -6,7 +6,7 @@
  */
 import { Redis } from 'ioredis';
 import { afterEach, describe, expect, it, vi } from 'vitest';
-import { resetWarnings } from '../../packages/core/src/http/warn.js';
+import { resetWarnings } from '../../packages/core/src/warn.js';
 import { createLimiter, type PolicyInput, RedisStore } from '../cluster/core.js';
 import { type RedisProcess, startRedis } from '../support/redis-server.js';
 

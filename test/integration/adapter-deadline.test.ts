@@ -7,10 +7,11 @@
  * holds the calls that left for Redis and delivers none, and once the breaker opens no call
  * leaves at all.
  */
-import { createLimiter, DECIDE_SCRIPT, type DecisionEvent, type PolicyInput } from '@sluice/core';
+import { createLimiter, type DecisionEvent, type PolicyInput } from '@sluice/core';
 import { createRedisStore } from '@sluice/core/node';
 import { Redis } from 'ioredis';
 import { afterAll, afterEach, beforeAll, describe, expect, test } from 'vitest';
+import { DECIDE_SCRIPT } from '../../packages/core/src/redis/script.js';
 import { EXPECTED } from '../support/expected.js';
 import { type FaultProxy, startFaultProxy } from '../support/fault-proxy.js';
 import { type RedisProcess, startRedis } from '../support/redis-server.js';

@@ -4,14 +4,8 @@
  * policies (sync and async), `limit` as a function with the shorthand, and functions that throw
  * or answer a bad value (the request is `unavailable` under its fail mode, reported once).
  */
-import {
-  createLimiter,
-  type Limiter,
-  MemoryStore,
-  type PolicyInput,
-  resetWarnings,
-  WARNING_CODES,
-} from '@sluice/core';
+import { createLimiter, type Limiter, MemoryStore, type PolicyInput, WARNING_CODES } from '@sluice/core';
+import { resetWarnings } from '@sluice/core/adapter';
 import { afterEach, describe, expect, test, vi } from 'vitest';
 import { EXPECTED } from '../support/expected.js';
 import { HARNESSES, type Mount, type NeutralOptions, type NeutralRequest, type Served } from './adapters.js';

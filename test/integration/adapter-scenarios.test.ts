@@ -5,6 +5,7 @@
  */
 import { createLimiter, type Limiter, MemoryStore, type PolicyInput, type Store } from '@sluice/core';
 import { afterEach, describe, expect, test } from 'vitest';
+import { storeDown } from '../../packages/core/src/limiter/test-stores.test-support.js';
 import { EXPECTED } from '../support/expected.js';
 import { HARNESSES, type Harness, type Mount, type NeutralOptions, type Served } from './adapters.js';
 import { json, type Reply, request } from './client.js';
@@ -42,11 +43,7 @@ function mediaType(reply: Reply): string | undefined {
 }
 
 /** A store whose every call rejects: the limiter cannot decide. */
-const failingStore: Store = {
-  kind: 'failing',
-  decide: () => Promise.reject(new Error('store down')),
-  reset: () => Promise.reject(new Error('store down')),
-};
+const failingStore = storeDown();
 
 interface Client {
   get(path: string, headers?: Record<string, string>): Promise<Reply>;

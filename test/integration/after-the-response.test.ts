@@ -7,8 +7,8 @@
 import { readFileSync } from 'node:fs';
 import { fileURLToPath } from 'node:url';
 import { afterEach, describe, expect, it } from 'vitest';
-import { type RunningSnippet, runSnippet } from '../../packages/nestjs/test-support/readme.js';
 import { json, readReply, request } from '../support/adapter-client.js';
+import { type RunningSnippet, runSnippet } from '../support/readme-snippet.js';
 
 const here = (path: string) => fileURLToPath(new URL(path, import.meta.url));
 const docs = readFileSync(here('../../docs/after-the-response.md'), 'utf8');
@@ -27,6 +27,7 @@ function snippets(markdown: string): Map<string, string> {
 
 const ALIASES = {
   '@sluice/core/node': here('../../packages/core/src/node/index.ts'),
+  '@sluice/core/adapter': here('../../packages/core/src/adapter.ts'),
   '@sluice/core': here('../../packages/core/src/index.ts'),
   '@sluice/express': here('../../packages/express/src/index.ts'),
   '@sluice/koa': here('../../packages/koa/src/index.ts'),

@@ -8,8 +8,8 @@ import { readFileSync } from 'node:fs';
 import { fileURLToPath } from 'node:url';
 import { Redis } from 'ioredis';
 import { afterAll, beforeAll, beforeEach, describe, expect, it } from 'vitest';
-import { type RunningSnippet, runSnippet } from '../../packages/nestjs/test-support/readme.js';
 import { EXPECTED, json, request } from '../support/adapter-client.js';
+import { type RunningSnippet, runSnippet } from '../support/readme-snippet.js';
 import { type RedisProcess, startRedis } from '../support/redis-server.js';
 import { type RestRedisServer, startRestRedisServer } from '../support/rest-redis-server.js';
 
@@ -29,6 +29,7 @@ function sluiceSnippets(markdown: string): Map<string, string> {
 
 const ALIASES = {
   '@sluice/core/node': here('../../packages/core/src/node/index.ts'),
+  '@sluice/core/adapter': here('../../packages/core/src/adapter.ts'),
   '@sluice/core': here('../../packages/core/src/index.ts'),
   '@sluice/express': here('../../packages/express/src/index.ts'),
   '@sluice/koa': here('../../packages/koa/src/index.ts'),

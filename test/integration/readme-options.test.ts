@@ -11,7 +11,7 @@ import {
   OPTION_SCHEMA,
   type OptionSurface,
   optionNames,
-} from '@sluice/core';
+} from '@sluice/core/adapter';
 import { EXPRESS_OPTION_NAMES } from '@sluice/express';
 import { FASTIFY_OPTION_NAMES } from '@sluice/fastify';
 import { HONO_OPTION_NAMES } from '@sluice/hono';

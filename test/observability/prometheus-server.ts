@@ -6,7 +6,7 @@ import { type ChildProcess, spawn } from 'node:child_process';
 import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { freePort } from '../support/redis-server.js';
+import { freePort } from '../support/free-port.js';
 
 /** One running Prometheus. */
 export interface PrometheusProcess {

@@ -133,8 +133,12 @@ describe('the root package', () => {
 /** Loads both copies of the packed core in one Node process and crosses their errors over. */
 const DUAL_PACKAGE_SCRIPT = `
 import { createRequire } from 'node:module';
-import * as esm from '@sluice/core';
-const cjs = createRequire(import.meta.url)('@sluice/core');
+import * as esmMain from '@sluice/core';
+import * as esmAdapter from '@sluice/core/adapter';
+const require = createRequire(import.meta.url);
+// The guards and PolicyError, CidrError from the main entry; the other error classes from the adapter subpath.
+const esm = { ...esmMain, ...esmAdapter };
+const cjs = { ...require('@sluice/core'), ...require('@sluice/core/adapter') };
 const make = (core) => ({
   PolicyError: new core.PolicyError('limit', -1, 'must be a positive integer', 'api'),
   RateLimitOptionsError: new core.RateLimitOptionsError('limit', -1, 'must be a positive integer'),

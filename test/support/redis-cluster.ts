@@ -5,7 +5,7 @@
  * own temporary directories is touched.
  */
 import { execFile } from 'node:child_process';
-import { createServer } from 'node:net';
+import { canListen } from './free-port.js';
 import { type RedisProcess, startRedis } from './redis-server.js';
 
 /** The Cluster bus listens on the client port + 10000; ports must leave room for it. */
@@ -73,15 +73,6 @@ async function nodeCli(port: number, ...args: string[]): Promise<string> {
   } catch {
     return '';
   }
-}
-
-async function canListen(port: number): Promise<boolean> {
-  return new Promise((resolve) => {
-    const server = createServer();
-    server.unref();
-    server.once('error', () => resolve(false));
-    server.listen(port, '127.0.0.1', () => server.close(() => resolve(true)));
-  });
 }
 
 /**

@@ -7,8 +7,9 @@ import { type ChildProcess, spawn } from 'node:child_process';
 import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
+import { freePort } from './free-port.js';
 import { redisCli } from './redis-cluster.js';
-import { freePort, type RedisProcess, startRedis, waitForRedis } from './redis-server.js';
+import { type RedisProcess, startRedis, waitForRedis } from './redis-server.js';
 
 /** The name the sentinels monitor. */
 export const SENTINEL_MASTER_NAME = 'sluice-primary';

@@ -6,7 +6,8 @@
  */
 import { createServer, type RequestListener } from 'node:http';
 import type { AddressInfo } from 'node:net';
-import { createLimiter, MemoryStore, resetWarnings } from '@sluice/core';
+import { createLimiter, MemoryStore } from '@sluice/core';
+import { resetWarnings } from '@sluice/core/adapter';
 import express5, { type Express } from 'express';
 import express4 from 'express4';
 import { afterEach, describe, expect, test, vi } from 'vitest';

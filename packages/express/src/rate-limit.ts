@@ -1,13 +1,11 @@
 /** `rateLimit()`: Express middleware that asks Sluice core for a decision and applies it. */
+import type { Decision, HttpVerdict, RateLimitOptions } from '@sluice/core';
 import {
   ADAPTER_OPTION_NAMES,
   checkFrameworkOptions,
   createRateLimitHandler,
-  type Decision,
-  type HttpVerdict,
-  type RateLimitOptions,
   settleOnResponseEnd,
-} from '@sluice/core';
+} from '@sluice/core/adapter';
 import type { NextFunction, Request, RequestHandler, Response } from 'express';
 import { routePattern } from './route-pattern.js';
 import { checkTrustProxy } from './trust-proxy.js';

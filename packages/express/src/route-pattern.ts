@@ -1,5 +1,5 @@
 /** The matched Express route pattern, with the mount path of the router it lives in. */
-import { normalizePath } from '@sluice/core';
+import { normalizePath } from '@sluice/core/adapter';
 import type { Request } from 'express';
 
 /**

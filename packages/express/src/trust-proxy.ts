@@ -1,5 +1,6 @@
 /** What Express tells core's one-time warning about a trust proxy setting that believes every hop. */
-import { type PermissiveProxyTrust, type SluiceLogger, warnIfPermissiveTrustProxy } from '@sluice/core';
+import type { SluiceLogger } from '@sluice/core';
+import { type PermissiveProxyTrust, warnIfPermissiveTrustProxy } from '@sluice/core/adapter';
 import type { Application } from 'express';
 
 const TRUSTS_EVERY_PROXY: PermissiveProxyTrust = {

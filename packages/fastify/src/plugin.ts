@@ -1,16 +1,14 @@
 /** `rateLimit`: the Fastify plugin that asks Sluice core for a decision and applies it. */
+import type { Decision, HttpVerdict, RateLimitOptions } from '@sluice/core';
 import {
   ADAPTER_OPTION_NAMES,
   checkFrameworkOptions,
   checkOptionNames,
   createRateLimitHandler,
-  type Decision,
-  type HttpVerdict,
   type RateLimitHandler,
-  type RateLimitOptions,
   type RequestLimitResult,
   settleOnResponseEnd,
-} from '@sluice/core';
+} from '@sluice/core/adapter';
 import type {
   FastifyInstance,
   FastifyPluginAsync,

@@ -5,7 +5,8 @@
  * `trustProxy`, `onLimited`, and bad options failing the start. (Behaviour shared by every
  * adapter is in test/integration/adapter-scenarios.test.ts.)
  */
-import { createLimiter, type Limiter, MemoryStore, PROBLEM_CONTENT_TYPE } from '@sluice/core';
+import { createLimiter, type Limiter, MemoryStore } from '@sluice/core';
+import { PROBLEM_CONTENT_TYPE } from '@sluice/core/adapter';
 import Fastify, { type FastifyInstance, type FastifyServerOptions } from 'fastify';
 import { afterEach, describe, expect, test } from 'vitest';
 import { rateLimit } from './index.js';

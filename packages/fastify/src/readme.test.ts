@@ -7,7 +7,7 @@ import {
   type RunningSnippet,
   readText,
   runSnippet,
-} from '../../nestjs/test-support/readme.js';
+} from '../../../test/support/readme-snippet.js';
 
 const here = (path: string) => fileURLToPath(new URL(path, import.meta.url));
 let snippet: RunningSnippet;
@@ -16,7 +16,11 @@ beforeAll(async () => {
   const source = codeBlockAfter(readText(new URL('../README.md', import.meta.url)), '## Quick start');
   snippet = await runSnippet(source, {
     outDir: here('../node_modules/.cache/readme-test'),
-    aliases: { '@sluice/fastify': here('./index.ts'), '@sluice/core': here('../../core/src/index.ts') },
+    aliases: {
+      '@sluice/fastify': here('./index.ts'),
+      '@sluice/core': here('../../core/src/index.ts'),
+      '@sluice/core/adapter': here('../../core/src/adapter.ts'),
+    },
   });
 }, 30_000);
 

@@ -1,5 +1,5 @@
 /** The startup report of the routes of the app that the plugin's hook does not reach. */
-import { isLogger, warnRoutesNotLimited } from '@sluice/core';
+import { isLogger, warnRoutesNotLimited } from '@sluice/core/adapter';
 import type { FastifyInstance } from 'fastify';
 
 /** The plugin's hook's name: Fastify's route listing names hooks by their function's name. */

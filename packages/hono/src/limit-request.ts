@@ -1,11 +1,6 @@
 /** `limitRequest`: one Hono request through core, and core's verdict applied to the context. */
-import {
-  type Decision,
-  type HttpVerdict,
-  type RateLimitHandler,
-  settleOnResponseEnd,
-  settleWhenBodyEnds,
-} from '@sluice/core';
+import type { Decision, HttpVerdict } from '@sluice/core';
+import { type RateLimitHandler, settleOnResponseEnd, settleWhenBodyEnds } from '@sluice/core/adapter';
 import type { Context, Env } from 'hono';
 import { matchedPattern } from './route-pattern.js';
 

@@ -1,11 +1,11 @@
 /** `rateLimit()`: Hono middleware that asks Sluice core for a decision and applies it. */
+import type { RateLimitOptions } from '@sluice/core';
 import {
   ADAPTER_OPTION_NAMES,
   checkFrameworkOptions,
   createRateLimitHandler,
-  type RateLimitOptions,
   RateLimitOptionsError,
-} from '@sluice/core';
+} from '@sluice/core/adapter';
 import type { Context, Env, MiddlewareHandler } from 'hono';
 import { limitRequest, type OnLimited, type RateLimitEnv, type Resolved } from './limit-request.js';
 

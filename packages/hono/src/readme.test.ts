@@ -2,7 +2,12 @@
 import { fileURLToPath } from 'node:url';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { EXPECTED, json, request } from '../../../test/support/adapter-client.js';
-import { codeBlockAfter, type RunningSnippet, readText, runSnippet } from '../test-support/readme.js';
+import {
+  codeBlockAfter,
+  type RunningSnippet,
+  readText,
+  runSnippet,
+} from '../../../test/support/readme-snippet.js';
 
 const here = (path: string) => fileURLToPath(new URL(path, import.meta.url));
 let snippet: RunningSnippet;
@@ -11,7 +16,11 @@ beforeAll(async () => {
   const source = codeBlockAfter(readText(new URL('../README.md', import.meta.url)), '## Quick start');
   snippet = await runSnippet(source, {
     outDir: here('../node_modules/.cache/readme-test'),
-    aliases: { '@sluice/hono': here('./index.ts'), '@sluice/core': here('../../core/src/index.ts') },
+    aliases: {
+      '@sluice/hono': here('./index.ts'),
+      '@sluice/core': here('../../core/src/index.ts'),
+      '@sluice/core/adapter': here('../../core/src/adapter.ts'),
+    },
   });
 }, 30_000);
 

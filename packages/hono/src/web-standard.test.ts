@@ -9,8 +9,9 @@ import { build, type Plugin } from 'esbuild';
 import { describe, expect, it } from 'vitest';
 
 const ENTRY = fileURLToPath(new URL('./index.ts', import.meta.url));
-// Core's entry, from source.
+// Core's entries, from source.
 const CORE_ENTRY = fileURLToPath(new URL('../../core/src/index.ts', import.meta.url));
+const CORE_ADAPTER_ENTRY = fileURLToPath(new URL('../../core/src/adapter.ts', import.meta.url));
 const NODE_GLOBALS = ['Buffer', 'process'];
 const MARK = '__NODE_GLOBAL_';
 const builtins = new Set(builtinModules.flatMap((name) => [name, `node:${name}`]));
@@ -27,6 +28,7 @@ async function inspect(input: { entry: string } | { contents: string }): Promise
     name: 'web-standard-guard',
     setup(b) {
       b.onResolve({ filter: /^@sluice\/core$/ }, () => ({ path: CORE_ENTRY }));
+      b.onResolve({ filter: /^@sluice\/core\/adapter$/ }, () => ({ path: CORE_ADAPTER_ENTRY }));
       b.onResolve({ filter: /.*/ }, (args) => {
         if (!builtins.has(args.path) && !args.path.startsWith('node:')) return undefined;
         nodeImports.add(args.path);

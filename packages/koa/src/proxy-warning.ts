@@ -1,5 +1,6 @@
 /** What Koa tells core's one-time warning about a proxy setting that believes every forwarded address. */
-import { type PermissiveProxyTrust, type SluiceLogger, warnIfPermissiveTrustProxy } from '@sluice/core';
+import type { SluiceLogger } from '@sluice/core';
+import { type PermissiveProxyTrust, warnIfPermissiveTrustProxy } from '@sluice/core/adapter';
 import type Koa from 'koa';
 
 const TRUSTS_EVERY_PROXY: PermissiveProxyTrust = {

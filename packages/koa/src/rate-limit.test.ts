@@ -7,7 +7,8 @@
 import { createServer } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import Router from '@koa/router';
-import { createLimiter, MemoryStore, resetWarnings } from '@sluice/core';
+import { createLimiter, MemoryStore } from '@sluice/core';
+import { resetWarnings } from '@sluice/core/adapter';
 import Koa3 from 'koa';
 import Koa2 from 'koa2';
 import { afterEach, describe, expect, test, vi } from 'vitest';

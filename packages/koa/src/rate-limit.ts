@@ -1,13 +1,11 @@
 /** `rateLimit()`: Koa middleware that asks Sluice core for a decision and applies it. */
+import type { Decision, HttpVerdict, RateLimitOptions } from '@sluice/core';
 import {
   ADAPTER_OPTION_NAMES,
   checkFrameworkOptions,
   createRateLimitHandler,
-  type Decision,
-  type HttpVerdict,
-  type RateLimitOptions,
   settleOnResponseEnd,
-} from '@sluice/core';
+} from '@sluice/core/adapter';
 import type { Context, Middleware, Next } from 'koa';
 import { matchedRoute } from './matched-route.js';
 import { checkProxy } from './proxy-warning.js';

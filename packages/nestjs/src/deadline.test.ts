@@ -10,13 +10,13 @@ import type { AddressInfo } from 'node:net';
 import { Controller, Get, type INestApplication, UseGuards } from '@nestjs/common';
 import { FastifyAdapter } from '@nestjs/platform-fastify';
 import { Test } from '@nestjs/testing';
-import { DECIDE_SCRIPT } from '@sluice/core';
 import { createRedisStore } from '@sluice/core/node';
 import { Redis } from 'ioredis';
 import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
 import { EXPECTED, json, request } from '../../../test/support/adapter-client.js';
 import { type FaultProxy, startFaultProxy } from '../../../test/support/fault-proxy.js';
 import { type RedisProcess, startRedis } from '../../../test/support/redis-server.js';
+import { DECIDE_SCRIPT } from '../../core/src/redis/script.js';
 import { RateLimit, RateLimitGuard, RateLimitModule } from './index.js';
 
 /** The module's store deadline under test. */

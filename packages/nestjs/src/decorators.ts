@@ -1,14 +1,13 @@
 /** `@RateLimit()` and `@SkipRateLimit()`: per-controller and per-handler rate-limit metadata. */
 import { SetMetadata } from '@nestjs/common';
+import { definePolicy, type PolicyInput } from '@sluice/core';
 import {
   checkOptionNames,
-  definePolicy,
   OPTION_DEFAULTS,
   optionNames,
-  type PolicyInput,
   RateLimitOptionsError,
   toDenyList,
-} from '@sluice/core';
+} from '@sluice/core/adapter';
 import type { PolicyNamesOf, RateLimitRequest, RateLimitRouteOptions } from './module-options.js';
 import { RATE_LIMIT_METADATA, SKIP_RATE_LIMIT_METADATA } from './tokens.js';
 

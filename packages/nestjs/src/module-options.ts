@@ -1,14 +1,12 @@
 /** The options of `RateLimitModule.forRoot()` / `forRootAsync()`, and the module builder. */
 import { ConfigurableModuleBuilder } from '@nestjs/common';
+import type { LimiterOptions, PolicyInput, RateLimitOptions } from '@sluice/core';
 import {
   LIMITER_OPTION_NAMES,
-  type LimiterOptions,
   OPTION_DEFAULTS,
   optionNames,
-  type PolicyInput,
-  type RateLimitOptions,
   RateLimitOptionsError,
-} from '@sluice/core';
+} from '@sluice/core/adapter';
 
 /**
  * The request object the guard sees: Express's `Request` on the Express platform,

@@ -1,6 +1,7 @@
 /** `RateLimitGuard`: asks core for a decision for each request and applies it. */
 import { type CanActivate, type ExecutionContext, Injectable } from '@nestjs/common';
-import { type Decision, type NodeResponseEvents, type RequestFacts, settleOnResponseEnd } from '@sluice/core';
+import type { Decision } from '@sluice/core';
+import { type NodeResponseEvents, type RequestFacts, settleOnResponseEnd } from '@sluice/core/adapter';
 import { deferContentType, isJsonResponse } from './content-type.js';
 import type { RateLimitRequest } from './module-options.js';
 import { RateLimitException } from './rate-limit.exception.js';

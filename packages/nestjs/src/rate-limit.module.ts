@@ -1,18 +1,15 @@
 /** `RateLimitModule`: the limiter, its store and the guard, provided through DI. */
 import { Module } from '@nestjs/common';
 import { DiscoveryModule } from '@nestjs/core';
+import { createLimiter, type Limiter, MemoryStore, type Store } from '@sluice/core';
 import {
   checkOption,
   checkOptionNames,
   compilePolicies,
-  createLimiter,
   FRAMEWORK_OPTIONS,
   HTTP_OPTIONS,
-  type Limiter,
-  MemoryStore,
   RateLimitOptionsError,
-  type Store,
-} from '@sluice/core';
+} from '@sluice/core/adapter';
 import {
   ConfigurableRateLimitModule,
   limiterOptionsOf,

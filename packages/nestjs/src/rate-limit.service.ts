@@ -3,21 +3,23 @@ import { Inject, Injectable, type OnModuleInit } from '@nestjs/common';
 import { PATH_METADATA } from '@nestjs/common/constants.js';
 import { DiscoveryService, MetadataScanner, Reflector } from '@nestjs/core';
 import {
-  chooseLimit,
-  compilePolicies,
   createLimiter,
-  createLimitRequest,
-  createRateLimitHandler,
   type DecisionEvent,
-  HTTP_OPTIONS,
   type Limiter,
-  ownFailMode,
   type PolicyInput,
-  type RateLimitHandler,
   type RateLimitOptions,
-  RateLimitOptionsError,
   type Store,
 } from '@sluice/core';
+import {
+  chooseLimit,
+  compilePolicies,
+  createLimitRequest,
+  createRateLimitHandler,
+  HTTP_OPTIONS,
+  ownFailMode,
+  type RateLimitHandler,
+  RateLimitOptionsError,
+} from '@sluice/core/adapter';
 import { type RateLimitMetadata, SETTLE_OPTION_NAMES, type SkipRateLimitMetadata } from './decorators.js';
 import {
   checkSuccessDecided,

@@ -34,6 +34,7 @@ import {
 } from '@sluice/core';
 import { afterEach, describe, expect, it } from 'vitest';
 import { EXPECTED, json, type Reply, request } from '../../../test/support/adapter-client.js';
+import { storeDown } from '../../core/src/limiter/test-stores.test-support.js';
 import {
   RATE_LIMIT_STORE,
   RATE_LIMITER,
@@ -294,11 +295,7 @@ describe.each(['express', 'fastify'] as const)('NestJS on %s', (platform) => {
     });
 
     it('503: problem+json when the store fails under a closed policy', async () => {
-      const failing: Store = {
-        kind: 'failing',
-        decide: () => Promise.reject(new Error('store down')),
-        reset: () => Promise.reject(new Error('store down')),
-      };
+      const failing = storeDown();
       const client = await app(w().limiter([{ name: 'api', limit: 5, window: '1s' }], failing), false);
       const reply = await client.get('/items/1');
       expect(reply.status).toBe(503);

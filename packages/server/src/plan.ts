@@ -2,7 +2,8 @@
  * What a request asks: each descriptor's rule (after `replaces` and `unlimited`), its hits and its
  * storage key. Built from the config snapshot taken when the call arrived.
  */
-import { definePolicy, encodeKeyComponent, identityTag } from '@sluice/core';
+import { definePolicy } from '@sluice/core';
+import { encodeKeyComponent, identityTag } from '@sluice/core/adapter';
 import { findRule } from './config/match.js';
 import { type RateLimitConfig, type Rule, UNIT_MS, type Unit } from './config/types.js';
 import { type RlsDescriptor, type RlsRequest, RlsRequestError } from './rls-types.js';

@@ -2,14 +2,8 @@
  * Turns the verdicts of one request into Envoy's RateLimitResponse: a status per descriptor, the
  * overall code, the reference's counters, response headers and a problem+json `raw_body`.
  */
-import {
-  type Decision,
-  type PolicyResult,
-  problemJson,
-  quotaExceededProblem,
-  rateLimitHeaders,
-  type StoreVerdict,
-} from '@sluice/core';
+import type { Decision, PolicyResult, StoreVerdict } from '@sluice/core';
+import { problemJson, quotaExceededProblem, rateLimitHeaders } from '@sluice/core/adapter';
 import { type Rule, UNIT_MS } from './config/types.js';
 import type { PlannedDescriptor } from './plan.js';
 import type { RlsCode, RlsDescriptorStatus, RlsDuration, RlsHeader, RlsResponse } from './rls-types.js';

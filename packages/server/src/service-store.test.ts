@@ -2,7 +2,8 @@
  * core's `createServiceStore`: a Node limiter that asks a running sluice-server over POST /json
  * instead of Redis, so it enforces the service's policy set (real HTTP, real service on Redis).
  */
-import { createLimiter, createServiceStore, protoDurationMs } from '@sluice/core';
+import { createLimiter, createServiceStore } from '@sluice/core';
+import { protoDurationMs } from '@sluice/core/adapter';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { type RedisProcess, startRedis } from '../../../test/support/redis-server.js';
 import {

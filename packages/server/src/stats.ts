@@ -4,7 +4,7 @@
  * a descriptor value from a request) and per service (config loads, store and service errors,
  * global shadow mode).
  */
-import { escapeHelp, escapeLabelValue } from '@sluice/core';
+import { escapeHelp, escapeLabelValue } from '@sluice/core/adapter';
 import type { Rule } from './config/types.js';
 
 /** The per-rule counters, named as the reference names them. */

@@ -12,7 +12,7 @@ import fc from 'fast-check';
 import { Redis } from 'ioredis';
 import { afterAll, beforeAll, describe, expect, expectTypeOf, it } from 'vitest';
 import { type RedisProcess, startRedis } from '../../../../test/support/redis-server.js';
-import * as core from '../index.js';
+import * as core from '../adapter.js';
 import { definePolicy } from '../policy/define-policy.js';
 import { DECIDE_SCRIPT, encodeScriptArgs, encodeScriptKeys } from '../redis/script.js';
 import type { CompiledPolicy, Algorithm as PublicAlgorithm, StoreEntry } from '../types.js';

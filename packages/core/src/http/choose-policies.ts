@@ -6,7 +6,7 @@
 import { createLimiter, type Limiter } from '../limiter/index.js';
 import { POLICY_DEFAULTS } from '../policy/defaults.js';
 import type { CompiledPolicy, FailMode, PolicyInput, Store } from '../types.js';
-import type { Reporter } from './logger.js';
+import type { Reporter } from '../warn.js';
 import {
   badValueProblem,
   type ChoiceAnswer,

@@ -62,7 +62,7 @@ describe('createDenyList', () => {
 
 describe('option-name hints', () => {
   it("point other libraries' ban and deny-list names at Sluice's", async () => {
-    const { unknownOptionHint } = await import('./option-names.js');
+    const { unknownOptionHint } = await import('../options/option-names.js');
     expect(unknownOptionHint('blockDuration', [])).toContain('"ban"');
     expect(unknownOptionHint('blacklist', [])).toBe('did you mean "denyList"?');
   });

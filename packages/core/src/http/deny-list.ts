@@ -2,9 +2,10 @@
  * Deny lists: client IPs (CIDR ranges) and identities by kind answered 403 before any policy
  * is charged, replaceable while the application runs.
  */
+
+import { RateLimitOptionsError } from '../options/options-error.js';
 import type { IdentityInput, IdentityKind } from '../types.js';
 import { CidrError, createIpList, type IpList } from './cidr.js';
-import { RateLimitOptionsError } from './options-error.js';
 
 /**
  * What a deny list holds. `ip`: client addresses as CIDR ranges, single addresses or the names

@@ -7,6 +7,7 @@ import fc from 'fast-check';
 import { afterEach, describe, expect, it, vi } from 'vitest';
 import type { RateLimitOptions } from '../options/index.js';
 import type { Decision, PolicyResult } from '../types.js';
+import { resetWarnings } from '../warn.js';
 import { decision, fakeLimiter, result } from './fixtures.test-util.js';
 import { rateLimitHeaders, visibleResults, windowSeconds } from './headers.js';
 import { createRateLimitHandler } from './options.js';
@@ -21,7 +22,6 @@ import {
 import { denyingResults, longestWaitPolicy, retryAfterSeconds } from './retry-after.js';
 import { serializeSfList } from './structured-fields.js';
 import { toHttpVerdict } from './verdict.js';
-import { resetWarnings } from './warn.js';
 
 afterEach(() => {
   vi.restoreAllMocks();

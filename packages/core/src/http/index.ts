@@ -1,5 +1,25 @@
 /** The framework-neutral HTTP layer: headers, problem bodies, verdicts, routes, client IPs, metrics, adapter options. */
 
+export {
+  checkOptionNames,
+  closestName,
+  FOREIGN_OPTIONS,
+  unknownOptionHint,
+} from '../options/option-names.js';
+export { RateLimitOptionsError } from '../options/options-error.js';
+export {
+  isLogger,
+  type LogEntry,
+  type PermissiveProxyTrust,
+  type Reporter,
+  report,
+  resetWarnings,
+  type SluiceLogger,
+  WARNING_CODES,
+  warnIfPermissiveTrustProxy,
+  warnOnce,
+  warnRoutesNotLimited,
+} from '../warn.js';
 export { type CompileTarget, chooseLimit, ownFailMode } from './choose-policies.js';
 export {
   CidrError,
@@ -36,11 +56,10 @@ export {
   type RequestLimitResult,
   shadowDecision,
 } from './limit-request.js';
-export { isLogger, type LogEntry, type Reporter, report, type SluiceLogger } from './logger.js';
 export {
   createMetrics,
   DEFAULT_DURATION_BUCKETS_SECONDS,
-  type DecisionSource as MetricsDecisionSource,
+  type DecisionEmitter,
   escapeHelp,
   escapeLabelValue,
   METRIC_OUTCOMES,
@@ -61,7 +80,6 @@ export {
   type PromClientRegistry,
   registerPromClient,
 } from './metrics-prom-client.js';
-export { checkOptionNames, closestName, FOREIGN_OPTIONS, unknownOptionHint } from './option-names.js';
 export {
   createRateLimitHandler,
   type RateLimitHandler,
@@ -69,7 +87,6 @@ export {
   type ResolvedRateLimitOptions,
   resolveRateLimitOptions,
 } from './options.js';
-export { RateLimitOptionsError } from './options-error.js';
 export {
   CompiledCache,
   MAX_COMPILED_CHOICES,
@@ -109,11 +126,3 @@ export {
   serializeSfString,
 } from './structured-fields.js';
 export { type HttpVerdict, type HttpVerdictOptions, toHttpVerdict } from './verdict.js';
-export {
-  type PermissiveProxyTrust,
-  resetWarnings,
-  WARNING_CODES,
-  warnIfPermissiveTrustProxy,
-  warnOnce,
-  warnRoutesNotLimited,
-} from './warn.js';

@@ -5,9 +5,15 @@
  */
 import { afterEach, describe, expect, it, vi } from 'vitest';
 import { createLimiter } from '../limiter/index.js';
-import { type LogEntry, report, type SluiceLogger } from './logger.js';
+import {
+  type LogEntry,
+  report,
+  resetWarnings,
+  type SluiceLogger,
+  WARNING_CODES,
+  warnIfPermissiveTrustProxy,
+} from '../warn.js';
 import { createRateLimitHandler } from './options.js';
-import { resetWarnings, WARNING_CODES, warnIfPermissiveTrustProxy } from './warn.js';
 
 type Req = { plan?: string };
 const facts = { method: 'GET', pattern: '/things/:id', path: '/things/secret-path-7', ip: undefined };

@@ -36,7 +36,7 @@ export const METRIC_OUTCOMES: readonly MetricOutcome[] = [
 ];
 
 /** Something decisions can be subscribed on: a `Limiter`. */
-export interface DecisionSource {
+export interface DecisionEmitter {
   onDecision(listener: (event: DecisionEvent) => void): () => void;
   /** Keys its in-process stores evicted while live (a `Limiter` has it); read at each render. */
   readonly liveEvictions?: number;
@@ -57,7 +57,7 @@ export interface MetricsOptions {
   /** Histogram bucket upper bounds in seconds, ascending. */
   readonly bucketsSeconds?: readonly number[];
   /** Subscribe to this limiter's decisions right away. */
-  readonly limiter?: DecisionSource;
+  readonly limiter?: DecisionEmitter;
   /** Policies to report at 0 for every outcome before their first decision. */
   readonly policies?: readonly string[];
 }
@@ -87,7 +87,7 @@ export interface SluiceMetrics {
   /** `text/plain; version=0.0.4; charset=utf-8`. */
   readonly contentType: string;
   /** Subscribes to a limiter's decisions; returns the unsubscribe function. */
-  attach(source: DecisionSource): () => void;
+  attach(source: DecisionEmitter): () => void;
   /** Unsubscribes from every limiter attached so far. */
   close(): void;
 }
@@ -173,7 +173,7 @@ export function createMetrics(options: MetricsOptions = {}): SluiceMetrics {
   }
 
   /** Every attached source, for the live-eviction count read at render. */
-  const sources = new Set<DecisionSource>();
+  const sources = new Set<DecisionEmitter>();
   /** The sum over attached sources that count live evictions; undefined when none does. */
   const liveEvictions = (): number | undefined => {
     let total: number | undefined;
@@ -267,7 +267,7 @@ export function createMetrics(options: MetricsOptions = {}): SluiceMetrics {
   };
 
   const subscriptions = new Set<() => void>();
-  const attach = (source: DecisionSource): (() => void) => {
+  const attach = (source: DecisionEmitter): (() => void) => {
     const off = source.onDecision(record);
     sources.add(source);
     // Its store calls are timed from now on (a limiter nobody measures reads no clock per call).

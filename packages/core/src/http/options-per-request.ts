@@ -4,12 +4,12 @@
  */
 import type { Limiter } from '../limiter/index.js';
 import { checkOption, HTTP_OPTIONS, type RateLimitOptions } from '../options/index.js';
+import { RateLimitOptionsError } from '../options/options-error.js';
 import { definePolicy, isCompiledPolicy } from '../policy/index.js';
 import { MemoryStore } from '../stores/memory-store.js';
 import type { PolicyInput } from '../types.js';
+import type { Reporter } from '../warn.js';
 import { chooseLimit, chooseNamedPolicies, choosePolicyInputs, ownFailMode } from './choose-policies.js';
-import type { Reporter } from './logger.js';
-import { RateLimitOptionsError } from './options-error.js';
 import type { PolicyChooser } from './policy-choice.js';
 
 /** How a per-request form is resolved. */

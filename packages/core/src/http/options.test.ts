@@ -1,11 +1,12 @@
 import { afterEach, describe, expect, it, vi } from 'vitest';
 import { createLimiter } from '../limiter/index.js';
+import { storeDown } from '../limiter/test-stores.test-support.js';
 import type { RateLimitOptions } from '../options/index.js';
+import { RateLimitOptionsError } from '../options/options-error.js';
 import { definePolicy, POLICY_DEFAULTS, PolicyError } from '../policy/index.js';
+import { resetWarnings, WARNING_CODES } from '../warn.js';
 import { decision, fakeLimiter, result } from './fixtures.test-util.js';
 import { createRateLimitHandler } from './options.js';
-import { RateLimitOptionsError } from './options-error.js';
-import { resetWarnings, WARNING_CODES } from './warn.js';
 
 type Req = { headers: Record<string, string>; id?: number };
 const facts = (ip = '203.0.113.7', extra = {}) => ({
@@ -395,11 +396,7 @@ describe('limitRequest', () => {
   });
 
   it('answers 503 under closed when the store fails, 200 under open', async () => {
-    const broken = {
-      kind: 'broken',
-      decide: async () => Promise.reject(new Error('down')),
-      reset: async () => {},
-    };
+    const broken = storeDown('down');
     const strict = resolve({ policies: [{ name: 'strict', limit: 5, window: '1s' }], store: broken });
     const s = await strict.limitRequest({ headers: {} }, facts());
     expect(s?.verdict.status).toBe(503);

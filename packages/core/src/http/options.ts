@@ -11,19 +11,18 @@ import {
   HTTP_OPTIONS,
   type RateLimitOptions,
 } from '../options/index.js';
+import { checkOptionNames, closestName } from '../options/option-names.js';
+import { RateLimitOptionsError } from '../options/options-error.js';
 import { isCompiledPolicy } from '../policy/index.js';
 import type { IdentityInput, PolicyInput } from '../types.js';
+import { report, type SluiceLogger, WARNING_CODES } from '../warn.js';
 import type { IpList } from './cidr.js';
 import type { DenyList } from './deny-list.js';
 import type { HeaderFormat } from './headers.js';
 import { createLimitRequest, type RequestFacts, type RequestLimitResult } from './limit-request.js';
-import { report, type SluiceLogger } from './logger.js';
-import { checkOptionNames, closestName } from './option-names.js';
-import { RateLimitOptionsError } from './options-error.js';
 import { choosePerRequest } from './options-per-request.js';
 import type { PolicyChooser } from './policy-choice.js';
 import type { SettleOptions } from './settle-request.js';
-import { WARNING_CODES } from './warn.js';
 
 /** How an adapter wants its options checked (`createRateLimitHandler`'s third argument). */
 export interface RateLimitHandlerSettings {

@@ -5,6 +5,7 @@
 import { describe, expect, it, vi } from 'vitest';
 import { createLimiter, type Limiter } from '../limiter/index.js';
 import { MemoryStore } from '../stores/memory-store.js';
+import { resetWarnings } from '../warn.js';
 import { chooseLimit, chooseNamedPolicies, choosePolicyInputs } from './choose-policies.js';
 import { createRateLimitHandler } from './options.js';
 import {
@@ -14,7 +15,6 @@ import {
   PolicyChoiceFailure,
   unchosenFailMode,
 } from './policy-choice.js';
-import { resetWarnings } from './warn.js';
 
 /** Messages name the adapter `test`; no logger: console, once. */
 const TEST_REPORTER = { adapter: 'test', logger: undefined };

@@ -6,9 +6,8 @@
 import type { Limiter } from '../limiter/index.js';
 import { describeValue } from '../policy/errors.js';
 import type { CompiledPolicy, Decision, FailMode, PolicyResult } from '../types.js';
-import { type Reporter, report } from './logger.js';
+import { type Reporter, report, WARNING_CODES } from '../warn.js';
 import { isThenable } from './thenable.js';
-import { WARNING_CODES } from './warn.js';
 
 /** The policies chosen for one request: which limiter, which of its policies, the set's record key. */
 export interface PolicyChoice {

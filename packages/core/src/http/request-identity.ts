@@ -5,9 +5,8 @@
  */
 import { isIdentityInput } from '../keys/identity.js';
 import type { Identity, IdentityInput } from '../types.js';
+import { report, type SluiceLogger, WARNING_CODES } from '../warn.js';
 import { ipIdentity } from './client-ip.js';
-import { report, type SluiceLogger } from './logger.js';
-import { WARNING_CODES } from './warn.js';
 
 /**
  * The value of the identity (kind `ip`) used when a request has neither an identity nor a

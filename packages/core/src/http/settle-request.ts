@@ -5,8 +5,7 @@
 import type { Limiter } from '../limiter/index.js';
 import type { CostValue } from '../options/index.js';
 import type { Decision } from '../types.js';
-import { report, type SluiceLogger } from './logger.js';
-import { WARNING_CODES } from './warn.js';
+import { report, type SluiceLogger, WARNING_CODES } from '../warn.js';
 
 /** How a request's response ended, as the adapter saw it. */
 export interface ResponseFacts {

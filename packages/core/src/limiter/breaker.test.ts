@@ -6,52 +6,10 @@
  */
 import fc from 'fast-check';
 import { describe, expect, it } from 'vitest';
-import { MemoryStore } from '../stores/memory-store.js';
-import type { PolicyInput, Store, StoreEntry, StoreMode, StoreVerdict } from '../types.js';
+import type { PolicyInput } from '../types.js';
 import { type BreakerPermit, CircuitBreaker } from './breaker.js';
 import { createLimiter } from './create-limiter.js';
-
-/** A MemoryStore whose calls can be held at a gate and then released to succeed or fail. */
-class GatedStore implements Store {
-  readonly kind = 'gated';
-  readonly inner: MemoryStore;
-  failing = true;
-  holding = false;
-  calls = 0;
-  private readonly held: { run: () => void; fail: () => void }[] = [];
-
-  constructor(clock: () => number) {
-    this.inner = new MemoryStore({ clock });
-  }
-
-  decide(entries: readonly StoreEntry[], mode: StoreMode): Promise<StoreVerdict[]> {
-    this.calls++;
-    if (this.holding) {
-      return new Promise((resolve, reject) => {
-        this.held.push({
-          run: () => resolve(this.inner.decide(entries, mode)),
-          fail: () => reject(new Error('connection refused')),
-        });
-      });
-    }
-    if (this.failing) return Promise.reject(new Error('connection refused'));
-    return this.inner.decide(entries, mode);
-  }
-
-  /** Answers every held call: decided by the memory store, or failed. */
-  release(outcome: 'succeed' | 'fail'): void {
-    this.holding = false;
-    for (const call of this.held.splice(0)) (outcome === 'succeed' ? call.run : call.fail)();
-  }
-
-  get heldCount(): number {
-    return this.held.length;
-  }
-
-  reset(keys: readonly string[]): Promise<void> {
-    return this.inner.reset(keys);
-  }
-}
+import { GatedStore } from './test-stores.test-support.js';
 
 const closed: PolicyInput = { name: 'strict', limit: 100, window: '1m', failMode: 'closed' };
 const open: PolicyInput = { name: 'lenient', limit: 100, window: '1m', failMode: 'open' };

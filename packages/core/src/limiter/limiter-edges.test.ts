@@ -5,7 +5,7 @@
  * of several keys. Time is injected (the limiter's clock, fake timers); nothing sleeps.
  */
 import { describe, expect, it, vi } from 'vitest';
-import { isStoreTimeoutError } from '../error-brands.js';
+import { isStoreTimeoutError } from '../error-guards.js';
 import { OPTION_DEFAULTS } from '../options/index.js';
 import { definePolicy } from '../policy/define-policy.js';
 import { MemoryStore } from '../stores/memory-store.js';

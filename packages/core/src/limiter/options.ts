@@ -1,7 +1,5 @@
 /** `createLimiter` options: validated against the option schema, defaults applied. */
 
-import { checkOptionNames } from '../http/option-names.js';
-import { RateLimitOptionsError } from '../http/options-error.js';
 import {
   type BreakerSettings,
   checkOption,
@@ -13,6 +11,8 @@ import {
   OPTION_DEFAULTS,
   type OptionSpec,
 } from '../options/index.js';
+import { checkOptionNames } from '../options/option-names.js';
+import { RateLimitOptionsError } from '../options/options-error.js';
 import type { Clock } from '../types.js';
 
 export type { LimiterOptions } from '../options/index.js';

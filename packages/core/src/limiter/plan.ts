@@ -14,7 +14,7 @@ export interface PolicySet {
 }
 
 /** A planned check: one store entry per applying policy, and the store call's options. */
-export interface Plan {
+export interface CheckPlan {
   readonly entries: readonly StoreEntry[];
   /** The request record of an idempotent check (`descriptor.requestId`); undefined otherwise. */
   readonly options: StoreCheckOptions | undefined;
@@ -70,7 +70,7 @@ export function planCheck(
   descriptor: Descriptor,
   method: 'check' | 'peek',
   recordTtlMs: number,
-): Plan {
+): CheckPlan {
   validateDescriptor(set, descriptor, method);
   const applying = selectPolicies(set.policies, set.byName, descriptor.policies, method);
   const tag = identityTag(set.prefix, descriptor.identity);

@@ -11,6 +11,7 @@ import { CircuitBreaker } from './breaker.js';
 import { DenyCache } from './deny-cache.js';
 import { applyFailModes } from './fail-modes.js';
 import { type StoreAnswer, type StoreLayer, StoreUnavailable } from './store-answer.js';
+import { storeDown } from './test-stores.test-support.js';
 import { withBreaker } from './with-breaker.js';
 import { withDeadline } from './with-deadline.js';
 import { withDenyCache } from './with-deny-cache.js';
@@ -45,7 +46,7 @@ describe('withDeadline', () => {
       const answer = await ask(withDeadline(store, 10), [bucket], 'consume');
       return answer instanceof StoreUnavailable ? answer.cause : answer.source;
     };
-    expect(await cause(storeOf(() => Promise.reject(new Error('down'))))).toBe('error');
+    expect(await cause(storeDown('down'))).toBe('error');
     expect(
       await cause(
         storeOf(() => {
@@ -96,10 +97,7 @@ describe('withLocalFallback', () => {
   const local = entryOf({ name: 'l', burst: 2, rate: '1/m', failMode: 'local' });
   const open = entryOf({ name: 'o', limit: 5, window: '1m', failMode: 'open' });
   const closed = entryOf({ name: 'c', limit: 5, window: '1m', failMode: 'closed' });
-  const down = withDeadline(
-    storeOf(() => Promise.reject(new Error('down'))),
-    10,
-  );
+  const down = withDeadline(storeDown('down'), 10);
 
   it('adds verdicts for the local entries only; the fail modes read them', async () => {
     const layer = withLocalFallback(down, () => T0, 100);

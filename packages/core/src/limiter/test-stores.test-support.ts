@@ -1,6 +1,7 @@
 /**
- * Store wrappers for limiter tests: they count calls and can fail on demand around a real
- * MemoryStore. Test support only; not exported from the package.
+ * The store fakes of every test (core, the adapters, test/integration): a store that is down, and
+ * wrappers that count calls and fail on demand (or hold calls at a gate) around a real MemoryStore.
+ * Test support only; not exported from the package.
  */
 import { MemoryStore, type MemoryStoreCheckOptions } from '../stores/memory-store.js';
 import type { Clock, Store, StoreEntry, StoreMode, StoreSettleEntry, StoreVerdict } from '../types.js';
@@ -70,6 +71,57 @@ export class SyncSwitchableStore implements Store {
     if (this.behaviour === 'error') throw new Error('state corrupted');
     if (this.behaviour === 'short') return this.inner.decideSync(entries, 'peek').slice(1);
     return this.inner.decideSync(entries, mode, options);
+  }
+
+  reset(keys: readonly string[]): Promise<void> {
+    return this.inner.reset(keys);
+  }
+}
+
+/** A store that is down: every call rejects with `message`, so the limiter cannot decide. */
+export function storeDown(message = 'store down'): Store {
+  return {
+    kind: 'failing',
+    decide: () => Promise.reject(new Error(message)),
+    reset: () => Promise.reject(new Error(message)),
+  };
+}
+
+/** A MemoryStore whose calls can be held at a gate and then released to succeed or fail. */
+export class GatedStore implements Store {
+  readonly kind = 'gated';
+  readonly inner: MemoryStore;
+  failing = true;
+  holding = false;
+  calls = 0;
+  private readonly held: { run: () => void; fail: () => void }[] = [];
+
+  constructor(clock: Clock) {
+    this.inner = new MemoryStore({ clock });
+  }
+
+  decide(entries: readonly StoreEntry[], mode: StoreMode): Promise<StoreVerdict[]> {
+    this.calls++;
+    if (this.holding) {
+      return new Promise((resolve, reject) => {
+        this.held.push({
+          run: () => resolve(this.inner.decide(entries, mode)),
+          fail: () => reject(new Error('connection refused')),
+        });
+      });
+    }
+    if (this.failing) return Promise.reject(new Error('connection refused'));
+    return this.inner.decide(entries, mode);
+  }
+
+  /** Answers every held call: decided by the memory store, or failed. */
+  release(outcome: 'succeed' | 'fail'): void {
+    this.holding = false;
+    for (const call of this.held.splice(0)) (outcome === 'succeed' ? call.run : call.fail)();
+  }
+
+  get heldCount(): number {
+    return this.held.length;
   }
 
   reset(keys: readonly string[]): Promise<void> {

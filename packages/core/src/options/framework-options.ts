@@ -3,9 +3,10 @@
  * the Nest module's `defaultPolicies`, the fields of a Nest route's own policy). Their value
  * types name framework types, so each adapter declares the field; the entry holds the rest.
  */
-import { RateLimitOptionsError } from '../http/options-error.js';
+
 import { OPTION_DEFAULTS } from './defaults.js';
 import { checkOption, isBoolean, isFunction, MIDDLEWARE, type OptionSurface, option } from './option.js';
+import { RateLimitOptionsError } from './options-error.js';
 
 const HEADER_NAME = /^[!#$%&'*+.^_`|~0-9A-Za-z-]+$/;
 

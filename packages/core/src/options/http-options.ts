@@ -2,7 +2,6 @@
 import { CidrError, createIpList, type IpList } from '../http/cidr.js';
 import { type DenyList, type DenyListInput, toDenyList } from '../http/deny-list.js';
 import { HEADER_FORMATS, type HeaderFormat } from '../http/headers.js';
-import { RateLimitOptionsError } from '../http/options-error.js';
 import type { ResponseFacts } from '../http/settle-request.js';
 import { storeProblem } from '../http/store-check.js';
 import { isValidPrefix } from '../keys/build-keys.js';
@@ -21,6 +20,7 @@ import {
   positiveInteger,
   type RequestOf,
 } from './option.js';
+import { RateLimitOptionsError } from './options-error.js';
 
 /** Per-request cost: a number for every policy, or per policy name. */
 export type CostValue = number | Readonly<Record<string, number>>;

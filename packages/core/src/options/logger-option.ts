@@ -1,5 +1,5 @@
 /** The `logger` option of every adapter: where Sluice's coded warnings and errors go. */
-import { isLogger, type SluiceLogger } from '../http/logger.js';
+import { isLogger, type SluiceLogger } from '../warn.js';
 import { MIDDLEWARE, type OptionSurface, option } from './option.js';
 
 const HTTP: readonly OptionSurface[] = [...MIDDLEWARE, 'nestjs-module'];

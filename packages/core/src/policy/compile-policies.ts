@@ -1,5 +1,5 @@
 /** `compilePolicies`: an adapter's policy options (policies, or the limit + window shorthand) as compiled policies. */
-import { RateLimitOptionsError } from '../http/options-error.js';
+import { RateLimitOptionsError } from '../options/options-error.js';
 import type { Algorithm, CompiledPolicy, FailMode, PolicyInput } from '../types.js';
 import { FAIL_MODES } from './defaults.js';
 import { definePolicies, isCompiledPolicy } from './define-policy.js';

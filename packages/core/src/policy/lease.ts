@@ -1,5 +1,5 @@
 /** Leases and the local stage of a policy: as written and as compiled. */
-import type { FailMode } from '../types.js';
+import type { FailMode } from '../model/fail-mode.js';
 import { parseDuration, parseRate } from './duration.js';
 import { PolicyError } from './errors.js';
 import { checkFields, plainObject } from './sub-options.js';

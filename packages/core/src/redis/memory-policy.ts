@@ -3,8 +3,7 @@
  * allkeys-* policies: a full Redis then evicts the state of identities in use, which start again
  * with a full quota. Managed Redis often forbids CONFIG: then nothing is said. Web-standard.
  */
-import { report, type SluiceLogger } from '../http/logger.js';
-import { WARNING_CODES } from '../http/warn.js';
+import { report, type SluiceLogger, WARNING_CODES } from '../warn.js';
 
 /** The part of an ioredis `Redis` this reads. */
 interface ConfigClient {

@@ -5,7 +5,7 @@
  * it) and a transport (redis/transports/: ioredis Redis or Cluster, node-redis, Redis over
  * HTTP, any `EvalClient`). It also reads Redis's `maxmemory-policy` once. Web-standard.
  */
-import { isLogger, type SluiceLogger } from '../http/logger.js';
+
 import type { ScriptStats } from '../limiter/counters.js';
 import { warnOnEvictingPolicy } from '../redis/memory-policy.js';
 import { encodeScriptNow, RESET_SCRIPT } from '../redis/script.js';
@@ -23,6 +23,7 @@ import type {
   StoreSettleEntry,
   StoreVerdict,
 } from '../types.js';
+import { isLogger, type SluiceLogger } from '../warn.js';
 
 export { isNoScriptError };
 

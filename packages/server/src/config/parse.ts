@@ -3,7 +3,8 @@
  * Sluice's own `rate_limit` keys (`algorithm`, `burst`, `fail_mode`). Every problem is a
  * `ConfigError` naming the file, the domain and the descriptor.
  */
-import { ALGORITHM_NAMES, type Algorithm, definePolicy } from '@sluice/core';
+import { type Algorithm, definePolicy } from '@sluice/core';
+import { ALGORITHM_NAMES } from '@sluice/core/adapter';
 import { parseDocument } from 'yaml';
 import { ConfigError, type RateLimitConfig, type Rule, type RuleNode, UNIT_MS, type Unit } from './types.js';
 

@@ -1,43 +1,21 @@
 /**
- * Starts and stops private redis-server processes for tests: free loopback ports,
- * no persistence, stopped by PID. Used by every package's tests and by the demo.
+ * Starts and stops private redis-server processes: free loopback ports, no persistence, stopped
+ * by PID. Used by every package's tests, the demo and the benchmarks. Plain ESM (types in
+ * redis-server.d.ts) so that Node scripts (.mjs) and TypeScript tests import the same module.
  */
-import { type ChildProcess, spawn, spawnSync } from 'node:child_process';
+import { spawn, spawnSync } from 'node:child_process';
 import { mkdtempSync, rmSync } from 'node:fs';
-import { createServer } from 'node:net';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-
-export interface RedisProcess {
-  readonly host: '127.0.0.1';
-  readonly port: number;
-  readonly url: string;
-  readonly pid: number;
-  /** Stop with SIGTERM (SIGKILL after 3 s) and remove its directory. */
-  stop(): Promise<void>;
-}
+import { freePort } from './free-port.js';
 
 /** True when redis-server is on PATH. */
-export function hasRedisServer(): boolean {
+export function hasRedisServer() {
   return spawnSync('redis-server', ['--version'], { stdio: 'ignore' }).status === 0;
 }
 
-/** A port that was free on 127.0.0.1 a moment ago. */
-export async function freePort(): Promise<number> {
-  return new Promise((resolve, reject) => {
-    const server = createServer();
-    server.unref();
-    server.on('error', reject);
-    server.listen(0, '127.0.0.1', () => {
-      const address = server.address();
-      const port = typeof address === 'object' && address ? address.port : 0;
-      server.close(() => resolve(port));
-    });
-  });
-}
-
 /** Resolves when `PING` on the port answers `PONG`. */
-export async function waitForRedis(port: number, timeoutMs = 10_000): Promise<void> {
+export async function waitForRedis(port, timeoutMs = 10_000) {
   const deadline = Date.now() + timeoutMs;
   for (;;) {
     const out = spawnSync('redis-cli', ['-h', '127.0.0.1', '-p', String(port), 'ping'], { encoding: 'utf8' });
@@ -48,18 +26,14 @@ export async function waitForRedis(port: number, timeoutMs = 10_000): Promise<vo
   }
 }
 
-/** Extra `redis-server` arguments, e.g. `['--cluster-enabled', 'yes']`. */
-export interface StartRedisOptions {
-  readonly port?: number;
-  readonly args?: readonly string[];
-  readonly dir?: string;
-}
-
-/** Start a private redis-server on a free loopback port. */
-export async function startRedis(options: StartRedisOptions = {}): Promise<RedisProcess> {
+/**
+ * Start a private redis-server on a free loopback port (or `options.port`), with extra
+ * `options.args` (e.g. `['--cluster-enabled', 'yes']`), in `options.dir` or a fresh temporary one.
+ */
+export async function startRedis(options = {}) {
   const port = options.port ?? (await freePort());
   const dir = options.dir ?? mkdtempSync(join(tmpdir(), 'sluice-redis-'));
-  const child: ChildProcess = spawn(
+  const child = spawn(
     'redis-server',
     [
       '--bind',
@@ -92,7 +66,7 @@ export async function startRedis(options: StartRedisOptions = {}): Promise<Redis
     pid,
     async stop() {
       if (!exited) {
-        const done = new Promise<void>((r) => child.once('exit', () => r()));
+        const done = new Promise((r) => child.once('exit', () => r()));
         child.kill('SIGTERM');
         const timer = setTimeout(() => child.kill('SIGKILL'), 3000);
         await done;

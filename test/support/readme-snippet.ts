@@ -1,13 +1,13 @@
 /**
- * Runs a README's quick start as written: bundled from source, in a child process on a free
- * port. TypeScript goes through swc (legacy decorators with metadata, as Nest needs).
+ * Runs a README's (or a doc's) quick start as written: bundled from source, in a child process on a
+ * free port. TypeScript goes through swc (legacy decorators with metadata, as Nest needs; plain
+ * TypeScript for the other adapters). Every README test uses it.
  */
-import { type ChildProcess, spawn } from 'node:child_process';
 import { mkdirSync, readFileSync, writeFileSync } from 'node:fs';
-import { createServer } from 'node:net';
 import { join } from 'node:path';
 import { type Options, transform, transformFile } from '@swc/core';
 import { build, type Plugin } from 'esbuild';
+import { startApp } from './apps.js';
 
 const SWC: Options = {
   jsc: {
@@ -38,18 +38,6 @@ export function codeBlockAfter(markdown: string, heading: string): string {
   const match = /```ts\n([\s\S]*?)```/.exec(markdown.slice(start));
   if (match?.[1] === undefined) throw new Error(`no ts block after "${heading}"`);
   return match[1];
-}
-
-/** A free TCP port on 127.0.0.1. */
-export function freePort(): Promise<number> {
-  return new Promise((done, fail) => {
-    const server = createServer();
-    server.once('error', fail);
-    server.listen(0, '127.0.0.1', () => {
-      const address = server.address();
-      server.close(() => done(typeof address === 'object' && address !== null ? address.port : 0));
-    });
-  });
 }
 
 /** A started snippet. */
@@ -88,41 +76,17 @@ export async function runSnippet(
   });
   const file = join(options.outDir, 'readme-snippet.mjs');
   writeFileSync(file, result.outputFiles?.[0]?.text ?? '');
-  const port = await freePort();
-  const child: ChildProcess = spawn(process.execPath, [file], {
-    cwd: options.outDir,
-    env: { ...process.env, PORT: String(port) },
-    stdio: ['ignore', 'pipe', 'pipe'],
-  });
-  let output = '';
-  const exited = new Promise<void>((done) => child.once('exit', () => done()));
-  await new Promise<void>((done, fail) => {
-    const timer = setTimeout(
-      () => fail(new Error(`snippet not listening:\n${output}`)),
-      options.timeoutMs ?? 20_000,
-    );
-    const onData = (chunk: Buffer) => {
-      output += chunk.toString();
-      if (output.includes(`listening on ${port}`)) {
-        clearTimeout(timer);
-        done();
-      }
-    };
-    child.stdout?.on('data', onData);
-    child.stderr?.on('data', onData);
-    child.once('exit', (code) => {
-      clearTimeout(timer);
-      fail(new Error(`snippet exited with ${code}:\n${output}`));
-    });
-  });
-  return {
-    url: `http://127.0.0.1:${port}`,
-    output: () => output,
-    async stop() {
-      if (child.exitCode === null && child.pid !== undefined) process.kill(child.pid, 'SIGTERM');
-      await exited;
+  // Started as the example apps are (apps.ts): its own environment kept, stopped by PID.
+  return startApp(
+    {
+      name: 'readme-snippet',
+      dir: options.outDir,
+      command: [process.execPath, file],
+      builtFile: 'readme-snippet.mjs',
     },
-  };
+    { NODE_ENV: process.env.NODE_ENV },
+    options.timeoutMs ?? 20_000,
+  );
 }
 
 /** Reads a file next to the caller. */
