@@ -16,7 +16,7 @@
 import { createRequire } from 'node:module';
 import { parseArgs } from 'node:util';
 import { runClosedLoop } from '../lib/load.mjs';
-import { startRedis } from '../lib/redis-server.mjs';
+import { startRedis } from '../../test/support/redis-server.js';
 import { median } from '../lib/stats.mjs';
 
 const { values: opts } = parseArgs({
