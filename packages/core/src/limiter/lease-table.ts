@@ -18,6 +18,8 @@ export interface Lease {
   generation: number;
   /** The take in flight for this key; later checks of the key wait for it. */
   refill: Promise<void> | undefined;
+  /** Settles `refill` when the take is answered. */
+  release: (() => void) | undefined;
   /** An adaptive lease's current size: the units its next take starts from. */
   sizeUnits: number;
 }
@@ -67,6 +69,7 @@ export class LeaseTable {
         seenAtMs: 0,
         generation: 0,
         refill: undefined,
+        release: undefined,
         sizeUnits: ADAPTIVE_FIRST_UNITS,
       };
       this.#byKey.set(key, lease);
@@ -80,17 +83,5 @@ export class LeaseTable {
       this.#dropped(this.#byKey.get(key));
       this.#byKey.delete(key);
     }
-  }
-
-  /** Leases held. */
-  get size(): number {
-    return this.#byKey.size;
-  }
-
-  /** Unspent, unexpired units summed over every lease (the under-use this instance holds). */
-  unspentUnits(nowMs: number): number {
-    let units = 0;
-    for (const lease of this.#byKey.values()) if (nowMs < lease.expiresAtMs) units += lease.units;
-    return units;
   }
 }

@@ -1,9 +1,24 @@
 /** The arithmetic of leases: what a take asks for, what it leaves in the lease, and the verdicts a lease gives. */
 import { ALGORITHMS } from '../algorithms/registry.js';
 import type { CompiledPolicy, StoreEntry, StoreVerdict } from '../types.js';
+import type { LimiterCounters } from './counters.js';
 import type { Denial, DenialMemory } from './denial-memory.js';
 import { shrinkAfterDenial } from './lease-size.js';
 import type { Lease } from './lease-table.js';
+
+/**
+ * Gives held units back to the lease they came from (`heldFrom`, its generation when they were
+ * held); a lease taken since (or dropped) does not get them: they are counted dropped.
+ */
+export function giveBack(
+  entry: StoreEntry,
+  lease: Lease,
+  heldFrom: number | undefined,
+  counters?: LimiterCounters,
+): void {
+  if (heldFrom !== undefined && lease.generation === heldFrom) lease.units += entry.cost;
+  else if (heldFrom !== undefined && counters !== undefined) counters.leases.dropped += entry.cost;
+}
 
 /** Slack for comparing units (fractional costs). */
 const EPS = 1e-9;

@@ -1,0 +1,293 @@
+/**
+ * Leases as a step of a check: a leased policy's entry is admitted in-process from units taken
+ * from the store before; the store is called only to take the next lease (and for the other policies).
+ */
+import type { CompiledLease } from '../policy/lease.js';
+import { allAllow, chargesEntry, enforcedAllow } from '../stores/charge-rule.js';
+import type { StoreEntry, StoreVerdict } from '../types.js';
+import { countTake, type LimiterCounters } from './counters.js';
+import { type Denial, DenialMemory } from './denial-memory.js';
+import { failsClosed } from './fail-modes.js';
+import { takeUnits } from './lease-size.js';
+import { type Lease, LeaseTable } from './lease-table.js';
+import {
+  deniedVerdict,
+  giveBack,
+  leaseVerdict,
+  leastUnitsOf,
+  remainingView,
+  rememberable,
+  settleTake,
+  usableUnits,
+} from './lease-verdicts.js';
+import { type StoreAnswer, StoreUnavailable, type StoreVerdicts } from './store-answer.js';
+
+/** How one entry of a check is answered. */
+enum Plan {
+  /** No lease: the store decides it. */
+  Store,
+  /** Spent from the live lease (held out of it while the store call is out). */
+  Local,
+  /** A new lease is taken in the store call (the request's own units from it). */
+  Take,
+  /** A take the store denied recently, answered here (see `DenialMemory`). */
+  Denied,
+}
+
+/** A check's leases while its store call is out: what was sent, and what to settle when it answers. */
+export interface LeaseCall {
+  readonly plans: readonly Plan[];
+  /** The entries sent to the store: the unleased ones, and a take for each leased one short of units. */
+  readonly sent: readonly StoreEntry[];
+  /** Per sent entry, its index among the check's entries. */
+  readonly sentIndex: readonly number[];
+  /** Per sent entry, the lease units a take counts on (0 for the others). */
+  readonly usables: readonly number[];
+  /** Per local entry, the lease its units were held out of (its `generation`); undefined for the others. */
+  readonly held: readonly (number | undefined)[];
+  /** The leases a take is in flight for. */
+  readonly taking: readonly Lease[];
+  /** When the check asked (ms). */
+  readonly askedAtMs: number;
+}
+
+/** What the leases make of a check: answered here, a store call to make, or a take in flight to wait for. */
+export type LeaseStep =
+  | { readonly kind: 'answered'; readonly answer: StoreVerdicts }
+  | { readonly kind: 'call'; readonly call: LeaseCall }
+  | { readonly kind: 'wait'; readonly refill: Promise<void> };
+
+/**
+ * The leases of one limiter, for the entries of policies with a `lease`. A consuming check whose
+ * leased entries all have live units, and no other entry, never reaches the store (source
+ * `lease`). Otherwise one store call decides the other entries and takes a lease for each leased
+ * entry short of units (`leastCost`: as much as is left, down to what the request needs), all or
+ * nothing as one check. A denied take is remembered by the rule of every in-process denial
+ * (`DenialMemory`): until its wait is over, at most `denialMaxAgeMs`. One take per key at a
+ * time: a check that needs the key's lease while a take is in flight waits for it. Peeks and
+ * idempotent checks skip leases. While the store fails, only `failMode: 'lease'` policies keep
+ * spending their leases; the others ask the store (and fail as their fail mode says).
+ */
+export class Leases {
+  readonly #leases: LeaseTable;
+  readonly #denials: DenialMemory;
+  /** The last store call failed: only `failMode: 'lease'` policies spend their leases. */
+  #failing = false;
+
+  constructor(
+    maxKeys: number,
+    denialMaxAgeMs: number,
+    private readonly counters?: LimiterCounters,
+  ) {
+    this.#leases = new LeaseTable(maxKeys, counters?.leases);
+    this.#denials = new DenialMemory(maxKeys, denialMaxAgeMs);
+  }
+
+  /** Whether a check of `entries` has a leased entry. */
+  applies(entries: readonly StoreEntry[]): boolean {
+    return entries.some((e) => e.policy.lease !== undefined);
+  }
+
+  /** Plans a consuming check at `nowMs`: each entry from its lease, a remembered denial, a take or the store. */
+  plan(entries: readonly StoreEntry[], nowMs: number): LeaseStep {
+    const plans: Plan[] = new Array(entries.length);
+    let found: (Denial | undefined)[] | undefined;
+    let needsStore = false;
+    for (let i = 0; i < entries.length; i++) {
+      const entry = entries[i] as StoreEntry;
+      if (entry.policy.lease === undefined) {
+        plans[i] = Plan.Store;
+        needsStore = true;
+        continue;
+      }
+      const lease = this.#leases.get(entry.key);
+      if (lease?.refill !== undefined) return { kind: 'wait', refill: lease.refill };
+      if (this.#spendable(entry, lease, nowMs)) {
+        plans[i] = Plan.Local;
+        continue;
+      }
+      const usable = lease === undefined ? 0 : usableUnits(entry, lease, nowMs, this.#failing);
+      const denial = this.#denials.lookup(entry.key, leastUnitsOf(entry, usable), nowMs);
+      if (denial !== undefined) {
+        plans[i] = Plan.Denied;
+        found ??= new Array(entries.length);
+        found[i] = denial;
+      } else {
+        plans[i] = Plan.Take;
+        needsStore = true;
+      }
+    }
+    if (!needsStore) return { kind: 'answered', answer: this.#answerHere(entries, plans, found, nowMs) };
+    return { kind: 'call', call: this.#send(entries, plans, nowMs) };
+  }
+
+  /** The store's answer to a `LeaseCall`, for the check's entries: takes applied, local entries spent or given back. */
+  afterStore(entries: readonly StoreEntry[], call: LeaseCall, answer: StoreAnswer): StoreAnswer {
+    this.#release(call);
+    if (answer instanceof StoreUnavailable) {
+      this.#failing = true;
+      return this.#unavailable(entries, call, answer);
+    }
+    this.#failing = false;
+    return { source: 'store', verdicts: this.#merge(entries, call, answer.verdicts), results: undefined };
+  }
+
+  /** Drops the leases of `keys` and their remembered denials (a reset). */
+  reset(keys: readonly string[]): void {
+    this.#leases.drop(keys);
+    this.#denials.forget(keys);
+  }
+
+  /** Whether `lease` can pay `entry` now. */
+  #spendable(entry: StoreEntry, lease: Lease | undefined, nowMs: number): boolean {
+    return (
+      lease !== undefined &&
+      nowMs < lease.expiresAtMs &&
+      lease.units + 1e-9 >= entry.cost &&
+      !(this.#failing && entry.policy.failMode !== 'lease')
+    );
+  }
+
+  /** The verdicts when no entry needs the store: spent from the leases unless a remembered denial denies. */
+  #answerHere(
+    entries: readonly StoreEntry[],
+    plans: readonly Plan[],
+    found: readonly (Denial | undefined)[] | undefined,
+    nowMs: number,
+  ): StoreVerdicts {
+    const allowed =
+      found === undefined ? undefined : plans.map((plan) => ({ allowed: plan !== Plan.Denied }));
+    const all = allowed === undefined || allAllow(allowed, entries.length);
+    const enforced = all || enforcedAllow(entries, allowed as { allowed: boolean }[]);
+    const verdicts = entries.map((entry, i) => {
+      const denial = found?.[i];
+      if (denial !== undefined) return deniedVerdict(denial, nowMs);
+      const lease = this.#leases.get(entry.key) as Lease;
+      if (chargesEntry(entry.policy.shadow, all, enforced)) {
+        lease.units -= entry.cost;
+        if (this.counters !== undefined) this.counters.leases.spent += entry.cost;
+      }
+      return leaseVerdict(entry.policy, lease, nowMs);
+    });
+    return { source: 'lease', verdicts, results: undefined };
+  }
+
+  /**
+   * The store call of a check: the other entries, and a take for each leased entry short of units
+   * (a remembered denial asked again, so the check stays one atomic call). A local entry's units
+   * are held out of its lease while the call is out (checks of the key made meanwhile cannot spend
+   * them too), and given back to that same lease if not charged.
+   */
+  #send(entries: readonly StoreEntry[], plans: Plan[], askedAtMs: number): LeaseCall {
+    const sent: StoreEntry[] = [];
+    const sentIndex: number[] = [];
+    const usables: number[] = [];
+    const held: (number | undefined)[] = new Array(entries.length);
+    const taking: Lease[] = [];
+    for (let i = 0; i < entries.length; i++) {
+      const entry = entries[i] as StoreEntry;
+      if (plans[i] === Plan.Local) {
+        const lease = this.#leases.get(entry.key) as Lease;
+        lease.units -= entry.cost;
+        held[i] = lease.generation;
+        continue;
+      }
+      if (plans[i] === Plan.Denied) plans[i] = Plan.Take;
+      sentIndex.push(i);
+      if (plans[i] === Plan.Store) {
+        sent.push(entry);
+        usables.push(0);
+        continue;
+      }
+      const lease = this.#leases.hold(entry.key);
+      const usable = usableUnits(entry, lease, askedAtMs, this.#failing);
+      const need = leastUnitsOf(entry, usable);
+      const units = takeUnits(entry.policy.lease as CompiledLease, lease, askedAtMs);
+      sent.push({ key: entry.key, policy: entry.policy, cost: Math.max(units, need), leastCost: need });
+      usables.push(usable);
+      lease.refill = new Promise<void>((resolve) => {
+        lease.release = resolve;
+      });
+      taking.push(lease);
+    }
+    return { plans, sent, sentIndex, usables, held, taking, askedAtMs };
+  }
+
+  /** The takes of `call` are over: checks waiting for them go on. */
+  #release(call: LeaseCall): void {
+    for (const lease of call.taking) {
+      lease.release?.();
+      lease.refill = undefined;
+      lease.release = undefined;
+    }
+  }
+
+  /** The store's verdicts for the sent entries, the takes applied to the leases, and the local entries spent. */
+  #merge(
+    entries: readonly StoreEntry[],
+    call: LeaseCall,
+    storeVerdicts: readonly StoreVerdict[],
+  ): StoreVerdict[] {
+    const { plans, sent, sentIndex, usables, held, askedAtMs } = call;
+    const all = allAllow(storeVerdicts, sent.length);
+    const enforced = all || enforcedAllow(sent, storeVerdicts);
+    const verdicts: StoreVerdict[] = new Array(entries.length);
+    sentIndex.forEach((i, j) => {
+      const verdict = storeVerdicts[j] as StoreVerdict;
+      const entry = entries[i] as StoreEntry;
+      if (plans[i] !== Plan.Take) {
+        verdicts[i] = verdict;
+        return;
+      }
+      const charged = chargesEntry(entry.policy.shadow, all, enforced);
+      const lease = this.#leases.hold(entry.key);
+      const take = sent[j] as StoreEntry;
+      const leftoverUnits = lease.units;
+      const usable = usables[j] as number;
+      const granted = settleTake(lease, this.#denials, { entry, take, usable, verdict, charged, askedAtMs });
+      if (this.counters !== undefined)
+        countTake(
+          this.counters,
+          entry,
+          granted,
+          leftoverUnits,
+          usable,
+          granted === 0 && rememberable(verdict),
+        );
+      verdicts[i] = remainingView(entry.policy, lease, verdict);
+    });
+    for (let i = 0; i < entries.length; i++) {
+      if (plans[i] !== Plan.Local) continue;
+      const entry = entries[i] as StoreEntry;
+      const lease = this.#leases.hold(entry.key);
+      if (!chargesEntry(entry.policy.shadow, all, enforced)) giveBack(entry, lease, held[i], this.counters);
+      else if (this.counters !== undefined) this.counters.leases.spent += entry.cost;
+      verdicts[i] = leaseVerdict(entry.policy, lease, askedAtMs);
+    }
+    return verdicts;
+  }
+
+  /**
+   * The store could not decide: `failMode: 'lease'` entries with live units are answered from
+   * their leases (spent unless an enforced entry fails closed anyway); the rest fail as their
+   * fail mode says.
+   */
+  #unavailable(entries: readonly StoreEntry[], call: LeaseCall, answer: StoreUnavailable): StoreUnavailable {
+    const { plans, held, askedAtMs } = call;
+    const fromLease = entries.map((e, i) => plans[i] === Plan.Local && e.policy.failMode === 'lease');
+    const closedElsewhere = failsClosed(entries.filter((_e, i) => !fromLease[i]));
+    // Held units not spent (the request fails anyway, or its policy does not spend leases now): back.
+    entries.forEach((entry, i) => {
+      if (plans[i] === Plan.Local && (!fromLease[i] || closedElsewhere))
+        giveBack(entry, this.#leases.hold(entry.key), held[i], this.counters);
+      else if (fromLease[i] && this.counters !== undefined) this.counters.leases.spent += entry.cost;
+    });
+    if (!fromLease.includes(true)) return answer;
+    const verdicts = entries.map((entry, i) =>
+      fromLease[i]
+        ? leaseVerdict(entry.policy, this.#leases.hold(entry.key), askedAtMs)
+        : answer.localVerdicts?.[i],
+    );
+    return new StoreUnavailable(answer.cause, verdicts);
+  }
+}
