@@ -27,6 +27,18 @@ describe('DenialMemory', () => {
     expect(rememberedUntilMs(T0, T0 + 5, 1000)).toBe(T0 + 5);
   });
 
+  it('answers only a denial the store gave from lookup; a bound on a wait (the local stage) only from waitFor', () => {
+    const memory = new DenialMemory(10, 1000);
+    memory.rememberBound('k', 3, T0, T0 + 500, { remaining: 2, resetMs: 500 });
+    expect(memory.lookup('k', 3, T0 + 1)).toBeUndefined();
+    expect(memory.waitFor('k', 3, T0 + 1)).toMatchObject({ untilMs: T0 + 500, certain: false });
+    expect(memory.waitFor('k', 2, T0 + 1)).toBeUndefined();
+    memory.remember('k', 3, T0 + 2, T0 + 400, { remaining: 0, resetMs: 400 });
+    expect(memory.lookup('k', 3, T0 + 3)).toMatchObject({ untilMs: T0 + 400, certain: true });
+    memory.rememberNoWait('k', T0 + 4);
+    expect([memory.knows('k', T0 + 5), memory.waitFor('k', 100, T0 + 5)]).toEqual([true, undefined]);
+  });
+
   it('forgets a key at a reset, every key when the clock goes back, and the oldest beyond maxKeys', () => {
     const memory = new DenialMemory(2, 1000);
     memory.remember('a', 1, T0, T0 + 5000, { remaining: 0, resetMs: 5000 });

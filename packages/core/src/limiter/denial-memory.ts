@@ -2,7 +2,9 @@
  * The one rule for every in-process memory of a denial (the deny cache, a leased policy's denied
  * take, the local stage's view of the store): a denial seen at `atMs` that lasts until `untilMs` is
  * remembered until the earlier of `untilMs` and `atMs + maxAgeMs`, forgotten at once when this
- * instance resets its key, and forgotten when the clock reads earlier than `atMs`.
+ * instance resets its key or a settle refunds it, and forgotten when the clock reads earlier than
+ * `atMs`. The lease step and the local stage share one `DenialMemory` per limiter (what the store
+ * last said of a key, whichever step asked); the deny cache keeps whole checks by the same rule.
  *
  * Why a maximum age: a reset on another instance deletes the state in the store, which no
  * in-process memory can see. Each memory goes back to the store at least every `maxAgeMs`
@@ -40,6 +42,11 @@ export interface Denial {
   readonly resetMs: number;
   /** The end of the memory: `rememberedUntilMs` of the above. */
   readonly expiresAtMs: number;
+  /**
+   * Whether the store certainly denies `units` until `untilMs` (a denial it gave); false for a
+   * bound (more than the units left waits at most until the quota is full again) or no wait.
+   */
+  readonly certain: boolean;
 }
 
 /** A denial as held: updated in place when its key is remembered again. */
@@ -67,6 +74,18 @@ export class DenialMemory {
    * `remaining` and `resetMs`.
    */
   remember(key: string, units: number, atMs: number, untilMs: number, view: StoreView): void {
+    this.#keep(key, units, atMs, untilMs, view, true);
+  }
+
+  /**
+   * Remembers that a request of `units` or more on `key` waits at most until `untilMs` (the store
+   * admitted fewer at `atMs`): a bound the local stage tells, never a denial `lookup` answers.
+   */
+  rememberBound(key: string, units: number, atMs: number, untilMs: number, view: StoreView): void {
+    this.#keep(key, units, atMs, untilMs, view, false);
+  }
+
+  #keep(key: string, units: number, atMs: number, untilMs: number, view: StoreView, certain: boolean): void {
     const expiresAtMs = rememberedUntilMs(atMs, untilMs, this.maxAgeMs);
     const byKey = this.#byKey;
     const held = byKey.get(key);
@@ -81,20 +100,27 @@ export class DenialMemory {
       held.remaining = view.remaining;
       held.resetMs = view.resetMs;
       held.expiresAtMs = expiresAtMs;
+      held.certain = certain;
       return;
     }
     if (byKey.size >= this.maxKeys) byKey.delete(byKey.keys().next().value as string);
     const { remaining, resetMs } = view;
-    byKey.set(key, { atMs, untilMs, units, remaining, resetMs, expiresAtMs });
+    byKey.set(key, { atMs, untilMs, units, remaining, resetMs, expiresAtMs, certain });
   }
 
   /** Remembers that `key` was seen at `atMs` with no wait to tell (kept `maxAgeMs`, like a denial). */
   rememberNoWait(key: string, atMs: number): void {
-    this.remember(key, Number.POSITIVE_INFINITY, atMs, Number.POSITIVE_INFINITY, NO_VIEW);
+    this.#keep(key, Number.POSITIVE_INFINITY, atMs, Number.POSITIVE_INFINITY, NO_VIEW, false);
   }
 
-  /** The denial of `key` that still holds at `nowMs` for a request of `units`, else undefined. */
+  /** The denial the store gave `key` that still holds at `nowMs` for a request of `units`, else undefined. */
   lookup(key: string, units: number, nowMs: number): Denial | undefined {
+    const denial = this.#live(key, nowMs);
+    return denial?.certain === true && units + 1e-9 >= denial.units ? denial : undefined;
+  }
+
+  /** The denial or the bound on the wait of `key` that still holds at `nowMs` for a request of `units`. */
+  waitFor(key: string, units: number, nowMs: number): Denial | undefined {
     const denial = this.#live(key, nowMs);
     return denial !== undefined && units + 1e-9 >= denial.units ? denial : undefined;
   }

@@ -6,7 +6,7 @@ import type { CompiledLease } from '../policy/lease.js';
 import { allAllow, chargesEntry, enforcedAllow } from '../stores/charge-rule.js';
 import type { StoreEntry, StoreVerdict } from '../types.js';
 import { countTake, type LimiterCounters } from './counters.js';
-import { type Denial, DenialMemory } from './denial-memory.js';
+import type { Denial, DenialMemory } from './denial-memory.js';
 import { failsClosed } from './fail-modes.js';
 import { takeUnits } from './lease-size.js';
 import { type Lease, LeaseTable } from './lease-table.js';
@@ -62,8 +62,8 @@ export type LeaseStep =
  * leased entries all have live units, and no other entry, never reaches the store (source
  * `lease`). Otherwise one store call decides the other entries and takes a lease for each leased
  * entry short of units (`leastCost`: as much as is left, down to what the request needs), all or
- * nothing as one check. A denied take is remembered by the rule of every in-process denial
- * (`DenialMemory`): until its wait is over, at most `denialMaxAgeMs`. One take per key at a
+ * nothing as one check. A denied take is remembered in the limiter's memory of denials
+ * (`DenialMemory`): until its wait is over, at most its maximum age. One take per key at a
  * time: a check that needs the key's lease while a take is in flight waits for it. Peeks and
  * idempotent checks skip leases. While the store fails, only `failMode: 'lease'` policies keep
  * spending their leases; the others ask the store (and fail as their fail mode says).
@@ -74,13 +74,18 @@ export class Leases {
   /** The last store call failed: only `failMode: 'lease'` policies spend their leases. */
   #failing = false;
 
+  /**
+   * @param maxKeys most leases held
+   * @param denials what the store last said of each key: the limiter's one memory of denials
+   * @param counters where takes, spent and dropped units and remembered denials are counted
+   */
   constructor(
     maxKeys: number,
-    denialMaxAgeMs: number,
+    denials: DenialMemory,
     private readonly counters?: LimiterCounters,
   ) {
     this.#leases = new LeaseTable(maxKeys, counters?.leases);
-    this.#denials = new DenialMemory(maxKeys, denialMaxAgeMs);
+    this.#denials = denials;
   }
 
   /** Whether a check of `entries` has a leased entry. */
@@ -132,10 +137,9 @@ export class Leases {
     return { source: 'store', verdicts: this.#merge(entries, call, answer.verdicts), results: undefined };
   }
 
-  /** Drops the leases of `keys` and their remembered denials (a reset). */
+  /** Drops the leases of `keys` (a reset). */
   reset(keys: readonly string[]): void {
     this.#leases.drop(keys);
-    this.#denials.forget(keys);
   }
 
   /** Whether `lease` can pay `entry` now. */
@@ -216,9 +220,10 @@ export class Leases {
   /** The takes of `call` are over: checks waiting for them go on. */
   #release(call: LeaseCall): void {
     for (const lease of call.taking) {
-      lease.release?.();
+      const release = lease.release;
       lease.refill = undefined;
       lease.release = undefined;
+      release?.();
     }
   }
 

@@ -2,7 +2,7 @@
 import { type TokenBucketState, tokenBucket } from '../algorithms/token-bucket.js';
 import { wholeWaitMs } from '../algorithms/types.js';
 import type { CompiledLocalStage, StoreEntry, StoreVerdict } from '../types.js';
-import { DenialMemory } from './denial-memory.js';
+import type { DenialMemory } from './denial-memory.js';
 import { type StoreAnswer, StoreUnavailable, type StoreVerdicts } from './store-answer.js';
 import type { StoreCall } from './store-call.js';
 
@@ -29,10 +29,10 @@ const CHARGED: StageOutcome = Object.freeze({ kind: 'charged' });
  * The wait of a denial made here is the later of the bucket's and the store's, so a client that
  * waits the `Retry-After` it was told is not turned away by the store next. What the later steps
  * said of each key of the check (a denial's wait; for more than the units left, the time to a full
- * quota) is remembered by the rule of every in-process denial (`DenialMemory`: at most
- * `denialMaxAgeMs`, forgotten by a reset here). When nothing that fresh is known of a key, a denial
+ * quota) is remembered in the limiter's memory of denials (`DenialMemory`: at most its maximum
+ * age, forgotten by a reset or a refund here). When nothing that fresh is known of a key, a denial
  * made here first reads the store (a peek, one at a time per key: other denials wait for it), so
- * the store hears of a key the stage turns away at most about once per `denialMaxAgeMs`. Shadow
+ * the store hears of a key the stage turns away at most about once per that maximum age. Shadow
  * policies skip their stage; peeks and idempotent checks skip the stage altogether.
  */
 export class LocalStage {
@@ -41,12 +41,17 @@ export class LocalStage {
   /** Reads of the store in flight, by key. */
   readonly #reads = new Map<string, Promise<void>>();
 
+  /**
+   * @param store the limiter's store call (a denial made here may first read the store)
+   * @param maxKeys most buckets held
+   * @param storeWaits what the store last said of each key: the limiter's one memory of denials
+   */
   constructor(
     private readonly store: StoreCall,
     private readonly maxKeys: number,
-    denialMaxAgeMs: number,
+    storeWaits: DenialMemory,
   ) {
-    this.#storeWaits = new DenialMemory(maxKeys, denialMaxAgeMs);
+    this.#storeWaits = storeWaits;
   }
 
   /** Charges the buckets of the check, or turns it away when one is short (charging none). */
@@ -110,15 +115,9 @@ export class LocalStage {
     return waitingAlso(answer, this.#bucketWaitMs(entries, nowMs));
   }
 
-  /** Forgets what the store said of `keys` (a refund gave units back: a remembered wait may be too long now). */
-  forget(keys: readonly string[]): void {
-    this.#storeWaits.forget(keys);
-  }
-
-  /** Drops the buckets of `keys` and what the store said of them (a reset). */
+  /** Drops the buckets of `keys` (a reset). */
   reset(keys: readonly string[]): void {
     for (const key of keys) this.#buckets.delete(key);
-    this.#storeWaits.forget(keys);
   }
 
   #keep(key: string, state: TokenBucketState): void {
@@ -194,7 +193,7 @@ function storeWaitMs(storeWaits: DenialMemory, entries: readonly StoreEntry[], n
   let waitMs = 0;
   for (const { key, policy, cost } of entries) {
     if (policy.shadow) continue;
-    const denial = storeWaits.lookup(key, cost, nowMs);
+    const denial = storeWaits.waitFor(key, cost, nowMs);
     if (denial !== undefined && denial.untilMs - nowMs > waitMs) waitMs = Math.ceil(denial.untilMs - nowMs);
   }
   return waitMs;
@@ -220,7 +219,7 @@ function rememberWaits(
     } else if (verdict.allowed && verdict.resetMs > 0) {
       // Whole units left, as the client is told; a request of more waits at most for a full quota.
       const left = Math.floor(verdict.remaining + 1e-9);
-      storeWaits.remember(key, left + 1e-6, atMs, atMs + verdict.resetMs, verdict);
+      storeWaits.rememberBound(key, left + 1e-6, atMs, atMs + verdict.resetMs, verdict);
     } else storeWaits.rememberNoWait(key, atMs);
   }
 }

@@ -175,8 +175,9 @@ export async function reset(
     // A reset lifts the identity's ban too.
     if (p.ban !== undefined) keys.push(banKeyOf(key));
   }
-  const { localStage, denyCache, leases, fallback, store } = parts.steps;
+  const { localStage, denials, denyCache, leases, fallback, store } = parts.steps;
   localStage?.reset(keys);
+  denials?.forget(keys);
   denyCache?.forget(keys);
   leases?.reset(keys);
   await fallback?.reset(keys);

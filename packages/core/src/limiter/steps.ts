@@ -3,6 +3,7 @@ import { IN_PROCESS_DEFAULTS } from '../policy/defaults.js';
 import { fallbackFailMode } from '../policy/lease.js';
 import type { Clock, CompiledPolicy } from '../types.js';
 import type { LimiterCounters } from './counters.js';
+import { DenialMemory } from './denial-memory.js';
 import { DenyCache } from './deny-cache.js';
 import { DenyCacheStep } from './deny-cache-step.js';
 import { Leases } from './leases.js';
@@ -13,11 +14,18 @@ import type { StoreCall } from './store-call.js';
 
 /**
  * The steps of a check in the order `check` takes them: the local stage, the deny cache, leases,
- * the store call (breaker and deadline), the local fallback. A step these policies and options
+ * the store call (breaker and deadline), the local fallback; and the memory of denials the local
+ * stage and the leases share. A step these policies and options
  * have no use for is undefined, and a check skips it.
  */
 export interface Steps {
   readonly clock: Clock;
+  /**
+   * What the store last said of each key (a denial, a bound on a wait, no wait), for the local
+   * stage and the leases: one memory, one maximum age (`denyCache.maxAgeMs`), forgotten at a
+   * reset and a refund of its key. Undefined when neither step is used.
+   */
+  readonly denials: DenialMemory | undefined;
   readonly localStage: LocalStage | undefined;
   readonly denyCache: DenyCacheStep | undefined;
   readonly leases: Leases | undefined;
@@ -40,17 +48,27 @@ export function composeSteps(
 ): Steps {
   const { clock, denyCacheMaxAgeMs } = resolved;
   const needsFallback = policies.some((p) => fallbackFailMode(p) === 'local');
+  const staged = policies.some((p) => p.local !== undefined);
+  const leased = policies.some((p) => p.lease !== undefined);
+  const denials =
+    staged || leased
+      ? new DenialMemory(
+          Math.max(IN_PROCESS_DEFAULTS.localStageMaxKeys, IN_PROCESS_DEFAULTS.leaseMaxKeys),
+          denyCacheMaxAgeMs,
+        )
+      : undefined;
   return {
     clock,
-    localStage: policies.some((p) => p.local !== undefined)
-      ? new LocalStage(store, IN_PROCESS_DEFAULTS.localStageMaxKeys, denyCacheMaxAgeMs)
+    denials,
+    localStage: staged
+      ? new LocalStage(store, IN_PROCESS_DEFAULTS.localStageMaxKeys, denials as DenialMemory)
       : undefined,
     denyCache:
       resolved.denyCacheMaxKeys === undefined
         ? undefined
         : new DenyCacheStep(new DenyCache(resolved.denyCacheMaxKeys, denyCacheMaxAgeMs), counters.remembered),
-    leases: policies.some((p) => p.lease !== undefined)
-      ? new Leases(IN_PROCESS_DEFAULTS.leaseMaxKeys, denyCacheMaxAgeMs, counters)
+    leases: leased
+      ? new Leases(IN_PROCESS_DEFAULTS.leaseMaxKeys, denials as DenialMemory, counters)
       : undefined,
     store,
     fallback: needsFallback
