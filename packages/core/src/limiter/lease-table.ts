@@ -16,10 +16,14 @@ export interface Lease {
   seenAtMs: number;
   /** Counts the takes of this key: units held out of one lease go back only to that lease. */
   generation: number;
-  /** The take in flight for this key; later checks of the key wait for it. */
+  /** The latest take in flight for this key; checks it covers wait for it. */
   refill: Promise<void> | undefined;
-  /** Settles `refill` when the take is answered. */
+  /** Settles `refill` when that take is answered. */
   release: (() => void) | undefined;
+  /** Units of that take no check has counted on yet: a check of at most this cost waits for it. */
+  cover: number;
+  /** Units asked for by the takes of this key in flight. */
+  takingUnits: number;
   /** An adaptive lease's current size: the units its next take starts from. */
   sizeUnits: number;
 }
@@ -70,6 +74,8 @@ export class LeaseTable {
         generation: 0,
         refill: undefined,
         release: undefined,
+        cover: 0,
+        takingUnits: 0,
         sizeUnits: ADAPTIVE_FIRST_UNITS,
       };
       this.#byKey.set(key, lease);

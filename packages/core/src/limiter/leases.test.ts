@@ -68,7 +68,7 @@ describe('leases: the bounds', () => {
     expect(takes()).toBeGreaterThanOrEqual(400 / 5);
   });
 
-  it('takes one lease at a time per key: 20 checks at once on one instance make 4 takes of 5', async () => {
+  it('takes leases side by side: 20 checks at once on one instance make 4 takes of 5, each paying 4 waiting checks', async () => {
     const { limiters, takes } = fleet([{ ...LEASED, burst: 1000 }], 1);
     const limiter = limiters[0] as Limiter;
     const decisions = await Promise.all(

@@ -43,10 +43,10 @@ export interface LeaseCall {
   readonly sentIndex: readonly number[];
   /** Per sent entry, the lease units a take counts on (0 for the others). */
   readonly usables: readonly number[];
-  /** Per local entry, the lease its units were held out of (its `generation`); undefined for the others. */
+  /** Per local or take entry, the generation of the lease its units were held out of; undefined for the others. */
   readonly held: readonly (number | undefined)[];
-  /** The leases a take is in flight for. */
-  readonly taking: readonly Lease[];
+  /** The takes in flight: each lease, and what settles the wait of the checks its take covers. */
+  readonly taking: readonly { readonly lease: Lease; readonly release: () => void; readonly units: number }[];
   /** When the check asked (ms). */
   readonly askedAtMs: number;
 }
@@ -63,9 +63,13 @@ export type LeaseStep =
  * `lease`). Otherwise one store call decides the other entries and takes a lease for each leased
  * entry short of units (`leastCost`: as much as is left, down to what the request needs), all or
  * nothing as one check. A denied take is remembered in the limiter's memory of denials
- * (`DenialMemory`): until its wait is over, at most its maximum age. One take per key at a
- * time: a check that needs the key's lease while a take is in flight waits for it. Peeks and
- * idempotent checks skip leases. While the store fails, only `failMode: 'lease'` policies keep
+ * (`DenialMemory`): until its wait is over, at most its maximum age. A check short of units waits
+ * for the key's take in flight when that take covers it (its units beyond its own request, less
+ * what the checks waiting already count on), and then spends from the lease; a check the take does
+ * not cover takes another lease in the same batched store calls, once the store's budget as last
+ * seen holds it (a fresh key, a budget near its end and a check with other policies wait for the
+ * take in flight, one take at a time as before), so a hot key does not queue behind one round trip
+ * per lease. Peeks and idempotent checks skip leases. While the store fails, only `failMode: 'lease'` policies keep
  * spending their leases; the others ask the store (and fail as their fail mode says).
  */
 export class Leases {
@@ -106,10 +110,19 @@ export class Leases {
         continue;
       }
       const lease = this.#leases.get(entry.key);
-      if (lease?.refill !== undefined) return { kind: 'wait', refill: lease.refill };
       if (this.#spendable(entry, lease, nowMs)) {
         plans[i] = Plan.Local;
         continue;
+      }
+      if (lease?.refill !== undefined) {
+        const covered = lease.cover + 1e-9 >= entry.cost;
+        if (covered) lease.cover -= entry.cost;
+        // Wait for the take in flight, then spend from the lease, when it pays this check too;
+        // when the budget as last seen may not hold another lease (a fresh key, or near the end of
+        // its budget: one take at a time there); and with another policy beside it (which could
+        // deny the checks a second take would pay, stranding its units). Else take another.
+        if (covered || entries.length > 1 || !this.#roomForAnother(entry, lease))
+          return { kind: 'wait', refill: lease.refill };
       }
       const usable = lease === undefined ? 0 : usableUnits(entry, lease, nowMs, this.#failing);
       const denial = this.#denials.lookup(entry.key, leastUnitsOf(entry, usable), nowMs);
@@ -140,6 +153,12 @@ export class Leases {
   /** Drops the leases of `keys` (a reset). */
   reset(keys: readonly string[]): void {
     this.#leases.drop(keys);
+  }
+
+  /** Whether the store's budget, as the last take saw it, holds another lease beyond the takes in flight. */
+  #roomForAnother(entry: StoreEntry, lease: Lease): boolean {
+    const units = (entry.policy.lease as CompiledLease).units;
+    return lease.generation > 0 && lease.seenRemaining + 1e-9 >= lease.takingUnits + units;
   }
 
   /** Whether `lease` can pay `entry` now. */
@@ -187,7 +206,7 @@ export class Leases {
     const sentIndex: number[] = [];
     const usables: number[] = [];
     const held: (number | undefined)[] = new Array(entries.length);
-    const taking: Lease[] = [];
+    const taking: { lease: Lease; release: () => void; units: number }[] = [];
     for (let i = 0; i < entries.length; i++) {
       const entry = entries[i] as StoreEntry;
       if (plans[i] === Plan.Local) {
@@ -206,24 +225,35 @@ export class Leases {
       const lease = this.#leases.hold(entry.key);
       const usable = usableUnits(entry, lease, askedAtMs, this.#failing);
       const need = leastUnitsOf(entry, usable);
-      const units = takeUnits(entry.policy.lease as CompiledLease, lease, askedAtMs);
-      sent.push({ key: entry.key, policy: entry.policy, cost: Math.max(units, need), leastCost: need });
+      const units = Math.max(takeUnits(entry.policy.lease as CompiledLease, lease, askedAtMs), need);
+      sent.push({ key: entry.key, policy: entry.policy, cost: units, leastCost: need });
       usables.push(usable);
+      // The usable units pay this request: held out, so a take sent meanwhile does not count them too.
+      lease.units -= usable;
+      held[i] = lease.generation;
+      let release = (): void => {};
       lease.refill = new Promise<void>((resolve) => {
-        lease.release = resolve;
+        release = resolve;
       });
-      taking.push(lease);
+      lease.release = release;
+      lease.cover = units - need;
+      lease.takingUnits += units;
+      taking.push({ lease, release, units });
     }
     return { plans, sent, sentIndex, usables, held, taking, askedAtMs };
   }
 
-  /** The takes of `call` are over: checks waiting for them go on. */
+  /** The takes of `call` are over: the checks they cover go on. */
   #release(call: LeaseCall): void {
-    for (const lease of call.taking) {
-      const release = lease.release;
-      lease.refill = undefined;
-      lease.release = undefined;
-      release?.();
+    for (const { lease, release, units } of call.taking) {
+      lease.takingUnits -= units;
+      if (lease.release === release) {
+        // No take of the key was sent after this one: none is in flight now.
+        lease.refill = undefined;
+        lease.release = undefined;
+        lease.cover = 0;
+      }
+      release();
     }
   }
 
@@ -247,25 +277,27 @@ export class Leases {
       const charged = chargesEntry(entry.policy.shadow, all, enforced);
       const lease = this.#leases.hold(entry.key);
       const take = sent[j] as StoreEntry;
-      const leftoverUnits = lease.units;
       const usable = usables[j] as number;
-      const granted = settleTake(lease, this.#denials, { entry, take, usable, verdict, charged, askedAtMs });
+      const generation = held[i] as number;
+      const { granted, dropped } = settleTake(lease, this.#denials, {
+        entry,
+        take,
+        usable,
+        generation,
+        verdict,
+        charged,
+        askedAtMs,
+      });
       if (this.counters !== undefined)
-        countTake(
-          this.counters,
-          entry,
-          granted,
-          leftoverUnits,
-          usable,
-          granted === 0 && rememberable(verdict),
-        );
+        countTake(this.counters, entry, granted, dropped, granted === 0 && rememberable(verdict));
       verdicts[i] = remainingView(entry.policy, lease, verdict);
     });
     for (let i = 0; i < entries.length; i++) {
       if (plans[i] !== Plan.Local) continue;
       const entry = entries[i] as StoreEntry;
       const lease = this.#leases.hold(entry.key);
-      if (!chargesEntry(entry.policy.shadow, all, enforced)) giveBack(entry, lease, held[i], this.counters);
+      if (!chargesEntry(entry.policy.shadow, all, enforced))
+        giveBack(entry.cost, lease, held[i], this.counters);
       else if (this.counters !== undefined) this.counters.leases.spent += entry.cost;
       verdicts[i] = leaseVerdict(entry.policy, lease, askedAtMs);
     }
@@ -284,8 +316,15 @@ export class Leases {
     // Held units not spent (the request fails anyway, or its policy does not spend leases now): back.
     entries.forEach((entry, i) => {
       if (plans[i] === Plan.Local && (!fromLease[i] || closedElsewhere))
-        giveBack(entry, this.#leases.hold(entry.key), held[i], this.counters);
+        giveBack(entry.cost, this.#leases.hold(entry.key), held[i], this.counters);
       else if (fromLease[i] && this.counters !== undefined) this.counters.leases.spent += entry.cost;
+    });
+    // A take's units it counted on go back to their lease.
+    call.sentIndex.forEach((i, j) => {
+      if (plans[i] === Plan.Take) {
+        const entry = entries[i] as StoreEntry;
+        giveBack(call.usables[j] as number, this.#leases.hold(entry.key), held[i], this.counters);
+      }
     });
     if (!fromLease.includes(true)) return answer;
     const verdicts = entries.map((entry, i) =>
