@@ -9,15 +9,7 @@ import fc from 'fast-check';
 import { describe, expect, it } from 'vitest';
 import type { PolicyInput } from '../types.js';
 import type { Limiter } from './create-limiter.js';
-import { leaseFleet, T0 } from './lease-fleet.test-support.js';
-
-const LEASED: PolicyInput = {
-  name: 'leased',
-  algorithm: 'token-bucket',
-  burst: 20,
-  rate: '10/s',
-  lease: { units: 5, ttlMs: 1000 },
-};
+import { expectLeaseBounds, LEASED, leaseFleet } from './lease-fleet.test-support.js';
 
 /** A wave: `size` checks at once on one instance, `dtMs` after the wave before. */
 const wave = fc.record({
@@ -51,12 +43,7 @@ describe('leases under concurrent checks', () => {
         const { clock, limiters } = leaseFleet([LEASED], 4);
         const admittedAt = await admissions(limiters, clock, waves);
         // 10/s: one unit per 100 ms; a lease lives 1000 ms.
-        admittedAt.forEach((at, i) => {
-          expect(i + 1).toBeLessThanOrEqual(20 + (at - T0) / 100 + 1e-9);
-          for (let j = 0; j <= i; j++) {
-            expect(i - j + 1).toBeLessThanOrEqual(20 + (at - (admittedAt[j] as number) + 1000) / 100 + 1e-9);
-          }
-        });
+        expectLeaseBounds(admittedAt, { burst: 20, intervalMs: 100, ttlMs: 1000 });
       }),
       { numRuns: 60 },
     );

@@ -8,19 +8,11 @@ import { describe, expect, it } from 'vitest';
 import { createMetrics } from '../http/metrics.js';
 import type { Decision, PolicyInput } from '../types.js';
 import { createLimiter, type Limiter } from './create-limiter.js';
-import { leaseFleet, T0 } from './lease-fleet.test-support.js';
+import { expectLeaseBounds, LEASED, leaseFleet, T0 } from './lease-fleet.test-support.js';
 
 /** The shared fleet, as these tests call it. */
 const fleet = (policies: PolicyInput[], instances: number, denyCache = true) =>
   leaseFleet(policies, instances, { denyCache });
-
-const LEASED: PolicyInput = {
-  name: 'leased',
-  algorithm: 'token-bucket',
-  burst: 20,
-  rate: '10/s',
-  lease: { units: 5, ttlMs: 1000 },
-};
 
 describe('leases: the bounds', () => {
   it('never admits more than burst + rate x T from a fresh key, nor burst + rate x (T + ttl) in any interval', async () => {
@@ -38,12 +30,7 @@ describe('leases: the bounds', () => {
           if (decision.allowed) admittedAt.push(clock.nowMs);
         }
         // 10/s: one unit per 100 ms; a lease lives 1000 ms.
-        admittedAt.forEach((at, i) => {
-          expect(i + 1).toBeLessThanOrEqual(20 + (at - T0) / 100 + 1e-9);
-          for (let j = 0; j <= i; j++) {
-            expect(i - j + 1).toBeLessThanOrEqual(20 + (at - (admittedAt[j] as number) + 1000) / 100 + 1e-9);
-          }
-        });
+        expectLeaseBounds(admittedAt, { burst: 20, intervalMs: 100, ttlMs: 1000 });
       }),
       { numRuns: 60 },
     );
