@@ -11,6 +11,8 @@
  * (`denyCache.maxAgeMs`, 1 s by default), so a reset made anywhere is seen everywhere that fast.
  */
 
+import { LruIndex } from '../stores/lru-index.js';
+
 /** Until when a denial seen at `atMs`, lasting until `untilMs`, may be remembered (ms). */
 export function rememberedUntilMs(atMs: number, untilMs: number, maxAgeMs: number): number {
   return Math.min(untilMs, atMs + maxAgeMs);
@@ -55,10 +57,12 @@ type Held = { -readonly [F in keyof Denial]: Denial[F] };
 /**
  * Denials by state key, at most `maxKeys` (the key remembered first goes first; remembering a key
  * again updates it in place, no allocation), each kept by {@link rememberedUntilMs}. No timers: a
- * stale one is dropped when looked up.
+ * stale one is dropped when looked up. The order is an `LruIndex`: no Map is iterated to evict.
  */
 export class DenialMemory {
-  readonly #byKey = new Map<string, Held>();
+  readonly #index: LruIndex;
+  /** The denial in each slot of `#index`. */
+  readonly #bySlot: (Held | undefined)[] = [];
 
   /**
    * @param maxKeys most keys remembered at once
@@ -67,7 +71,9 @@ export class DenialMemory {
   constructor(
     private readonly maxKeys: number,
     readonly maxAgeMs: number,
-  ) {}
+  ) {
+    this.#index = new LruIndex(maxKeys);
+  }
 
   /**
    * Remembers that `key` denies `units` or more until `untilMs`, seen at `atMs` with the store's
@@ -87,10 +93,9 @@ export class DenialMemory {
 
   #keep(key: string, units: number, atMs: number, untilMs: number, view: StoreView, certain: boolean): void {
     const expiresAtMs = rememberedUntilMs(atMs, untilMs, this.maxAgeMs);
-    const byKey = this.#byKey;
-    const held = byKey.get(key);
+    const held = this.#get(key);
     if (expiresAtMs <= atMs) {
-      if (held !== undefined) byKey.delete(key);
+      if (held !== undefined) this.#delete(key);
       return;
     }
     if (held !== undefined) {
@@ -103,9 +108,10 @@ export class DenialMemory {
       held.certain = certain;
       return;
     }
-    if (byKey.size >= this.maxKeys) byKey.delete(byKey.keys().next().value as string);
+    const index = this.#index;
+    if (index.size >= this.maxKeys) this.#delete(index.keyOf(index.oldest) as string);
     const { remaining, resetMs } = view;
-    byKey.set(key, { atMs, untilMs, units, remaining, resetMs, expiresAtMs, certain });
+    this.#bySlot[index.add(key)] = { atMs, untilMs, units, remaining, resetMs, expiresAtMs, certain };
   }
 
   /** Remembers that `key` was seen at `atMs` with no wait to tell (kept `maxAgeMs`, like a denial). */
@@ -130,20 +136,30 @@ export class DenialMemory {
     return this.#live(key, nowMs) !== undefined;
   }
 
+  #get(key: string): Held | undefined {
+    const slot = this.#index.slotOf(key);
+    return slot === undefined ? undefined : this.#bySlot[slot];
+  }
+
+  #delete(key: string): void {
+    const slot = this.#index.delete(key);
+    if (slot !== undefined) this.#bySlot[slot] = undefined;
+  }
+
   #live(key: string, nowMs: number): Denial | undefined {
-    const denial = this.#byKey.get(key);
+    const denial = this.#get(key);
     if (denial === undefined || stillRemembered(nowMs, denial.atMs, denial.expiresAtMs)) return denial;
-    this.#byKey.delete(key);
+    this.#delete(key);
     return undefined;
   }
 
   /** Forgets the denials of `keys` (a reset on this instance, or a key seen admitting again). */
   forget(keys: readonly string[]): void {
-    for (const key of keys) this.#byKey.delete(key);
+    for (const key of keys) this.#delete(key);
   }
 
   /** Keys remembered (stale ones included until looked up). */
   get size(): number {
-    return this.#byKey.size;
+    return this.#index.size;
   }
 }
