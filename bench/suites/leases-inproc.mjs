@@ -86,7 +86,12 @@ try {
   for (const distribution of distributions) {
     const identity = identityOf(distribution);
     const ratios = new Map(trees.map((t) => [t, []]));
-    const perSecond = new Map(trees.flatMap((t) => [[`${t} leased`, []], [`${t} unleased`, []]]));
+    const perSecond = new Map(
+      trees.flatMap((t) => [
+        [`${t} leased`, []],
+        [`${t} unleased`, []],
+      ]),
+    );
     for (let round = 0; round < rounds; round++) {
       for (const { tree, core, node } of loaded) {
         const rates = {};
