@@ -155,7 +155,8 @@ describe(`leases across ${PROCESSES} processes`, () => {
     const { total, calls } = await round('large budget', [policy], 'lp-large', 1000);
     expect(total.admitted).toBe(4000);
     expect(calls).toBeLessThanOrEqual((1.2 * 4000) / UNITS);
-    expect(total.fromLease).toBeGreaterThanOrEqual(4000 - calls);
+    // Every admission came from a lease but the request of each take (one take pays UNITS admissions).
+    expect(total.fromLease).toBeGreaterThanOrEqual(4000 - 4000 / UNITS);
   });
 
   it('with refill over time: from a fresh key never above burst + 10/s x T, and the lease TTL never exceeded', async () => {

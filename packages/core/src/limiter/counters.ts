@@ -115,18 +115,17 @@ export class LimiterCounters {
   ) {}
 }
 
-/** Counts a take's outcome: units granted, the request's own spent, an expired lease's left-over dropped, or a denial remembered. */
+/** Counts a take's outcome: units granted, the request's own spent, units dropped, or a denial remembered. */
 export function countTake(
   counters: LimiterCounters,
   entry: StoreEntry,
   granted: number,
-  leftoverUnits: number,
-  usable: number,
+  dropped: number,
   remembered: boolean,
 ): void {
+  counters.leases.dropped += dropped;
   if (granted > 0) {
     counters.leases.taken += granted;
     counters.leases.spent += entry.cost;
-    if (leftoverUnits > usable) counters.leases.dropped += leftoverUnits - usable;
   } else if (remembered) counters.remembered.lease++;
 }

@@ -1,8 +1,6 @@
-/** `createLimiter`: the policies, and the store wrapped once in its layers; the calls are in pipeline.ts. */
-import { IN_PROCESS_DEFAULTS } from '../policy/defaults.js';
+/** `createLimiter`: the policies, and the steps of a check made for them; the calls are in pipeline.ts. */
 import { definePolicies } from '../policy/define-policy.js';
 import { describeValue } from '../policy/errors.js';
-import { fallbackFailMode } from '../policy/lease.js';
 import { MemoryStore } from '../stores/memory-store.js';
 import type {
   CompiledPolicy,
@@ -15,18 +13,13 @@ import type {
 } from '../types.js';
 import { type BreakerState, CircuitBreaker } from './breaker.js';
 import { LimiterCounters, type ScriptStats } from './counters.js';
-import { DenyCache } from './deny-cache.js';
-import { type LimiterOptions, type ResolvedLimiterOptions, resolveLimiterOptions } from './options.js';
+import { type LimiterOptions, resolveLimiterOptions } from './options.js';
 import { check, type LimiterParts, peek, reset } from './pipeline.js';
 import { policyNamed } from './plan.js';
 import { Reservations, type SettleUnits } from './settle.js';
-import type { SettleAnswer, StoreLayer } from './store-answer.js';
-import { withBreaker } from './with-breaker.js';
-import { withDeadline } from './with-deadline.js';
-import { withDenyCache } from './with-deny-cache.js';
-import { withLeases } from './with-leases.js';
-import { type LocalFallbackLayer, withLocalFallback } from './with-local-fallback.js';
-import { withLocalStage } from './with-local-stage.js';
+import { composeSteps } from './steps.js';
+import type { SettleAnswer } from './store-answer.js';
+import { StoreCall } from './store-call.js';
 
 /** A configured limiter. Share one per process (per set of policies). */
 export interface Limiter {
@@ -93,43 +86,6 @@ export interface Limiter {
 }
 
 /**
- * The store in its layers, outermost first: local stage, deny cache, local fallback, leases, breaker, deadline. A layer that could do nothing for these policies and options is left out.
- * `local` is the limiter's local fallback when it had one before (its in-process state is kept
- * across policy updates); a new one is made when these policies need it and there is none.
- */
-function composeLayers(
-  store: Store,
-  policies: readonly CompiledPolicy[],
-  resolved: ResolvedLimiterOptions,
-  breaker: CircuitBreaker | undefined,
-  local: LocalFallbackLayer | undefined,
-  counters: LimiterCounters,
-): { outer: StoreLayer; local: LocalFallbackLayer | undefined } {
-  const { clock } = resolved;
-  // Store calls are counted where they are made (the deadline) and where the breaker turns them away.
-  let layer = withDeadline(store, resolved.timeoutMs, counters.store);
-  if (breaker !== undefined) layer = withBreaker(layer, breaker, counters.store);
-  let fallback = local;
-  if (policies.some((p) => p.lease !== undefined)) {
-    // Leases sit above the breaker and the deadline: a take is one store call like any other.
-    layer = withLeases(layer, clock, IN_PROCESS_DEFAULTS.leaseMaxKeys, resolved.denyCacheMaxAgeMs, counters);
-  }
-  if (policies.some((p) => fallbackFailMode(p) === 'local')) {
-    // A fallback made before hands its in-process state to the new one (which wraps this stack).
-    fallback = withLocalFallback(layer, clock, resolved.localFallbackMaxKeys, local);
-    layer = fallback;
-  }
-  if (resolved.denyCacheMaxKeys !== undefined) {
-    const cache = new DenyCache(resolved.denyCacheMaxKeys, resolved.denyCacheMaxAgeMs);
-    layer = withDenyCache(layer, cache, clock, counters.remembered);
-  }
-  if (policies.some((p) => p.local !== undefined)) {
-    layer = withLocalStage(layer, clock, IN_PROCESS_DEFAULTS.localStageMaxKeys, resolved.denyCacheMaxAgeMs);
-  }
-  return { outer: layer, local: fallback };
-}
-
-/**
  * Builds a limiter. Policies are validated here (a bad one throws `PolicyError`), options too
  * (a bad one throws `TypeError` naming it); nothing fails later on the request path.
  */
@@ -145,22 +101,23 @@ export function createLimiter(options: LimiterOptions): Limiter {
     resolved.timeoutMs / 1000,
     () => (store as { scriptStats?: ScriptStats }).scriptStats,
   );
-  let layers = composeLayers(store, policies, resolved, breaker, undefined, counters);
+  const storeCall = new StoreCall(store, resolved.timeoutMs, breaker, counters.store);
+  let steps = composeSteps(storeCall, policies, resolved, counters);
   const listeners = new Set<(event: DecisionEvent) => void>();
   if (options.onDecision) listeners.add(options.onDecision);
   // One for the limiter's life: a decision made before `updatePolicies` can still be settled.
-  const reservations = new Reservations(resolved.clock, () => layers.outer);
+  const reservations = new Reservations(resolved.clock, () => steps);
   const partsOf = (set: readonly CompiledPolicy[]): LimiterParts => ({
     policies: set,
     byName: new Map(set.map((p) => [p.name, p] as const)),
     prefix: resolved.prefix,
-    store: layers.outer,
+    steps,
     idempotencyTtlMs: resolved.idempotencyTtlMs,
     listeners,
     reservations,
     storeKind: store.kind,
   });
-  // Replaced whole by updatePolicies: a check reads it once, so it runs under one set.
+  // Replaced whole by updatePolicies (steps too): a check reads it once, so it runs under one set.
   let parts = partsOf(policies);
 
   return {
@@ -173,7 +130,7 @@ export function createLimiter(options: LimiterOptions): Limiter {
     },
     get liveEvictions(): number {
       const fromStore = (store as { liveEvictions?: unknown }).liveEvictions;
-      return (typeof fromStore === 'number' ? fromStore : 0) + (layers.local?.liveEvictions ?? 0);
+      return (typeof fromStore === 'number' ? fromStore : 0) + (steps.fallback?.liveEvictions ?? 0);
     },
     counters,
     policy: (name: string) => policyNamed(parts, name),
@@ -185,7 +142,7 @@ export function createLimiter(options: LimiterOptions): Limiter {
       const next = definePolicies(inputs);
       // The deny cache is made anew: a denial remembered under the old limits must not
       // outlive them. The breaker and the local fallback's in-process state carry on.
-      layers = composeLayers(store, next, resolved, breaker, layers.local, counters);
+      steps = composeSteps(storeCall, next, resolved, counters, steps);
       parts = partsOf(next);
     },
     settle: (decision: Decision, units: SettleUnits): Promise<SettleAnswer> =>

@@ -123,7 +123,7 @@ describe('DeadlineQueue', () => {
     expect(performance.now() - started).toBeGreaterThanOrEqual(58);
   });
 
-  it('settle maps the answer, and maps every failure (throw, rejection, deadline) to onFailure', async () => {
+  it('run settles with the answer, and rejects with every failure (throw, rejection, deadline)', async () => {
     const queue = new DeadlineQueue(30);
     const failures: unknown[] = [];
     const onFailure = (error: unknown): number | string => {
@@ -132,16 +132,14 @@ describe('DeadlineQueue', () => {
     };
     const double = (n: number): number | string => n * 2;
     const answers = await Promise.all([
-      queue.settle(() => later(1, 21), double, onFailure),
-      queue.settle(() => Promise.reject(new Error('boom')), double, onFailure),
-      queue.settle(
-        () => {
+      queue.run(() => later(1, 21)).then(double, onFailure),
+      queue.run(() => Promise.reject(new Error('boom'))).then(double, onFailure),
+      queue
+        .run<number>(() => {
           throw new Error('thrown');
-        },
-        double,
-        onFailure,
-      ),
-      queue.settle(never, double, onFailure),
+        })
+        .then(double, onFailure),
+      queue.run<number>(never).then(double, onFailure),
     ]);
     expect(answers).toEqual([42, 'failed', 'failed', 'failed']);
     expect(failures.map((e) => (e as Error).message)).toEqual([
@@ -152,23 +150,25 @@ describe('DeadlineQueue', () => {
     expect(failures[2]).toBeInstanceOf(StoreTimeoutError);
   });
 
-  it('settle rejects only when a callback throws', async () => {
+  it("a handler of the answer that throws rejects, and never becomes the call's failure", async () => {
     const queue = new DeadlineQueue(30);
     const outcomes = await Promise.allSettled([
-      queue.settle(
-        () => Promise.resolve(1),
-        () => {
-          throw new Error('in onValue');
-        },
-        () => 0,
-      ),
-      queue.settle(
-        () => Promise.reject(new Error('store')),
-        () => 1,
-        () => {
-          throw new Error('in onFailure');
-        },
-      ),
+      queue
+        .run(() => Promise.resolve(1))
+        .then(
+          () => {
+            throw new Error('in onValue');
+          },
+          () => 0,
+        ),
+      queue
+        .run(() => Promise.reject(new Error('store')))
+        .then(
+          () => 1,
+          () => {
+            throw new Error('in onFailure');
+          },
+        ),
     ]);
     expect(outcomes.map((o) => (o.status === 'rejected' ? (o.reason as Error).message : o.value))).toEqual([
       'in onValue',
@@ -176,7 +176,7 @@ describe('DeadlineQueue', () => {
     ]);
   });
 
-  it('settles each call once, by one callback: a late answer or failure is dropped, an answer in the grace pass wins', async () => {
+  it('settles each call once: a late answer or failure is dropped, an answer in the grace pass wins', async () => {
     await withFakeTimers(async () => {
       const queue = new DeadlineQueue(10);
       const seen: string[] = [];
@@ -188,18 +188,15 @@ describe('DeadlineQueue', () => {
       let answerLate!: (value: number) => void;
       let failLate!: (error: Error) => void;
       let answerInGrace!: (value: number) => void;
-      const late = queue.settle(
-        () => new Promise<number>((resolve) => (answerLate = resolve)),
-        ...track('late'),
-      );
-      const failing = queue.settle(
-        () => new Promise<number>((_, reject) => (failLate = reject)),
-        ...track('failing'),
-      );
-      const inGrace = queue.settle(
-        () => new Promise<number>((resolve) => (answerInGrace = resolve)),
-        ...track('in grace'),
-      );
+      const late = queue
+        .run(() => new Promise<number>((resolve) => (answerLate = resolve)))
+        .then(...track('late'));
+      const failing = queue
+        .run(() => new Promise<number>((_, reject) => (failLate = reject)))
+        .then(...track('failing'));
+      const inGrace = queue
+        .run(() => new Promise<number>((resolve) => (answerInGrace = resolve)))
+        .then(...track('in grace'));
       // The deadline's timer fires; the answer of one call comes in before the grace pass ends.
       vi.advanceTimersToNextTimer();
       answerInGrace(3);

@@ -49,10 +49,6 @@ interface Pending {
 /** The due time of a call whose clock has not started yet. */
 const UNSTAMPED = Number.POSITIVE_INFINITY;
 
-const rethrow = (error: unknown): never => {
-  throw error;
-};
-
 /**
  * Deadlines for many calls that share one `timeoutMs`, on ONE timer: deadlines fall in call
  * order, so a queue ordered by start time is ordered by deadline too. A call costs a push and a
@@ -82,37 +78,21 @@ export class DeadlineQueue {
     return this.queue.length - this.head;
   }
 
-  /** Like `callWithDeadline(call, timeoutMs)`. */
-  run<T>(call: () => Promise<T>): Promise<T> {
-    return this.settle(call, (value) => value, rethrow);
-  }
-
   /**
-   * Runs `call` under the deadline and settles with `onValue(value)`, or with `onFailure(error)`
-   * when the call throws, rejects or misses its deadline (`StoreTimeoutError`): one promise per
-   * call, where `run(call).then(onValue, onFailure)` takes two. Rejects only when a callback throws.
+   * Runs `call` and settles with its result, or rejects with its error or, once the deadline has
+   * passed with no answer, with `StoreTimeoutError`. Settles once: a late answer or failure is
+   * dropped.
    */
-  settle<T, U>(
-    call: () => Promise<T>,
-    onValue: (value: T) => U,
-    onFailure: (error: unknown) => U,
-  ): Promise<U> {
-    return new Promise<U>((resolve, reject) => {
-      const fail = (error: unknown): void => {
-        try {
-          resolve(onFailure(error));
-        } catch (thrown) {
-          reject(thrown);
-        }
-      };
+  run<T>(call: () => Promise<T>): Promise<T> {
+    return new Promise<T>((resolve, reject) => {
       let pending: Promise<T>;
       try {
         pending = call();
       } catch (error) {
-        fail(error);
+        reject(error);
         return;
       }
-      const entry: Pending = { dueAt: UNSTAMPED, fail, done: false };
+      const entry: Pending = { dueAt: UNSTAMPED, fail: reject, done: false };
       this.dropSettled();
       this.queue.push(entry);
       if (this.unstamped.length === 0) setTimeout(this.stamp, 0);
@@ -121,16 +101,12 @@ export class DeadlineQueue {
         (value) => {
           if (entry.done) return;
           entry.done = true;
-          try {
-            resolve(onValue(value));
-          } catch (thrown) {
-            reject(thrown);
-          }
+          resolve(value);
         },
         (error: unknown) => {
           if (entry.done) return;
           entry.done = true;
-          fail(error);
+          reject(error);
         },
       );
     });

@@ -4,9 +4,11 @@
  * `maxAgeMs` whether the denial was remembered by the deny cache, a lease or the local stage.
  */
 import { describe, expect, it } from 'vitest';
+import { countMapIterations } from '../stores/map-iterations.test-support.js';
 import type { PolicyInput } from '../types.js';
 import { DenialMemory, rememberedUntilMs } from './denial-memory.js';
 import { leaseFleet, T0 } from './lease-fleet.test-support.js';
+import { LeaseTable } from './lease-table.js';
 
 describe('DenialMemory', () => {
   it('keeps a denial until the earlier of its wait and maxAgeMs, for as many units or more', () => {
@@ -25,6 +27,37 @@ describe('DenialMemory', () => {
     expect(memory.lookup('short', 1, T0 + 400)).toBeUndefined();
     expect(memory.size).toBe(0);
     expect(rememberedUntilMs(T0, T0 + 5, 1000)).toBe(T0 + 5);
+  });
+
+  it('answers only a denial the store gave from lookup; a bound on a wait (the local stage) only from waitFor', () => {
+    const memory = new DenialMemory(10, 1000);
+    memory.rememberBound('k', 3, T0, T0 + 500, { remaining: 2, resetMs: 500 });
+    expect(memory.lookup('k', 3, T0 + 1)).toBeUndefined();
+    expect(memory.waitFor('k', 3, T0 + 1)).toMatchObject({ untilMs: T0 + 500, certain: false });
+    expect(memory.waitFor('k', 2, T0 + 1)).toBeUndefined();
+    memory.remember('k', 3, T0 + 2, T0 + 400, { remaining: 0, resetMs: 400 });
+    expect(memory.lookup('k', 3, T0 + 3)).toMatchObject({ untilMs: T0 + 400, certain: true });
+    memory.rememberNoWait('k', T0 + 4);
+    expect([memory.knows('k', T0 + 5), memory.waitFor('k', 100, T0 + 5)]).toEqual([true, undefined]);
+  });
+
+  it('evicts without iterating a Map, and so does the lease table (the same work per key however many came and went)', () => {
+    const memory = new DenialMemory(1000, 60_000);
+    const leases = new LeaseTable(1000);
+    const iterations = countMapIterations(() => {
+      for (let i = 0; i < 5000; i++) {
+        memory.remember(`k${i}`, 1, T0, T0 + 30_000, { remaining: 0, resetMs: 30_000 });
+        leases.hold(`k${i}`);
+      }
+    });
+    expect(iterations).toBe(0);
+    expect(memory.size).toBe(1000);
+    // The oldest went first: the last 1000 are held.
+    expect([memory.lookup('k3999', 1, T0 + 1), memory.lookup('k4000', 1, T0 + 1)]).toMatchObject([
+      undefined,
+      { untilMs: T0 + 30_000 },
+    ]);
+    expect([leases.get('k3999'), leases.get('k4000')?.units]).toEqual([undefined, 0]);
   });
 
   it('forgets a key at a reset, every key when the clock goes back, and the oldest beyond maxKeys', () => {

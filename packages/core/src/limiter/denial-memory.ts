@@ -2,12 +2,16 @@
  * The one rule for every in-process memory of a denial (the deny cache, a leased policy's denied
  * take, the local stage's view of the store): a denial seen at `atMs` that lasts until `untilMs` is
  * remembered until the earlier of `untilMs` and `atMs + maxAgeMs`, forgotten at once when this
- * instance resets its key, and forgotten when the clock reads earlier than `atMs`.
+ * instance resets its key or a settle refunds it, and forgotten when the clock reads earlier than
+ * `atMs`. The lease step and the local stage share one `DenialMemory` per limiter (what the store
+ * last said of a key, whichever step asked); the deny cache keeps whole checks by the same rule.
  *
  * Why a maximum age: a reset on another instance deletes the state in the store, which no
  * in-process memory can see. Each memory goes back to the store at least every `maxAgeMs`
  * (`denyCache.maxAgeMs`, 1 s by default), so a reset made anywhere is seen everywhere that fast.
  */
+
+import { LruIndex } from '../stores/lru-index.js';
 
 /** Until when a denial seen at `atMs`, lasting until `untilMs`, may be remembered (ms). */
 export function rememberedUntilMs(atMs: number, untilMs: number, maxAgeMs: number): number {
@@ -40,6 +44,11 @@ export interface Denial {
   readonly resetMs: number;
   /** The end of the memory: `rememberedUntilMs` of the above. */
   readonly expiresAtMs: number;
+  /**
+   * Whether the store certainly denies `units` until `untilMs` (a denial it gave); false for a
+   * bound (more than the units left waits at most until the quota is full again) or no wait.
+   */
+  readonly certain: boolean;
 }
 
 /** A denial as held: updated in place when its key is remembered again. */
@@ -48,10 +57,12 @@ type Held = { -readonly [F in keyof Denial]: Denial[F] };
 /**
  * Denials by state key, at most `maxKeys` (the key remembered first goes first; remembering a key
  * again updates it in place, no allocation), each kept by {@link rememberedUntilMs}. No timers: a
- * stale one is dropped when looked up.
+ * stale one is dropped when looked up. The order is an `LruIndex`: no Map is iterated to evict.
  */
 export class DenialMemory {
-  readonly #byKey = new Map<string, Held>();
+  readonly #index: LruIndex;
+  /** The denial in each slot of `#index`. */
+  readonly #bySlot: (Held | undefined)[] = [];
 
   /**
    * @param maxKeys most keys remembered at once
@@ -60,18 +71,31 @@ export class DenialMemory {
   constructor(
     private readonly maxKeys: number,
     readonly maxAgeMs: number,
-  ) {}
+  ) {
+    this.#index = new LruIndex(maxKeys);
+  }
 
   /**
    * Remembers that `key` denies `units` or more until `untilMs`, seen at `atMs` with the store's
    * `remaining` and `resetMs`.
    */
   remember(key: string, units: number, atMs: number, untilMs: number, view: StoreView): void {
+    this.#keep(key, units, atMs, untilMs, view, true);
+  }
+
+  /**
+   * Remembers that a request of `units` or more on `key` waits at most until `untilMs` (the store
+   * admitted fewer at `atMs`): a bound the local stage tells, never a denial `lookup` answers.
+   */
+  rememberBound(key: string, units: number, atMs: number, untilMs: number, view: StoreView): void {
+    this.#keep(key, units, atMs, untilMs, view, false);
+  }
+
+  #keep(key: string, units: number, atMs: number, untilMs: number, view: StoreView, certain: boolean): void {
     const expiresAtMs = rememberedUntilMs(atMs, untilMs, this.maxAgeMs);
-    const byKey = this.#byKey;
-    const held = byKey.get(key);
+    const held = this.#get(key);
     if (expiresAtMs <= atMs) {
-      if (held !== undefined) byKey.delete(key);
+      if (held !== undefined) this.#delete(key);
       return;
     }
     if (held !== undefined) {
@@ -81,20 +105,28 @@ export class DenialMemory {
       held.remaining = view.remaining;
       held.resetMs = view.resetMs;
       held.expiresAtMs = expiresAtMs;
+      held.certain = certain;
       return;
     }
-    if (byKey.size >= this.maxKeys) byKey.delete(byKey.keys().next().value as string);
+    const index = this.#index;
+    if (index.size >= this.maxKeys) this.#delete(index.keyOf(index.oldest) as string);
     const { remaining, resetMs } = view;
-    byKey.set(key, { atMs, untilMs, units, remaining, resetMs, expiresAtMs });
+    this.#bySlot[index.add(key)] = { atMs, untilMs, units, remaining, resetMs, expiresAtMs, certain };
   }
 
   /** Remembers that `key` was seen at `atMs` with no wait to tell (kept `maxAgeMs`, like a denial). */
   rememberNoWait(key: string, atMs: number): void {
-    this.remember(key, Number.POSITIVE_INFINITY, atMs, Number.POSITIVE_INFINITY, NO_VIEW);
+    this.#keep(key, Number.POSITIVE_INFINITY, atMs, Number.POSITIVE_INFINITY, NO_VIEW, false);
   }
 
-  /** The denial of `key` that still holds at `nowMs` for a request of `units`, else undefined. */
+  /** The denial the store gave `key` that still holds at `nowMs` for a request of `units`, else undefined. */
   lookup(key: string, units: number, nowMs: number): Denial | undefined {
+    const denial = this.#live(key, nowMs);
+    return denial?.certain === true && units + 1e-9 >= denial.units ? denial : undefined;
+  }
+
+  /** The denial or the bound on the wait of `key` that still holds at `nowMs` for a request of `units`. */
+  waitFor(key: string, units: number, nowMs: number): Denial | undefined {
     const denial = this.#live(key, nowMs);
     return denial !== undefined && units + 1e-9 >= denial.units ? denial : undefined;
   }
@@ -104,20 +136,30 @@ export class DenialMemory {
     return this.#live(key, nowMs) !== undefined;
   }
 
+  #get(key: string): Held | undefined {
+    const slot = this.#index.slotOf(key);
+    return slot === undefined ? undefined : this.#bySlot[slot];
+  }
+
+  #delete(key: string): void {
+    const slot = this.#index.delete(key);
+    if (slot !== undefined) this.#bySlot[slot] = undefined;
+  }
+
   #live(key: string, nowMs: number): Denial | undefined {
-    const denial = this.#byKey.get(key);
+    const denial = this.#get(key);
     if (denial === undefined || stillRemembered(nowMs, denial.atMs, denial.expiresAtMs)) return denial;
-    this.#byKey.delete(key);
+    this.#delete(key);
     return undefined;
   }
 
   /** Forgets the denials of `keys` (a reset on this instance, or a key seen admitting again). */
   forget(keys: readonly string[]): void {
-    for (const key of keys) this.#byKey.delete(key);
+    for (const key of keys) this.#delete(key);
   }
 
   /** Keys remembered (stale ones included until looked up). */
   get size(): number {
-    return this.#byKey.size;
+    return this.#index.size;
   }
 }

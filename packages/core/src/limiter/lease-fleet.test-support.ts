@@ -2,9 +2,19 @@
  * Limiter instances sharing one store and one injected clock, for the lease tests. Test support
  * only; not exported from the package.
  */
+import { expect } from 'vitest';
 import type { PolicyInput } from '../types.js';
 import { createLimiter, type Limiter } from './create-limiter.js';
 import { SwitchableStore } from './test-stores.test-support.js';
+
+/** The leased policy of the lease tests: a token bucket of 20 at 10/s, leased 5 units for 1 s. */
+export const LEASED: PolicyInput = {
+  name: 'leased',
+  algorithm: 'token-bucket',
+  burst: 20,
+  rate: '10/s',
+  lease: { units: 5, ttlMs: 1000 },
+};
 
 /** The fleet's clock at the start (ms). */
 export const T0 = 1_764_400_200_000;
@@ -28,4 +38,23 @@ export function leaseFleet(policies: PolicyInput[], instances: number, { denyCac
   /** Store calls that charge (takes and plain checks), not peeks. */
   const takes = () => store.calls.filter((c) => c.mode === 'consume').length;
   return { clock, store, limiters, takes };
+}
+
+/**
+ * Asserts the bounds of docs/leases.md on the clock readings of a fleet's admissions, in order:
+ * from a fresh key (at `T0`) never more than `burst + T / intervalMs`, and in any interval of
+ * length T never more than `burst + (T + ttlMs) / intervalMs`.
+ */
+export function expectLeaseBounds(
+  admittedAt: readonly number[],
+  { burst, intervalMs, ttlMs }: { burst: number; intervalMs: number; ttlMs: number },
+): void {
+  admittedAt.forEach((at, i) => {
+    expect(i + 1).toBeLessThanOrEqual(burst + (at - T0) / intervalMs + 1e-9);
+    for (let j = 0; j <= i; j++) {
+      expect(i - j + 1).toBeLessThanOrEqual(
+        burst + (at - (admittedAt[j] as number) + ttlMs) / intervalMs + 1e-9,
+      );
+    }
+  });
 }

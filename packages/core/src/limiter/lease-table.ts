@@ -1,4 +1,5 @@
 /** The leases one limiter holds: units taken from the store, spent in-process, by state key. */
+import { LruIndex } from '../stores/lru-index.js';
 import type { LeaseUnitCounts } from './counters.js';
 import { ADAPTIVE_FIRST_UNITS } from './lease-size.js';
 
@@ -16,19 +17,28 @@ export interface Lease {
   seenAtMs: number;
   /** Counts the takes of this key: units held out of one lease go back only to that lease. */
   generation: number;
-  /** The take in flight for this key; later checks of the key wait for it. */
+  /** The latest take in flight for this key; checks it covers wait for it. */
   refill: Promise<void> | undefined;
+  /** Settles `refill` when that take is answered. */
+  release: (() => void) | undefined;
+  /** Units of that take no check has counted on yet: a check of at most this cost waits for it. */
+  cover: number;
+  /** Units asked for by the takes of this key in flight. */
+  takingUnits: number;
   /** An adaptive lease's current size: the units its next take starts from. */
   sizeUnits: number;
 }
 
 /**
- * Leases by state key, at most `maxKeys` (the oldest taken goes first: its unspent units are
+ * Leases by state key, at most `maxKeys` (the oldest held goes first: its unspent units are
  * dropped, which under-uses the budget and never over-admits). No timers: an expired lease is
- * replaced by the next take.
+ * replaced by the next take. The order is an `LruIndex`, so holding and evicting cost the same
+ * however many keys came and went (a V8 Map evicted from its front slows down with churn).
  */
 export class LeaseTable {
-  readonly #byKey = new Map<string, Lease>();
+  readonly #index: LruIndex;
+  /** The lease in each slot of `#index`. */
+  readonly #bySlot: (Lease | undefined)[] = [];
 
   /**
    * @param maxKeys most leases held
@@ -37,7 +47,9 @@ export class LeaseTable {
   constructor(
     private readonly maxKeys: number,
     private readonly counts?: LeaseUnitCounts,
-  ) {}
+  ) {
+    this.#index = new LruIndex(maxKeys);
+  }
 
   /** Counts the units `lease` gives up unspent. */
   #dropped(lease: Lease | undefined): void {
@@ -47,17 +59,20 @@ export class LeaseTable {
 
   /** The lease of `key`, if one is held. */
   get(key: string): Lease | undefined {
-    return this.#byKey.get(key);
+    const slot = this.#index.slotOf(key);
+    return slot === undefined ? undefined : this.#bySlot[slot];
   }
 
   /** The lease of `key`, made empty (expired) when none is held. */
   hold(key: string): Lease {
-    let lease = this.#byKey.get(key);
+    let lease = this.get(key);
     if (lease === undefined) {
-      if (this.#byKey.size >= this.maxKeys) {
-        const oldest = this.#byKey.keys().next().value as string;
-        this.#dropped(this.#byKey.get(oldest));
-        this.#byKey.delete(oldest);
+      const index = this.#index;
+      if (index.size >= this.maxKeys) {
+        const oldest = index.oldest;
+        this.#dropped(this.#bySlot[oldest]);
+        this.#bySlot[oldest] = undefined;
+        index.delete(index.keyOf(oldest) as string);
       }
       lease = {
         units: 0,
@@ -67,9 +82,12 @@ export class LeaseTable {
         seenAtMs: 0,
         generation: 0,
         refill: undefined,
+        release: undefined,
+        cover: 0,
+        takingUnits: 0,
         sizeUnits: ADAPTIVE_FIRST_UNITS,
       };
-      this.#byKey.set(key, lease);
+      this.#bySlot[index.add(key)] = lease;
     }
     return lease;
   }
@@ -77,20 +95,10 @@ export class LeaseTable {
   /** Drops the leases of `keys` (a reset): their unspent units are given up. */
   drop(keys: readonly string[]): void {
     for (const key of keys) {
-      this.#dropped(this.#byKey.get(key));
-      this.#byKey.delete(key);
+      const slot = this.#index.delete(key);
+      if (slot === undefined) continue;
+      this.#dropped(this.#bySlot[slot]);
+      this.#bySlot[slot] = undefined;
     }
-  }
-
-  /** Leases held. */
-  get size(): number {
-    return this.#byKey.size;
-  }
-
-  /** Unspent, unexpired units summed over every lease (the under-use this instance holds). */
-  unspentUnits(nowMs: number): number {
-    let units = 0;
-    for (const lease of this.#byKey.values()) if (nowMs < lease.expiresAtMs) units += lease.units;
-    return units;
   }
 }

@@ -1,6 +1,7 @@
 /**
- * The limiter's three calls, each a straight line: plan the entries, call the store (through its
- * layers), apply the fail modes when it could not decide, build the decision, emit the event.
+ * The limiter's calls, each one function that reads top to bottom: plan the entries, take the
+ * steps in order (local stage, deny cache, leases, the store call, the local fallback), the
+ * decision (fail modes when the store could not decide), the event.
  */
 import { banKeyOf, identityTag, policyKey } from '../keys/build-keys.js';
 import { identityProblem, isIdentityInput } from '../keys/identity.js';
@@ -17,12 +18,13 @@ import { buildDecision, decisionEvent, resultFromVerdict } from './decision.js';
 import { applyFailModes } from './fail-modes.js';
 import { type PolicySet, planCheck, policyNamed } from './plan.js';
 import type { Reservations } from './settle.js';
-import { type StoreAnswer, type StoreLayer, StoreUnavailable } from './store-answer.js';
+import type { Steps } from './steps.js';
+import { type StoreAnswer, StoreUnavailable } from './store-answer.js';
 
 /** What the calls need of a built limiter. */
 export interface LimiterParts extends PolicySet {
-  /** The store behind every layer, composed once by `createLimiter`. */
-  readonly store: StoreLayer;
+  /** The steps of a check, composed by `createLimiter` for these policies. */
+  readonly steps: Steps;
   /** How long an idempotent check's decision is remembered, in ms. */
   readonly idempotencyTtlMs: number;
   /** Called once per decision of `check`. */
@@ -46,11 +48,10 @@ const NO_POLICY: Decision = Object.freeze({
   source: 'store',
   results: Object.freeze([]) as readonly PolicyResult[],
 }) as Decision;
-const NO_POLICY_PROMISE: Promise<Decision> = Promise.resolve(NO_POLICY);
 
 const now = (): number => globalThis.performance?.now() ?? Date.now();
 
-/** The decision for the store layers' answer: from the verdicts, or by the fail modes. */
+/** The decision for an answer: from the verdicts, or by the fail modes when the store could not decide. */
 function decisionOf(entries: readonly StoreEntry[], answer: StoreAnswer): Decision {
   if (answer instanceof StoreUnavailable) {
     const { results, source } = applyFailModes(entries, answer);
@@ -76,42 +77,83 @@ function emit(parts: LimiterParts, decision: Decision, startedAt: number): void 
 
 /**
  * `limiter.check`: decides and charges one request, every applying policy in one store call,
- * traced as one span when an OpenTelemetry SDK is registered (check-span.ts).
- * A decision made now (a store that answers in-process) settles one microtask later.
+ * traced as one span when an OpenTelemetry SDK is registered (check-span.ts). The steps, in order:
+ * the local stage, the deny cache, leases, the store call (breaker and deadline), the local
+ * fallback, the decision (by the fail modes when the store could not decide), the event. A step
+ * these policies do not use is undefined and skipped; an idempotent check (`requestId`) skips the
+ * in-process steps, so its retry gets the recorded answer.
  */
-export function check(parts: LimiterParts, descriptor: Descriptor): Promise<Decision> {
-  try {
-    const startedAt = parts.listeners.size > 0 ? now() : 0;
-    const { entries, options } = planCheck(parts, descriptor, 'check', parts.idempotencyTtlMs);
-    if (entries.length === 0) return NO_POLICY_PROMISE;
-    const reserve = descriptor.reserve === true;
-    const askedAtMs = reserve ? parts.reservations.now() : 0;
-    const span = startCheckSpan(entries, parts.storeKind);
-    const finish = (answer: StoreAnswer): Decision => {
-      const decision = decisionOf(entries, answer);
-      if (span !== undefined) endCheckSpan(span, decision, answer);
-      if (reserve) parts.reservations.keep(decision, entries, askedAtMs);
-      emit(parts, decision, startedAt);
-      return decision;
-    };
-    const decision = parts.store.decide(entries, 'consume', options, finish);
-    return decision instanceof Promise ? decision : Promise.resolve(decision);
-  } catch (error) {
-    return Promise.reject(error);
+export async function check(parts: LimiterParts, descriptor: Descriptor): Promise<Decision> {
+  const startedAt = parts.listeners.size > 0 ? now() : 0;
+  const { entries, options } = planCheck(parts, descriptor, 'check', parts.idempotencyTtlMs);
+  if (entries.length === 0) return NO_POLICY;
+  const { clock, localStage, denyCache, leases, store, fallback } = parts.steps;
+  const inProcess = options === undefined;
+  const askedAtMs = clock();
+  const span = startCheckSpan(entries, parts.storeKind);
+  let answer: StoreAnswer | undefined;
+
+  // 1. The local stage: a policy's in-process bucket turns a burst away before the store.
+  const stage = inProcess && localStage !== undefined ? localStage.charge(entries, askedAtMs) : undefined;
+  if (stage?.kind === 'turned-away') answer = await localStage!.turnAway(entries, stage.denied, askedAtMs);
+
+  // 2. The deny cache: a key set the store denied recently is denied again, in-process.
+  if (answer === undefined && inProcess) answer = denyCache?.answer(entries, askedAtMs);
+  const remembered = answer !== undefined;
+
+  // 3. Leases: leased entries spend units taken before; the store is asked for the rest and for takes.
+  let leaseStep =
+    answer === undefined && inProcess && leases?.applies(entries)
+      ? leases.plan(entries, askedAtMs)
+      : undefined;
+  while (leaseStep?.kind === 'wait') {
+    // One take per key at a time: wait for it, then spend from it.
+    await leaseStep.refill;
+    leaseStep = leases!.plan(entries, clock());
   }
+  if (leaseStep?.kind === 'answered') answer = leaseStep.answer;
+
+  // 4. The store call, under the breaker and the deadline: a failure is StoreUnavailable.
+  if (answer === undefined) {
+    const call = leaseStep?.kind === 'call' ? leaseStep.call : undefined;
+    const sent = call === undefined ? entries : call.sent;
+    // A store that decides in-process answers now: no promise, no deadline.
+    answer = store.answersNow
+      ? store.decideNow(sent, 'consume', options)
+      : await store.decide(sent, 'consume', options);
+    if (call !== undefined) answer = leases!.afterStore(entries, call, answer);
+    // 5. The local fallback: the `local` policies decided in-process while the store cannot.
+    if (answer instanceof StoreUnavailable && fallback !== undefined)
+      answer = fallback.decide(entries, 'consume', answer);
+  }
+  // What the store (or the leases) denied is remembered; the local stage learns the store's waits.
+  if (!remembered && stage?.kind !== 'turned-away') denyCache?.remember(entries, answer, askedAtMs);
+  if (stage?.kind === 'charged') answer = localStage!.afterStore(entries, answer, askedAtMs);
+
+  // 6. The decision: from the verdicts, or by the fail modes.
+  const decision = decisionOf(entries, answer);
+  if (span !== undefined) endCheckSpan(span, decision, answer);
+  if (descriptor.reserve === true) parts.reservations.keep(decision, entries, askedAtMs);
+
+  // 7. The event.
+  emit(parts, decision, startedAt);
+  return decision;
 }
 
-/** `limiter.peek`: like `check`, but charges nothing and emits no event. */
-export function peek(parts: LimiterParts, descriptor: Descriptor): Promise<Decision> {
-  try {
-    const { entries } = planCheck(parts, descriptor, 'peek', parts.idempotencyTtlMs);
-    if (entries.length === 0) return NO_POLICY_PROMISE;
-    return Promise.resolve(
-      parts.store.decide(entries, 'peek', undefined, (answer) => decisionOf(entries, answer)),
-    );
-  } catch (error) {
-    return Promise.reject(error);
-  }
+/**
+ * `limiter.peek`: like `check`, but charges nothing and emits no event. It skips the local stage,
+ * the deny cache and leases: it reads the store's state as it is.
+ */
+export async function peek(parts: LimiterParts, descriptor: Descriptor): Promise<Decision> {
+  const { entries } = planCheck(parts, descriptor, 'peek', parts.idempotencyTtlMs);
+  if (entries.length === 0) return NO_POLICY;
+  const { store, fallback } = parts.steps;
+  let answer = store.answersNow
+    ? store.decideNow(entries, 'peek', undefined)
+    : await store.decide(entries, 'peek', undefined);
+  if (answer instanceof StoreUnavailable && fallback !== undefined)
+    answer = fallback.decide(entries, 'peek', answer);
+  return decisionOf(entries, answer);
 }
 
 /** `limiter.reset`: deletes the state of `identity` for one policy (by name), or all of them. */
@@ -133,5 +175,11 @@ export async function reset(
     // A reset lifts the identity's ban too.
     if (p.ban !== undefined) keys.push(banKeyOf(key));
   }
-  await parts.store.reset(keys);
+  const { localStage, denials, denyCache, leases, fallback, store } = parts.steps;
+  localStage?.reset(keys);
+  denials?.forget(keys);
+  denyCache?.forget(keys);
+  leases?.reset(keys);
+  await fallback?.reset(keys);
+  await store.reset(keys);
 }

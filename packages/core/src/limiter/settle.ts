@@ -4,7 +4,8 @@ import { describeValue } from '../policy/errors.js';
 import { fallbackFailMode } from '../policy/lease.js';
 import { chargedByRule } from '../stores/charge-rule.js';
 import type { Clock, Decision, PolicyResult, StoreEntry, StoreSettleEntry } from '../types.js';
-import type { SettleAnswer, SettleWhere, StoreLayer } from './store-answer.js';
+import type { Steps } from './steps.js';
+import type { SettleAnswer, SettleWhere } from './store-answer.js';
 
 /** The actual units of a request: one number for every policy, or a number per policy name. */
 export type SettleUnits = number | Readonly<Record<string, number>>;
@@ -29,12 +30,12 @@ export class Reservations {
 
   /**
    * @param clock the limiter's clock
-   * @param storeOf the limiter's current store layers (`updatePolicies` composes them anew; a
-   *   decision made before an update settles through the layers of the moment it settles)
+   * @param stepsOf the limiter's current steps (`updatePolicies` composes them anew; a decision
+   *   made before an update settles through the steps of the moment it settles)
    */
   constructor(
     private readonly clock: Clock,
-    private readonly storeOf: () => StoreLayer,
+    private readonly stepsOf: () => Steps,
   ) {}
 
   /**
@@ -76,34 +77,49 @@ export class Reservations {
   /**
    * Settles `decision` to `units` once: the first call settles, every later one (and one for a
    * decision that reserved nothing) answers `noop`. Bad units reject with a TypeError naming the
-   * value; a store failure is `unavailable`, never a rejection.
+   * value; a store failure is `unavailable`, never a rejection. The steps, in order: the entries
+   * whose units changed; a refund's keys forgotten by the memory of denials and the deny cache
+   * (units given back: a remembered denial or wait may no longer hold); the settle, in the local fallback
+   * for a local decision, else in the store (breaker and deadline).
    */
-  settle(decision: Decision, units: SettleUnits): Promise<SettleAnswer> {
-    try {
-      const unitsOf = unitsReader(decision, units);
-      const reservation = this.#byDecision.get(decision);
-      if (reservation === undefined) return Promise.resolve('noop');
-      const now = this.clock();
-      const reservedAgoMs = Math.max(0, now - reservation.atMs);
-      const answeredAgoMs = Math.min(reservedAgoMs, Math.max(0, now - reservation.byMs));
-      const entries: StoreSettleEntry[] = [];
-      for (const { key, policy, cost } of reservation.entries) {
-        const actualUnits = unitsOf(policy.name) ?? cost;
-        if (ALGORITHMS[policy.algorithm].store.wholeCosts && !Number.isInteger(actualUnits)) {
-          throw new TypeError(
-            `limiter.settle: "units" for policy "${policy.name}" (${policy.algorithm}) must be a whole number, got ${actualUnits}`,
-          );
-        }
-        if (actualUnits !== cost)
-          entries.push({ key, policy, reservedUnits: cost, actualUnits, reservedAgoMs, answeredAgoMs });
-      }
-      this.#byDecision.delete(decision);
-      if (entries.length === 0) return Promise.resolve('noop');
-      return this.storeOf().settle(entries, reservation.where);
-    } catch (error) {
-      return Promise.reject(error);
+  async settle(decision: Decision, units: SettleUnits): Promise<SettleAnswer> {
+    const unitsOf = unitsReader(decision, units);
+    const reservation = this.#byDecision.get(decision);
+    if (reservation === undefined) return 'noop';
+    const entries = settleEntries(reservation, unitsOf, this.clock());
+    this.#byDecision.delete(decision);
+    if (entries.length === 0) return 'noop';
+    const { denials, denyCache, fallback, store } = this.stepsOf();
+    const refunded = entries.filter((e) => e.actualUnits < e.reservedUnits).map((e) => e.key);
+    if (refunded.length > 0) {
+      denials?.forget(refunded);
+      denyCache?.forget(refunded);
     }
+    if (reservation.where === 'local') return fallback === undefined ? 'noop' : fallback.settle(entries);
+    return store.settle(entries);
   }
+}
+
+/** The entries of `reservation` whose units change, as the store settles them at `nowMs`. */
+function settleEntries(
+  reservation: Reservation,
+  unitsOf: (policy: string) => number | undefined,
+  nowMs: number,
+): StoreSettleEntry[] {
+  const reservedAgoMs = Math.max(0, nowMs - reservation.atMs);
+  const answeredAgoMs = Math.min(reservedAgoMs, Math.max(0, nowMs - reservation.byMs));
+  const entries: StoreSettleEntry[] = [];
+  for (const { key, policy, cost } of reservation.entries) {
+    const actualUnits = unitsOf(policy.name) ?? cost;
+    if (ALGORITHMS[policy.algorithm].store.wholeCosts && !Number.isInteger(actualUnits)) {
+      throw new TypeError(
+        `limiter.settle: "units" for policy "${policy.name}" (${policy.algorithm}) must be a whole number, got ${actualUnits}`,
+      );
+    }
+    if (actualUnits !== cost)
+      entries.push({ key, policy, reservedUnits: cost, actualUnits, reservedAgoMs, answeredAgoMs });
+  }
+  return entries;
 }
 
 /** A valid number of units: finite and >= 0. */

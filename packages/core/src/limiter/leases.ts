@@ -1,0 +1,233 @@
+/**
+ * Leases as a step of a check: a leased policy's entry is admitted in-process from units taken
+ * from the store before; the store is called only to take the next lease (and for the other policies).
+ */
+import type { CompiledLease } from '../policy/lease.js';
+import { allAllow, chargesEntry, enforcedAllow } from '../stores/charge-rule.js';
+import type { StoreEntry } from '../types.js';
+import { type LimiterCounters } from './counters.js';
+import type { Denial, DenialMemory } from './denial-memory.js';
+import {
+  type LeaseBooks,
+  type LeaseCall,
+  leasesWhileUnavailable,
+  mergeTakes,
+  Plan,
+} from './lease-answers.js';
+import { takeUnits } from './lease-size.js';
+import { type Lease, LeaseTable } from './lease-table.js';
+import { deniedVerdict, leaseVerdict, leastUnitsOf, usableUnits } from './lease-verdicts.js';
+import { type StoreAnswer, StoreUnavailable, type StoreVerdicts } from './store-answer.js';
+
+/** What the leases make of a check: answered here, a store call to make, or a take in flight to wait for. */
+export type LeaseStep =
+  | { readonly kind: 'answered'; readonly answer: StoreVerdicts }
+  | { readonly kind: 'call'; readonly call: LeaseCall }
+  | { readonly kind: 'wait'; readonly refill: Promise<void> };
+
+/**
+ * The leases of one limiter, for the entries of policies with a `lease`. A consuming check whose
+ * leased entries all have live units, and no other entry, never reaches the store (source
+ * `lease`). Otherwise one store call decides the other entries and takes a lease for each leased
+ * entry short of units (`leastCost`: as much as is left, down to what the request needs), all or
+ * nothing as one check. A denied take is remembered in the limiter's memory of denials
+ * (`DenialMemory`): until its wait is over, at most its maximum age. A check short of units waits
+ * for the key's take in flight when that take covers it (its units beyond its own request, less
+ * what the checks waiting already count on), and then spends from the lease; a check the take does
+ * not cover takes another lease in the same batched store calls, once the store's budget as last
+ * seen holds it (a fresh key, a budget near its end and a check with other policies wait for the
+ * take in flight, one take at a time as before), so a hot key does not queue behind one round trip
+ * per lease. Peeks and idempotent checks skip leases. While the store fails, only `failMode: 'lease'` policies keep
+ * spending their leases; the others ask the store (and fail as their fail mode says).
+ */
+export class Leases {
+  readonly #leases: LeaseTable;
+  readonly #denials: DenialMemory;
+  readonly #books: LeaseBooks;
+  /** The last store call failed: only `failMode: 'lease'` policies spend their leases. */
+  #failing = false;
+
+  /**
+   * @param maxKeys most leases held
+   * @param denials what the store last said of each key: the limiter's one memory of denials
+   * @param counters where takes, spent and dropped units and remembered denials are counted
+   */
+  constructor(
+    maxKeys: number,
+    denials: DenialMemory,
+    private readonly counters?: LimiterCounters,
+  ) {
+    this.#leases = new LeaseTable(maxKeys, counters?.leases);
+    this.#denials = denials;
+    this.#books = { leases: this.#leases, denials, counters };
+  }
+
+  /** Whether a check of `entries` has a leased entry. */
+  applies(entries: readonly StoreEntry[]): boolean {
+    return entries.some((e) => e.policy.lease !== undefined);
+  }
+
+  /** Plans a consuming check at `nowMs`: each entry from its lease, a remembered denial, a take or the store. */
+  plan(entries: readonly StoreEntry[], nowMs: number): LeaseStep {
+    const plans: Plan[] = new Array(entries.length);
+    let found: (Denial | undefined)[] | undefined;
+    let needsStore = false;
+    for (let i = 0; i < entries.length; i++) {
+      const entry = entries[i] as StoreEntry;
+      if (entry.policy.lease === undefined) {
+        plans[i] = Plan.Store;
+        needsStore = true;
+        continue;
+      }
+      const lease = this.#leases.get(entry.key);
+      if (this.#spendable(entry, lease, nowMs)) {
+        plans[i] = Plan.Local;
+        continue;
+      }
+      if (lease?.refill !== undefined) {
+        const covered = lease.cover + 1e-9 >= entry.cost;
+        if (covered) lease.cover -= entry.cost;
+        // Wait for the take in flight, then spend from the lease, when it pays this check too;
+        // when the budget as last seen may not hold another lease (a fresh key, or near the end of
+        // its budget: one take at a time there); and with another policy beside it (which could
+        // deny the checks a second take would pay, stranding its units). Else take another.
+        if (covered || entries.length > 1 || !this.#roomForAnother(entry, lease))
+          return { kind: 'wait', refill: lease.refill };
+      }
+      const usable = lease === undefined ? 0 : usableUnits(entry, lease, nowMs, this.#failing);
+      const denial = this.#denials.lookup(entry.key, leastUnitsOf(entry, usable), nowMs);
+      if (denial !== undefined) {
+        plans[i] = Plan.Denied;
+        found ??= new Array(entries.length);
+        found[i] = denial;
+      } else {
+        plans[i] = Plan.Take;
+        needsStore = true;
+      }
+    }
+    if (!needsStore) return { kind: 'answered', answer: this.#answerHere(entries, plans, found, nowMs) };
+    return { kind: 'call', call: this.#send(entries, plans, nowMs) };
+  }
+
+  /** The store's answer to a `LeaseCall`, for the check's entries: takes applied, local entries spent or given back. */
+  afterStore(entries: readonly StoreEntry[], call: LeaseCall, answer: StoreAnswer): StoreAnswer {
+    this.#release(call);
+    if (answer instanceof StoreUnavailable) {
+      this.#failing = true;
+      return leasesWhileUnavailable(this.#books, entries, call, answer);
+    }
+    this.#failing = false;
+    return {
+      source: 'store',
+      verdicts: mergeTakes(this.#books, entries, call, answer.verdicts),
+      results: undefined,
+    };
+  }
+
+  /** Drops the leases of `keys` (a reset). */
+  reset(keys: readonly string[]): void {
+    this.#leases.drop(keys);
+  }
+
+  /** Whether the store's budget, as the last take saw it, holds another lease beyond the takes in flight. */
+  #roomForAnother(entry: StoreEntry, lease: Lease): boolean {
+    const units = (entry.policy.lease as CompiledLease).units;
+    return lease.generation > 0 && lease.seenRemaining + 1e-9 >= lease.takingUnits + units;
+  }
+
+  /** Whether `lease` can pay `entry` now. */
+  #spendable(entry: StoreEntry, lease: Lease | undefined, nowMs: number): boolean {
+    return (
+      lease !== undefined &&
+      nowMs < lease.expiresAtMs &&
+      lease.units + 1e-9 >= entry.cost &&
+      !(this.#failing && entry.policy.failMode !== 'lease')
+    );
+  }
+
+  /** The verdicts when no entry needs the store: spent from the leases unless a remembered denial denies. */
+  #answerHere(
+    entries: readonly StoreEntry[],
+    plans: readonly Plan[],
+    found: readonly (Denial | undefined)[] | undefined,
+    nowMs: number,
+  ): StoreVerdicts {
+    const allowed =
+      found === undefined ? undefined : plans.map((plan) => ({ allowed: plan !== Plan.Denied }));
+    const all = allowed === undefined || allAllow(allowed, entries.length);
+    const enforced = all || enforcedAllow(entries, allowed as { allowed: boolean }[]);
+    const verdicts = entries.map((entry, i) => {
+      const denial = found?.[i];
+      if (denial !== undefined) return deniedVerdict(denial, nowMs);
+      const lease = this.#leases.get(entry.key) as Lease;
+      if (chargesEntry(entry.policy.shadow, all, enforced)) {
+        lease.units -= entry.cost;
+        if (this.counters !== undefined) this.counters.leases.spent += entry.cost;
+      }
+      return leaseVerdict(entry.policy, lease, nowMs);
+    });
+    return { source: 'lease', verdicts, results: undefined };
+  }
+
+  /**
+   * The store call of a check: the other entries, and a take for each leased entry short of units
+   * (a remembered denial asked again, so the check stays one atomic call). A local entry's units
+   * are held out of its lease while the call is out (checks of the key made meanwhile cannot spend
+   * them too), and given back to that same lease if not charged.
+   */
+  #send(entries: readonly StoreEntry[], plans: Plan[], askedAtMs: number): LeaseCall {
+    const sent: StoreEntry[] = [];
+    const sentIndex: number[] = [];
+    const usables: number[] = [];
+    const held: (number | undefined)[] = new Array(entries.length);
+    const taking: { lease: Lease; release: () => void; units: number }[] = [];
+    for (let i = 0; i < entries.length; i++) {
+      const entry = entries[i] as StoreEntry;
+      if (plans[i] === Plan.Local) {
+        const lease = this.#leases.get(entry.key) as Lease;
+        lease.units -= entry.cost;
+        held[i] = lease.generation;
+        continue;
+      }
+      if (plans[i] === Plan.Denied) plans[i] = Plan.Take;
+      sentIndex.push(i);
+      if (plans[i] === Plan.Store) {
+        sent.push(entry);
+        usables.push(0);
+        continue;
+      }
+      const lease = this.#leases.hold(entry.key);
+      const usable = usableUnits(entry, lease, askedAtMs, this.#failing);
+      const need = leastUnitsOf(entry, usable);
+      const units = Math.max(takeUnits(entry.policy.lease as CompiledLease, lease, askedAtMs), need);
+      sent.push({ key: entry.key, policy: entry.policy, cost: units, leastCost: need });
+      usables.push(usable);
+      // The usable units pay this request: held out, so a take sent meanwhile does not count them too.
+      lease.units -= usable;
+      held[i] = lease.generation;
+      let release = (): void => {};
+      lease.refill = new Promise<void>((resolve) => {
+        release = resolve;
+      });
+      lease.release = release;
+      lease.cover = units - need;
+      lease.takingUnits += units;
+      taking.push({ lease, release, units });
+    }
+    return { plans, sent, sentIndex, usables, held, taking, askedAtMs };
+  }
+
+  /** The takes of `call` are over: the checks they cover go on. */
+  #release(call: LeaseCall): void {
+    for (const { lease, release, units } of call.taking) {
+      lease.takingUnits -= units;
+      if (lease.release === release) {
+        // No take of the key was sent after this one: none is in flight now.
+        lease.refill = undefined;
+        lease.release = undefined;
+        lease.cover = 0;
+      }
+      release();
+    }
+  }
+}

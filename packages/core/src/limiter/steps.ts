@@ -1,0 +1,78 @@
+/** The steps of a check, made once per set of policies: only the ones these policies use. */
+import { IN_PROCESS_DEFAULTS } from '../policy/defaults.js';
+import { fallbackFailMode } from '../policy/lease.js';
+import type { Clock, CompiledPolicy } from '../types.js';
+import type { LimiterCounters } from './counters.js';
+import { DenialMemory } from './denial-memory.js';
+import { DenyCache } from './deny-cache.js';
+import { DenyCacheStep } from './deny-cache-step.js';
+import { Leases } from './leases.js';
+import { LocalFallback } from './local-fallback.js';
+import { LocalStage } from './local-stage.js';
+import type { ResolvedLimiterOptions } from './options.js';
+import type { StoreCall } from './store-call.js';
+
+/**
+ * The steps of a check in the order `check` takes them: the local stage, the deny cache, leases,
+ * the store call (breaker and deadline), the local fallback; and the memory of denials the local
+ * stage and the leases share. A step these policies and options
+ * have no use for is undefined, and a check skips it.
+ */
+export interface Steps {
+  readonly clock: Clock;
+  /**
+   * What the store last said of each key (a denial, a bound on a wait, no wait), for the local
+   * stage and the leases: one memory, one maximum age (`denyCache.maxAgeMs`), forgotten at a
+   * reset and a refund of its key. Undefined when neither step is used.
+   */
+  readonly denials: DenialMemory | undefined;
+  readonly localStage: LocalStage | undefined;
+  readonly denyCache: DenyCacheStep | undefined;
+  readonly leases: Leases | undefined;
+  readonly store: StoreCall;
+  readonly fallback: LocalFallback | undefined;
+}
+
+/**
+ * The steps for `policies`. `previous` are the steps of the policies before an update: the local
+ * fallback's in-process state carries on (a new one is made when these policies need one and
+ * there was none); every other memory starts anew (a denial or a lease taken under the old limits
+ * must not outlive them).
+ */
+export function composeSteps(
+  store: StoreCall,
+  policies: readonly CompiledPolicy[],
+  resolved: ResolvedLimiterOptions,
+  counters: LimiterCounters,
+  previous?: Steps,
+): Steps {
+  const { clock, denyCacheMaxAgeMs } = resolved;
+  const needsFallback = policies.some((p) => fallbackFailMode(p) === 'local');
+  const staged = policies.some((p) => p.local !== undefined);
+  const leased = policies.some((p) => p.lease !== undefined);
+  const denials =
+    staged || leased
+      ? new DenialMemory(
+          Math.max(IN_PROCESS_DEFAULTS.localStageMaxKeys, IN_PROCESS_DEFAULTS.leaseMaxKeys),
+          denyCacheMaxAgeMs,
+        )
+      : undefined;
+  return {
+    clock,
+    denials,
+    localStage: staged
+      ? new LocalStage(store, IN_PROCESS_DEFAULTS.localStageMaxKeys, denials as DenialMemory)
+      : undefined,
+    denyCache:
+      resolved.denyCacheMaxKeys === undefined
+        ? undefined
+        : new DenyCacheStep(new DenyCache(resolved.denyCacheMaxKeys, denyCacheMaxAgeMs), counters.remembered),
+    leases: leased
+      ? new Leases(IN_PROCESS_DEFAULTS.leaseMaxKeys, denials as DenialMemory, counters)
+      : undefined,
+    store,
+    fallback: needsFallback
+      ? new LocalFallback(clock, resolved.localFallbackMaxKeys, previous?.fallback)
+      : previous?.fallback,
+  };
+}
