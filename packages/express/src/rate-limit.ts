@@ -1,10 +1,10 @@
 /** `rateLimit()`: Express middleware that asks Sluice core for a decision and applies it. */
 import {
-  ADAPTER_OPTION_NAMES,
   checkFrameworkOptions,
   createRateLimitHandler,
   type Decision,
   type HttpVerdict,
+  optionNames,
   type RateLimitOptions,
   settleOnResponseEnd,
 } from '@sluice/core';
@@ -40,7 +40,7 @@ export interface ExpressRateLimitOptions extends RateLimitOptions<Request> {
 }
 
 /** Every option name `rateLimit()` takes: core's and `onLimited`. */
-export const EXPRESS_OPTION_NAMES: readonly string[] = Object.freeze([...ADAPTER_OPTION_NAMES, 'onLimited']);
+export const EXPRESS_OPTION_NAMES: readonly string[] = optionNames('express');
 
 /**
  * Rate-limiting middleware for Express 4 and 5.
@@ -55,8 +55,8 @@ export const EXPRESS_OPTION_NAMES: readonly string[] = Object.freeze([...ADAPTER
  * app.use(rateLimit({ limit: 100, window: '1m' }));
  */
 export function rateLimit(options: ExpressRateLimitOptions = {}): RequestHandler {
-  const { onLimited, ...shared } = options;
   checkFrameworkOptions(options, 'express');
+  const { onLimited, ...shared } = options;
   const resolved = createRateLimitHandler<Request>(shared, 'express', { optionNames: EXPRESS_OPTION_NAMES });
 
   return function sluiceRateLimit(req: Request, res: Response, next: NextFunction): void {

@@ -1,10 +1,10 @@
 /** `rateLimit()`: Koa middleware that asks Sluice core for a decision and applies it. */
 import {
-  ADAPTER_OPTION_NAMES,
   checkFrameworkOptions,
   createRateLimitHandler,
   type Decision,
   type HttpVerdict,
+  optionNames,
   type RateLimitOptions,
   settleOnResponseEnd,
 } from '@sluice/core';
@@ -32,7 +32,7 @@ export interface KoaRateLimitOptions extends RateLimitOptions<Context> {
 }
 
 /** Every option name `rateLimit()` takes: core's and `onLimited`. */
-export const KOA_OPTION_NAMES: readonly string[] = Object.freeze([...ADAPTER_OPTION_NAMES, 'onLimited']);
+export const KOA_OPTION_NAMES: readonly string[] = optionNames('koa');
 
 /**
  * Rate-limiting middleware for Koa 2 and 3.
@@ -47,8 +47,8 @@ export const KOA_OPTION_NAMES: readonly string[] = Object.freeze([...ADAPTER_OPT
  * app.use(rateLimit({ limit: 100, window: '1m' }));
  */
 export function rateLimit(options: KoaRateLimitOptions = {}): Middleware {
-  const { onLimited, ...shared } = options;
   checkFrameworkOptions(options, 'koa');
+  const { onLimited, ...shared } = options;
   const resolved = createRateLimitHandler<Context>(shared, 'koa', { optionNames: KOA_OPTION_NAMES });
 
   let checkedApp: unknown;

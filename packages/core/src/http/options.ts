@@ -110,7 +110,7 @@ function checked<K extends keyof typeof HTTP_OPTIONS>(options: Record<string, un
  * - `limiter` (shared), optionally with `policies` naming some of its policies;
  * - `policies` as policy inputs: a limiter is built here (with `store`, `prefix`);
  * - `limit` + `window`: one policy named `default` (`algorithm`, default token-bucket as
- *   for every policy: `POLICY_DEFAULTS.algorithm`).
+ *   for every policy: `OPTION_DEFAULTS.algorithm`).
  *
  * @param options the adapter's options, without its own extras (`onLimited` etc.)
  * @param adapter the adapter's name, for messages

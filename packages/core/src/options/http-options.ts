@@ -7,7 +7,7 @@ import type { ResponseFacts } from '../http/settle-request.js';
 import { storeProblem } from '../http/store-check.js';
 import { isValidPrefix } from '../keys/build-keys.js';
 import type { Limiter } from '../limiter/index.js';
-import { FAIL_MODES, POLICY_DEFAULTS } from '../policy/defaults.js';
+import { FAIL_MODES } from '../policy/defaults.js';
 import type { Algorithm, FailMode, IdentityInput, PolicyInput, Store } from '../types.js';
 import { OPTION_DEFAULTS } from './defaults.js';
 import { LOGGER_OPTION } from './logger-option.js';
@@ -96,10 +96,10 @@ export const HTTP_OPTIONS = Object.freeze({
     doc: "The shorthand's window: `'1m'`, `'10s'` or milliseconds.",
     surfaces: ROUTE,
   }),
-  /** Algorithm of the shorthand policy; default `'token-bucket'`, as for every policy (`POLICY_DEFAULTS`). */
+  /** Algorithm of the shorthand policy; default `'token-bucket'`, as for every policy (`OPTION_DEFAULTS`). */
   algorithm: option<Algorithm>({
-    default: POLICY_DEFAULTS.algorithm,
-    defaultDoc: `'${POLICY_DEFAULTS.algorithm}'`,
+    default: OPTION_DEFAULTS.algorithm,
+    defaultDoc: `'${OPTION_DEFAULTS.algorithm}'`,
     doc: 'Algorithm of the shorthand policy.',
     surfaces: ROUTE,
   }),
@@ -159,8 +159,8 @@ export const HTTP_OPTIONS = Object.freeze({
   }),
   /** Fail mode of the shorthand policy, and the default for policy inputs without one. */
   failMode: option<FailMode>({
-    default: POLICY_DEFAULTS.failMode,
-    defaultDoc: `'${POLICY_DEFAULTS.failMode}'`,
+    default: OPTION_DEFAULTS.failMode,
+    defaultDoc: `'${OPTION_DEFAULTS.failMode}'`,
     doc: 'Fail mode of the shorthand policy and of policies that set none.',
     surfaces: ROUTE,
     check: (value, fail) =>
