@@ -3,17 +3,15 @@ import { Inject, Injectable, type OnModuleInit } from '@nestjs/common';
 import { PATH_METADATA } from '@nestjs/common/constants.js';
 import { DiscoveryService, MetadataScanner, Reflector } from '@nestjs/core';
 import {
-  chooseLimit,
   compilePolicies,
   createLimiter,
-  createLimitRequest,
   createRateLimitHandler,
   type DecisionEvent,
   HTTP_OPTIONS,
   type Limiter,
-  ownFailMode,
   type PolicyInput,
   type RateLimitHandler,
+  type RateLimitHandlerSettings,
   type RateLimitOptions,
   RateLimitOptionsError,
   type Store,
@@ -149,7 +147,6 @@ export class RateLimitService implements OnModuleInit {
       RATE_LIMIT_METADATA,
       targets,
     );
-    const limiter = meta?.kind === 'own' ? this.ownLimiter(meta) : this.limiter;
     const selected =
       meta?.kind === 'named'
         ? meta.policies
@@ -162,7 +159,7 @@ export class RateLimitService implements OnModuleInit {
         ? chosenWithout(selected, skipped)
         : selected.filter((name) => !skipped.has(name));
     if (policies.length === 0) return null;
-    const shared: RateLimitOptions<RateLimitRequest> = { limiter, policies };
+    const [shared, settings] = this.policiesOf(meta, policies);
     for (const name of PER_REQUEST_OPTIONS) {
       const value = this.options[name];
       if (value !== undefined) (shared as Record<string, unknown>)[name] = value;
@@ -178,17 +175,8 @@ export class RateLimitService implements OnModuleInit {
     const skips = shared.skipFailedRequests === true || shared.skipSuccessfulRequests === true;
     if (skips) this.successDecided = true;
     else if (meta?.settling?.requestWasSuccessful === undefined) delete shared.requestWasSuccessful;
-    // Module-wide shadow is built into the policies the module (or an own-policy route) builds;
-    // a given `limiter` has its policies already, so the module's `shadow` applies per decision.
-    const routeShadow = meta?.kind === 'named' ? meta.shadow : undefined;
-    const shadow = routeShadow ?? (this.options.limiter !== undefined ? this.options.shadow : undefined);
-    if (meta?.kind !== 'own' && shadow !== undefined) shared.shadow = shadow;
     try {
-      const handler = createRateLimitHandler<RateLimitRequest>(shared, ADAPTER);
-      if (meta?.kind === 'own' && meta.limitOf !== undefined) return this.perRequestLimit(handler, meta);
-      return limiter === this.limiter && typeof this.options.limit === 'function'
-        ? this.perRequestModuleLimit(handler, this.options.limit)
-        : handler;
+      return createRateLimitHandler<RateLimitRequest>(shared, ADAPTER, settings);
     } catch (error) {
       // Name the route: `@RateLimit() on PaymentsController.create: "policies" must name ...`.
       if (error instanceof RateLimitOptionsError && error.option === 'policies') {
@@ -206,52 +194,32 @@ export class RateLimitService implements OnModuleInit {
   }
 
   /**
-   * `@RateLimit({ limit: (req) => n, window })`: the route's handler with each limit compiled once
-   * into a limiter of the route's own policy (on the module's store and options).
+   * Which policies a route's handler applies, as core's options say it: module policies by name
+   * (the module's `limiter`), a route's own policy (its own limiter), or a `limit` chosen per
+   * request (the module's or the route's own), each limit compiled once by core into a limiter on
+   * the module's store and options.
    */
-  private perRequestLimit(
-    handler: RouteRateLimit,
-    meta: Extract<RateLimitMetadata, { kind: 'own' }>,
-  ): RouteRateLimit {
-    const input = this.ownPolicyInput(meta);
-    const choose = chooseLimit<RateLimitRequest>(
-      meta.limitOf as (req: RateLimitRequest) => unknown,
-      (limit) => ({ ...input, limit }),
-      {
-        store: this.store as Store,
-        prefix: undefined,
-        prepare: (p) => p,
-        failMode: ownFailMode(input.failMode),
-        create: (policies) => this.adopt(this.createOwnLimiter(policies)),
-      },
-      { adapter: ADAPTER, logger: handler.logger },
-    );
-    const resolved = { ...handler, limiter: undefined, policyNames: undefined, choose };
-    return { ...resolved, limitRequest: createLimitRequest(resolved) };
-  }
-
-  /**
-   * The module's `limit` as a function: its `default` policy compiled once per limit (core's
-   * `compilePolicies`, as the module compiles the shorthand), on the module's store and options.
-   */
-  private perRequestModuleLimit(
-    handler: RouteRateLimit,
-    limitOf: (req: RateLimitRequest) => number | Promise<number>,
-  ): RouteRateLimit {
-    const choose = chooseLimit<RateLimitRequest>(
-      limitOf as (req: RateLimitRequest) => unknown,
-      (limit) => compilePolicies({ ...this.options, limit })[0] as PolicyInput,
-      {
-        store: this.store as Store,
-        prefix: undefined,
-        prepare: (p) => p,
-        failMode: ownFailMode(this.options.failMode),
-        create: (policies) => this.adopt(this.createOwnLimiter(policies)),
-      },
-      { adapter: ADAPTER, logger: handler.logger },
-    );
-    const resolved = { ...handler, limiter: undefined, policyNames: undefined, choose };
-    return { ...resolved, limitRequest: createLimitRequest(resolved) };
+  private policiesOf(
+    meta: RateLimitMetadata | undefined,
+    policies: readonly string[] | PolicyNamesOf<RateLimitRequest>,
+  ): [RateLimitOptions<RateLimitRequest>, RateLimitHandlerSettings] {
+    const createLimiter = (inputs: readonly PolicyInput[]) => this.adopt(this.createOwnLimiter(inputs));
+    if (meta?.kind === 'own') {
+      const input = this.ownPolicyInput(meta);
+      if (meta.limitOf === undefined) return [{ limiter: this.ownLimiter(meta), policies }, {}];
+      this.requireStore(meta);
+      const shared = { limit: meta.limitOf, store: this.store, failMode: input.failMode };
+      return [shared, { createLimiter, limitPolicy: (limit) => ({ ...input, limit }) }];
+    }
+    // Module-wide shadow is built into the module's policies; a given `limiter` has its policies
+    // already, so the module's `shadow` applies per decision (and a route's `shadow` always).
+    const routeShadow = meta?.kind === 'named' ? meta.shadow : undefined;
+    const shadow = routeShadow ?? (this.options.limiter !== undefined ? this.options.shadow : undefined);
+    const { limit } = this.options;
+    if (typeof limit !== 'function') return [{ limiter: this.limiter, policies, shadow }, {}];
+    const shared = { limit, store: this.store, failMode: this.options.failMode, shadow };
+    const limitPolicy = (n: number) => compilePolicies({ ...this.options, limit: n })[0] as PolicyInput;
+    return [shared, { createLimiter, limitPolicy }];
   }
 
   /** The policy of a route's own `@RateLimit()`, with the module's fail mode and shadow. */
@@ -284,18 +252,22 @@ export class RateLimitService implements OnModuleInit {
   private ownLimiter(meta: Extract<RateLimitMetadata, { kind: 'own' }>): Limiter {
     let limiter = this.ownLimiters.get(meta);
     if (limiter === undefined) {
-      if (this.store === undefined) {
-        throw new RateLimitOptionsError(
-          'store',
-          undefined,
-          `is required: @RateLimit() on "${meta.policy.name}" defines its own policy, which needs the module's "store"; ` +
-            'with "limiter" alone the store is unknown: pass "store" as well',
-          'RateLimitModule',
-        );
-      }
+      this.requireStore(meta);
       limiter = this.adopt(this.createOwnLimiter([this.ownPolicyInput(meta)]));
       this.ownLimiters.set(meta, limiter);
     }
     return limiter;
+  }
+
+  /** A route's own policy needs the module's store (with `limiter` alone, it is unknown). */
+  private requireStore(meta: Extract<RateLimitMetadata, { kind: 'own' }>): void {
+    if (this.store !== undefined) return;
+    throw new RateLimitOptionsError(
+      'store',
+      undefined,
+      `is required: @RateLimit() on "${meta.policy.name}" defines its own policy, which needs the module's "store"; ` +
+        'with "limiter" alone the store is unknown: pass "store" as well',
+      'RateLimitModule',
+    );
   }
 }

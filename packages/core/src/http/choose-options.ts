@@ -162,10 +162,12 @@ function perRequestChoice<Req>(
   };
   if (typeof options.limit === 'function') {
     const policyOf = settings.limitPolicy ?? ((n: number) => shorthandInput(n, options));
-    definePolicy(prepare(policyOf(1))); // a bad window or algorithm throws now, not per request
+    const sample = policyOf(1);
+    if (!isCompiledPolicy(sample)) definePolicy(prepare(sample)); // a bad window or algorithm throws now
     const choose = chooseLimit<Req>(options.limit as (req: Req) => unknown, policyOf, target, reporter);
-    const costNames = [policyOf(1).name];
-    return { limiter: undefined, policyNames: undefined, choose, shadowDecisions: false, costNames };
+    // A policy from definePolicy() cannot take shadow: with `shadow`, its decisions are shadowed.
+    const shadowDecisions = shadow && isCompiledPolicy(sample);
+    return { limiter: undefined, policyNames: undefined, choose, shadowDecisions, costNames: [sample.name] };
   }
   // A policy from definePolicy() cannot take shadow: with `shadow`, every decision is shadowed too.
   const choose = choosePolicyInputs<Req>(options.policies as (req: Req) => unknown, target, reporter);
