@@ -140,7 +140,7 @@ export function checkFrameworkOptions(options: unknown, surface: OptionSurface):
     if (spec.surfaces.includes(surface)) checked[name] = checkOption(spec, name, given[name], optionError);
   }
   const oneOf = ONE_OF[surface];
-  if (oneOf !== undefined && oneOf.names.every((name) => given[name] === undefined)) {
+  if (oneOf?.names.every((name) => given[name] === undefined) === true) {
     throw optionError(oneOf.names[0]!, undefined, oneOf.why);
   }
   return checked;

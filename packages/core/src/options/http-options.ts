@@ -1,8 +1,7 @@
 /** The schema of the options every adapter shares (`RateLimitOptions`): one entry per option. */
-import { CidrError, createIpList, type IpList } from '../http/cidr.js';
-import { type DenyList, type DenyListInput, toDenyList } from '../http/deny-list.js';
+import type { IpList } from '../http/cidr.js';
+import type { DenyListInput } from '../http/deny-list.js';
 import { HEADER_FORMATS, type HeaderFormat } from '../http/headers.js';
-import { RateLimitOptionsError } from '../http/options-error.js';
 import type { ResponseFacts } from '../http/settle-request.js';
 import { storeProblem } from '../http/store-check.js';
 import { isValidPrefix } from '../keys/build-keys.js';
@@ -10,6 +9,7 @@ import type { Limiter } from '../limiter/index.js';
 import { FAIL_MODES } from '../policy/defaults.js';
 import type { Algorithm, FailMode, IdentityInput, PolicyInput, Store } from '../types.js';
 import { OPTION_DEFAULTS } from './defaults.js';
+import { checkAllowList, checkDenyList } from './list-checks.js';
 import { LOGGER_OPTION } from './logger-option.js';
 import {
   isBoolean,
@@ -41,29 +41,6 @@ function checkCost(cost: unknown, fail: OptionFail): unknown {
     return cost;
   }
   return fail('must be a positive number, a record of them per policy, or a function');
-}
-
-function checkAllowList(list: unknown, fail: OptionFail): IpList {
-  if (typeof list === 'object' && list !== null && !Array.isArray(list)) {
-    if (typeof (list as IpList).has === 'function') return list as IpList;
-  } else if (Array.isArray(list)) {
-    try {
-      return createIpList(list as string[]);
-    } catch (error) {
-      if (error instanceof CidrError) fail(error.reason, 'allowList', error.entry);
-      throw error;
-    }
-  }
-  return fail('must be an array of CIDR ranges or an IpList');
-}
-
-function checkDenyList(list: unknown, fail: OptionFail): DenyList {
-  try {
-    return toDenyList(list);
-  } catch (error) {
-    if (error instanceof RateLimitOptionsError) fail(error.requirement, error.option, error.value);
-    throw error;
-  }
 }
 
 const describeFormats = (): string =>
