@@ -1,13 +1,11 @@
 /** The options of `RateLimitModule.forRoot()` / `forRootAsync()`, and the module builder. */
 import { ConfigurableModuleBuilder } from '@nestjs/common';
 import {
-  LIMITER_OPTION_NAMES,
   type LimiterOptions,
   OPTION_DEFAULTS,
-  optionNames,
   type PolicyInput,
+  type PolicyNamesOf,
   type RateLimitOptions,
-  RateLimitOptionsError,
 } from '@sluice/core';
 
 /**
@@ -45,9 +43,6 @@ export type RateLimitModuleOptions = Omit<RateLimitOptions<RateLimitRequest>, 'p
      */
     defaultPolicies?: readonly string[] | PolicyNamesOf<RateLimitRequest>;
   };
-
-/** Names of module policies chosen per request (sync or async), e.g. by the tenant's plan. */
-export type PolicyNamesOf<Req> = (req: Req) => readonly string[] | Promise<readonly string[]>;
 
 /**
  * Options of `@RateLimit({...})`: either `policies` (names of module policies) or a policy of
@@ -88,28 +83,7 @@ export type RateLimitRouteOptions = Pick<
   name?: string;
 };
 
-/**
- * Every option name `forRoot()` takes (the schema's `nestjs-module` options, the module
- * extras such as `isGlobal` aside: Nest takes those off before the options reach the module).
- */
-export const NEST_MODULE_OPTION_NAMES: readonly string[] = Object.freeze(
-  optionNames('nestjs-module').filter((name) => name !== 'isGlobal'),
-);
-
-/** Limiter options that go to `createLimiter()` as they are (`prefix`, `timeoutMs`, `clock`...). */
-const PASSED_TO_LIMITER = LIMITER_OPTION_NAMES.filter((name) => name !== 'policies' && name !== 'store');
-
-/** The module options that go to `createLimiter()` as they are (`prefix`, `timeoutMs`, `clock`...). */
-export function limiterOptionsOf(
-  options: RateLimitModuleOptions,
-): Omit<LimiterOptions, 'policies' | 'store'> {
-  const picked: Record<string, unknown> = {};
-  for (const name of PASSED_TO_LIMITER) {
-    const value = (options as Record<string, unknown>)[name];
-    if (value !== undefined) picked[name] = value;
-  }
-  return picked as Omit<LimiterOptions, 'policies' | 'store'>;
-}
+export { NEST_MODULE_OPTION_NAMES } from '@sluice/core';
 
 /** Extra options of `forRoot()` / `forRootAsync()` that shape the module itself. */
 export interface RateLimitModuleExtras {
@@ -136,20 +110,3 @@ export type RateLimitModuleForRootOptions = typeof built.OPTIONS_TYPE;
 
 /** Type of the argument of `RateLimitModule.forRootAsync()`. */
 export type RateLimitModuleAsyncOptions = typeof built.ASYNC_OPTIONS_TYPE;
-
-/**
- * The module's `requestWasSuccessful` serves the routes that skip (`skipFailedRequests` or
- * `skipSuccessfulRequests`, on the module or a route): when no route does, it decides nothing.
- *
- * @throws RateLimitOptionsError naming `requestWasSuccessful`
- */
-export function checkSuccessDecided(options: RateLimitModuleOptions, someRouteSkips: boolean): void {
-  const { requestWasSuccessful } = options;
-  if (requestWasSuccessful === undefined || someRouteSkips) return;
-  throw new RateLimitOptionsError(
-    'requestWasSuccessful',
-    requestWasSuccessful,
-    'needs "skipFailedRequests" or "skipSuccessfulRequests" on the module or a route (alone it decides nothing)',
-    'RateLimitModule',
-  );
-}

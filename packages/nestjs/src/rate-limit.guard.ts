@@ -1,6 +1,6 @@
 /** `RateLimitGuard`: asks core for a decision for each request and applies it. */
 import { type CanActivate, type ExecutionContext, Injectable } from '@nestjs/common';
-import { type Decision, type NodeResponseEvents, type RequestFacts, settleOnResponseEnd } from '@sluice/core';
+import { type Decision, type RequestFacts, settleOnResponseEnd, unsentNodeResponse } from '@sluice/core';
 import { deferContentType, isJsonResponse } from './content-type.js';
 import type { RateLimitRequest } from './module-options.js';
 import { RateLimitException } from './rate-limit.exception.js';
@@ -54,7 +54,7 @@ export class RateLimitGuard implements CanActivate {
     this.setDecision(facts, decision);
     if (verdict.action === 'pass') {
       this.setHeaders(facts, verdict.headers);
-      const node = nodeResponseOf(facts.response);
+      const node = unsentNodeResponse(facts.response);
       if (result.settle !== undefined && node !== undefined) settleOnResponseEnd(node, result.settle);
       return true;
     }
@@ -103,14 +103,4 @@ export class RateLimitGuard implements CanActivate {
   protected setDecision(facts: GuardRequestFacts, decision: Decision): void {
     (facts.request as { rateLimit?: Decision }).rateLimit = decision;
   }
-}
-
-/** The Node response behind an Express response or a Fastify reply (`reply.raw`), if any. */
-function nodeResponseOf(response: unknown): NodeResponseEvents | undefined {
-  if (typeof response !== 'object' || response === null) return undefined;
-  const raw = (response as { raw?: unknown }).raw;
-  const node = typeof raw === 'object' && raw !== null ? raw : response;
-  return typeof (node as Partial<NodeResponseEvents>).once === 'function'
-    ? (node as NodeResponseEvents)
-    : undefined;
 }

@@ -3,24 +3,25 @@ import { Inject, Injectable, type OnModuleInit } from '@nestjs/common';
 import { PATH_METADATA } from '@nestjs/common/constants.js';
 import { DiscoveryService, MetadataScanner, Reflector } from '@nestjs/core';
 import {
+  checkSuccessDecided,
   compilePolicies,
   createLimiter,
   createRateLimitHandler,
   type DecisionEvent,
   HTTP_OPTIONS,
   type Limiter,
+  limiterOptionsOf,
   type PolicyInput,
+  type PolicyNamesOf,
   type RateLimitHandler,
   type RateLimitHandlerSettings,
   type RateLimitOptions,
   RateLimitOptionsError,
+  SETTLE_OPTION_NAMES,
   type Store,
 } from '@sluice/core';
-import { type RateLimitMetadata, SETTLE_OPTION_NAMES, type SkipRateLimitMetadata } from './decorators.js';
+import type { RateLimitMetadata, SkipRateLimitMetadata } from './decorators.js';
 import {
-  checkSuccessDecided,
-  limiterOptionsOf,
-  type PolicyNamesOf,
   RATE_LIMIT_MODULE_OPTIONS,
   type RateLimitModuleOptions,
   type RateLimitRequest,
@@ -98,7 +99,7 @@ export class RateLimitService implements OnModuleInit {
         }
       }
     }
-    checkSuccessDecided(this.options, this.successDecided);
+    checkSuccessDecided(this.options.requestWasSuccessful, this.successDecided);
   }
 
   /**

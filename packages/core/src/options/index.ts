@@ -4,15 +4,21 @@
  * option types and the name lists the "did you mean" check reads.
  */
 import type { PolicyInput } from '../types.js';
-import { FRAMEWORK_OPTIONS } from './framework-options.js';
 import { HTTP_OPTIONS } from './http-options.js';
-import { LIMITER_OPTIONS } from './limiter-options.js';
-import { namesFor, type OptionSpec, type OptionSurface, type OptionsOf } from './option.js';
+import type { LIMITER_OPTIONS } from './limiter-options.js';
+import type { OptionsOf } from './option.js';
+import { optionNames } from './schema.js';
 
 export { OPTION_DEFAULTS } from './defaults.js';
 export { checkFrameworkOptions, FRAMEWORK_OPTIONS } from './framework-options.js';
 export { type CostValue, HTTP_OPTIONS } from './http-options.js';
 export { type BreakerSettings, type DenyCacheSettings, LIMITER_OPTIONS } from './limiter-options.js';
+export {
+  checkModuleOptions,
+  checkSuccessDecided,
+  limiterOptionsOf,
+  NEST_MODULE_OPTION_NAMES,
+} from './module-options.js';
 export {
   type BindRequest,
   checkOption,
@@ -24,18 +30,14 @@ export {
   option,
   type RequestOf,
 } from './option.js';
-
-/** Every option, each once: the shared HTTP options, `createLimiter()`'s own, the frameworks' own. */
-export const OPTION_SCHEMA: Readonly<Record<string, OptionSpec<unknown>>> = Object.freeze({
-  ...HTTP_OPTIONS,
-  ...LIMITER_OPTIONS,
-  ...FRAMEWORK_OPTIONS,
-});
-
-/** The names of every option `surface` takes, in schema order (the order of the README tables). */
-export function optionNames(surface: OptionSurface): readonly string[] {
-  return Object.freeze(namesFor(OPTION_SCHEMA, surface));
-}
+export {
+  type PolicyNamesOf,
+  policyNameList,
+  type RouteLimit,
+  routeLimit,
+  SETTLE_OPTION_NAMES,
+} from './route-options.js';
+export { OPTION_SCHEMA, optionNames } from './schema.js';
 
 /** Options shared by every adapter (`rateLimit()` of Express, Koa and Hono; the Nest module's HTTP part). */
 export type RateLimitOptions<Req> = OptionsOf<typeof HTTP_OPTIONS, Req>;
