@@ -63,6 +63,8 @@ export {
   type RequestOf,
   type RouteLimit,
   routeLimit,
+  routePolicyNames,
+  routeRequestOptions,
   SETTLE_OPTION_NAMES,
 } from './options/index.js';
 export {

@@ -8,7 +8,7 @@ import {
   createLimiter,
   createRateLimitHandler,
   type DecisionEvent,
-  HTTP_OPTIONS,
+  DecisionFanout,
   type Limiter,
   limiterOptionsOf,
   type PolicyInput,
@@ -17,7 +17,8 @@ import {
   type RateLimitHandlerSettings,
   type RateLimitOptions,
   RateLimitOptionsError,
-  SETTLE_OPTION_NAMES,
+  routePolicyNames,
+  routeRequestOptions,
   type Store,
 } from '@sluice/core';
 import type { RateLimitMetadata, SkipRateLimitMetadata } from './decorators.js';
@@ -34,36 +35,6 @@ export type RouteRateLimit = RateLimitHandler<RateLimitRequest>;
 const ADAPTER = 'nestjs';
 
 /**
- * The module options each route's handler takes as they are (`identity`, `skip`, `headers`,
- * `allowList`...): the shared options that neither build the limiter (`createLimiter()`'s,
- * and `limiter`) nor can be set per route (`@RateLimit()`'s `cost`, `shadow`, policy fields).
- */
-const PER_REQUEST_OPTIONS = (Object.keys(HTTP_OPTIONS) as (keyof typeof HTTP_OPTIONS)[]).filter(
-  (name) =>
-    name !== 'limiter' &&
-    !HTTP_OPTIONS[name].surfaces.includes('createLimiter') &&
-    !HTTP_OPTIONS[name].surfaces.includes('nestjs-decorator'),
-);
-
-/**
- * Names chosen per request, less those `@SkipRateLimit('name')` skips on the route. A request
- * whose every chosen policy is skipped has nothing left to apply: an empty answer, which makes it
- * `unavailable` like any other bad answer (skip the whole route with `@SkipRateLimit()` instead).
- */
-function chosenWithout(
-  choose: PolicyNamesOf<RateLimitRequest>,
-  skipped: ReadonlySet<string>,
-): PolicyNamesOf<RateLimitRequest> {
-  if (skipped.size === 0) return choose;
-  const without = (names: readonly string[]): readonly string[] =>
-    Array.isArray(names) ? names.filter((name) => !skipped.has(name)) : names;
-  return (req) => {
-    const names = choose(req);
-    return names instanceof Promise ? names.then(without) : without(names);
-  };
-}
-
-/**
  * Resolves, once per controller and handler, which policies apply (decorators, skip lists,
  * the module's `defaultPolicies`) into core's request handler (`limitRequest`). Every route of every controller is
  * resolved when the module starts, so an unknown policy name fails the application start.
@@ -72,9 +43,8 @@ function chosenWithout(
 export class RateLimitService implements OnModuleInit {
   private readonly routes = new WeakMap<object, WeakMap<object, RouteRateLimit | null>>();
   private readonly ownLimiters = new WeakMap<object, Limiter>();
-  private readonly ownLimiterList: Limiter[] = [];
-  /** Decision listeners and the unsubscribe functions of their subscriptions. */
-  private readonly listeners = new Map<(event: DecisionEvent) => void, (() => void)[]>();
+  /** Every limiter of the module (its own and those of routes), for `onDecision`. */
+  private readonly limiters = new DecisionFanout();
   private successDecided = false; // a route skips: the module's requestWasSuccessful serves it
 
   constructor(
@@ -84,7 +54,9 @@ export class RateLimitService implements OnModuleInit {
     private readonly reflector: Reflector,
     private readonly discovery: DiscoveryService,
     private readonly scanner: MetadataScanner,
-  ) {}
+  ) {
+    this.limiters.add(limiter);
+  }
 
   /** Resolves every controller handler now, so configuration errors surface at start-up. */
   onModuleInit(): void {
@@ -109,12 +81,7 @@ export class RateLimitService implements OnModuleInit {
    * @returns a function that unsubscribes
    */
   onDecision(listener: (event: DecisionEvent) => void): () => void {
-    const offs = [this.limiter, ...this.ownLimiterList].map((limiter) => limiter.onDecision(listener));
-    this.listeners.set(listener, offs);
-    return () => {
-      for (const off of this.listeners.get(listener) ?? []) off();
-      this.listeners.delete(listener);
-    };
+    return this.limiters.onDecision(listener);
   }
 
   /**
@@ -148,36 +115,14 @@ export class RateLimitService implements OnModuleInit {
       RATE_LIMIT_METADATA,
       targets,
     );
-    const selected =
-      meta?.kind === 'named'
-        ? meta.policies
-        : meta?.kind === 'own'
-          ? [meta.policy.name]
-          : (this.options.defaultPolicies ?? this.limiter.policies.map((policy) => policy.name));
-    const skipped = new Set(skip ?? []);
-    const policies =
-      typeof selected === 'function'
-        ? chosenWithout(selected, skipped)
-        : selected.filter((name) => !skipped.has(name));
-    if (policies.length === 0) return null;
-    const [shared, settings] = this.policiesOf(meta, policies);
-    for (const name of PER_REQUEST_OPTIONS) {
-      const value = this.options[name];
-      if (value !== undefined) (shared as Record<string, unknown>)[name] = value;
-    }
-    const cost = meta?.cost ?? this.options.cost;
-    if (cost !== undefined) shared.cost = cost;
-    const denyList = meta?.denyList ?? this.options.denyList;
-    if (denyList !== undefined) shared.denyList = denyList;
-    for (const name of SETTLE_OPTION_NAMES) {
-      const value = meta?.settling?.[name] ?? this.options[name];
-      if (value !== undefined) (shared as Record<string, unknown>)[name] = value;
-    }
-    const skips = shared.skipFailedRequests === true || shared.skipSuccessfulRequests === true;
+    const all = this.limiter.policies.map((policy) => policy.name);
+    const policies = routePolicyNames(meta, this.options.defaultPolicies, all, skip);
+    if (policies === undefined) return null;
+    const { options, skips } = routeRequestOptions<RateLimitRequest>(this.options, meta);
     if (skips) this.successDecided = true;
-    else if (meta?.settling?.requestWasSuccessful === undefined) delete shared.requestWasSuccessful;
+    const [own, settings] = this.policiesOf(meta, policies);
     try {
-      return createRateLimitHandler<RateLimitRequest>(shared, ADAPTER, settings);
+      return createRateLimitHandler<RateLimitRequest>({ ...options, ...own }, ADAPTER, settings);
     } catch (error) {
       // Name the route: `@RateLimit() on PaymentsController.create: "policies" must name ...`.
       if (error instanceof RateLimitOptionsError && error.option === 'policies') {
@@ -204,7 +149,8 @@ export class RateLimitService implements OnModuleInit {
     meta: RateLimitMetadata | undefined,
     policies: readonly string[] | PolicyNamesOf<RateLimitRequest>,
   ): [RateLimitOptions<RateLimitRequest>, RateLimitHandlerSettings] {
-    const createLimiter = (inputs: readonly PolicyInput[]) => this.adopt(this.createOwnLimiter(inputs));
+    const createLimiter = (inputs: readonly PolicyInput[]) =>
+      this.limiters.add(this.createOwnLimiter(inputs));
     if (meta?.kind === 'own') {
       const input = this.ownPolicyInput(meta);
       if (meta.limitOf === undefined) return [{ limiter: this.ownLimiter(meta), policies }, {}];
@@ -242,19 +188,12 @@ export class RateLimitService implements OnModuleInit {
     });
   }
 
-  /** A limiter of the module's own: its decisions go to every `onDecision` listener. */
-  private adopt(limiter: Limiter): Limiter {
-    for (const [listener, offs] of this.listeners) offs.push(limiter.onDecision(listener));
-    this.ownLimiterList.push(limiter);
-    return limiter;
-  }
-
   /** One limiter per `@RateLimit({ limit, window })`, on the module's store and options. */
   private ownLimiter(meta: Extract<RateLimitMetadata, { kind: 'own' }>): Limiter {
     let limiter = this.ownLimiters.get(meta);
     if (limiter === undefined) {
       this.requireStore(meta);
-      limiter = this.adopt(this.createOwnLimiter([this.ownPolicyInput(meta)]));
+      limiter = this.limiters.add(this.createOwnLimiter([this.ownPolicyInput(meta)]));
       this.ownLimiters.set(meta, limiter);
     }
     return limiter;

@@ -11,6 +11,7 @@ export {
   parseCidr,
 } from './cidr.js';
 export { type IpIdentityOptions, ipIdentity } from './client-ip.js';
+export { DecisionFanout } from './decision-fanout.js';
 export {
   createDenyList,
   type DenyList,

@@ -30,6 +30,7 @@ export {
   option,
   type RequestOf,
 } from './option.js';
+export { routePolicyNames, routeRequestOptions } from './route-handler-options.js';
 export {
   type PolicyNamesOf,
   policyNameList,
