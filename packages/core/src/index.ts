@@ -50,6 +50,7 @@ export {
   LIMITER_OPTIONS,
   limiterOptionsOf,
   MIDDLEWARE,
+  type ModuleOptions,
   NEST_MODULE_OPTION_NAMES,
   OPTION_DEFAULTS,
   OPTION_SCHEMA,
@@ -62,11 +63,13 @@ export {
   type RateLimitOptions,
   type RequestOf,
   type RouteLimit,
+  type RouteOptions,
   routeLimit,
   routePolicyNames,
   routeRequestOptions,
   SETTLE_OPTION_NAMES,
 } from './options/index.js';
+export { preparePolicy } from './policy/compile-policies.js';
 export {
   ALGORITHM_NAMES,
   compilePolicies,

@@ -12,11 +12,6 @@ export type RateLimitMetadata = RouteLimit<RateLimitRequest>;
 /** What `@SkipRateLimit()` stores: `true` skips every policy, a list skips those named. */
 export type SkipRateLimitMetadata = true | readonly string[];
 
-function defaultName(target: object, propertyKey: string | symbol | undefined): string {
-  const owner = propertyKey === undefined ? (target as { name?: string }).name : target.constructor.name;
-  return propertyKey === undefined ? String(owner) : `${owner}.${String(propertyKey)}`;
-}
-
 function setMetadata(
   key: string,
   value: unknown,
@@ -42,7 +37,7 @@ export function RateLimit(...policies: string[]): ClassDecorator & MethodDecorat
 export function RateLimit(options: RateLimitRouteOptions): ClassDecorator & MethodDecorator;
 export function RateLimit(...args: unknown[]): ClassDecorator & MethodDecorator {
   return ((target: object, propertyKey?: string | symbol, descriptor?: PropertyDescriptor) => {
-    const meta = routeLimit<RateLimitRequest>(args, defaultName(target, propertyKey));
+    const meta = routeLimit<RateLimitRequest>(args, target, propertyKey);
     setMetadata(RATE_LIMIT_METADATA, meta, target, propertyKey, descriptor);
     return descriptor;
   }) as ClassDecorator & MethodDecorator;

@@ -1,6 +1,12 @@
 /** `RateLimitGuard`: asks core for a decision for each request and applies it. */
 import { type CanActivate, type ExecutionContext, Injectable } from '@nestjs/common';
-import { type Decision, type RequestFacts, settleOnResponseEnd, unsentNodeResponse } from '@sluice/core';
+import {
+  type Decision,
+  type RequestFacts,
+  setResponseHeader,
+  settleOnResponseEnd,
+  unsentNodeResponse,
+} from '@sluice/core';
 import { deferContentType, isJsonResponse } from './content-type.js';
 import type { RateLimitRequest } from './module-options.js';
 import { RateLimitException } from './rate-limit.exception.js';
@@ -19,11 +25,6 @@ export interface GuardRequestFacts extends RequestFacts {
   readonly request: object;
   /** Where headers go: an Express / Node response or a Fastify reply. Undefined: no headers. */
   readonly response?: unknown;
-}
-
-interface HeaderTarget {
-  setHeader?: (name: string, value: string) => unknown;
-  header?: (name: string, value: string) => unknown;
 }
 
 /**
@@ -90,9 +91,7 @@ export class RateLimitGuard implements CanActivate {
 
   /** Sets a response header on an Express / Node response or a Fastify reply. */
   protected setHeader(facts: GuardRequestFacts, name: string, value: string): void {
-    const response = facts.response as HeaderTarget | undefined;
-    if (typeof response?.setHeader === 'function') response.setHeader(name, value);
-    else if (typeof response?.header === 'function') response.header(name, value);
+    setResponseHeader(facts.response, name, value);
   }
 
   private setHeaders(facts: GuardRequestFacts, headers: Readonly<Record<string, string>>): void {

@@ -13,6 +13,7 @@ import {
   limiterOptionsOf,
   type PolicyInput,
   type PolicyNamesOf,
+  preparePolicy,
   type RateLimitHandler,
   type RateLimitHandlerSettings,
   type RateLimitOptions,
@@ -42,7 +43,6 @@ const ADAPTER = 'nestjs';
 @Injectable()
 export class RateLimitService implements OnModuleInit {
   private readonly routes = new WeakMap<object, WeakMap<object, RouteRateLimit | null>>();
-  private readonly ownLimiters = new WeakMap<object, Limiter>();
   /** Every limiter of the module (its own and those of routes), for `onDecision`. */
   private readonly limiters = new DecisionFanout();
   private successDecided = false; // a route skips: the module's requestWasSuccessful serves it
@@ -125,17 +125,9 @@ export class RateLimitService implements OnModuleInit {
       return createRateLimitHandler<RateLimitRequest>({ ...options, ...own }, ADAPTER, settings);
     } catch (error) {
       // Name the route: `@RateLimit() on PaymentsController.create: "policies" must name ...`.
-      if (error instanceof RateLimitOptionsError && error.option === 'policies') {
-        const owner = (controller as { name?: string }).name ?? 'a controller';
-        const method = (handler as { name?: string }).name ?? 'a handler';
-        throw new RateLimitOptionsError(
-          error.option,
-          error.value,
-          error.requirement,
-          `@RateLimit() on ${owner}.${method}`,
-        );
-      }
-      throw error;
+      if (!(error instanceof RateLimitOptionsError) || error.option !== 'policies') throw error;
+      const owner = (controller as { name?: string }).name ?? 'a controller';
+      throw error.from(`@RateLimit() on ${owner}.${(handler as { name?: string }).name ?? 'a handler'}`);
     }
   }
 
@@ -152,9 +144,9 @@ export class RateLimitService implements OnModuleInit {
     const createLimiter = (inputs: readonly PolicyInput[]) =>
       this.limiters.add(this.createOwnLimiter(inputs));
     if (meta?.kind === 'own') {
-      const input = this.ownPolicyInput(meta);
-      if (meta.limitOf === undefined) return [{ limiter: this.ownLimiter(meta), policies }, {}];
       this.requireStore(meta);
+      const input = this.ownPolicyInput(meta);
+      if (meta.limitOf === undefined) return [{ policies: [input], store: this.store }, { createLimiter }];
       const shared = { limit: meta.limitOf, store: this.store, failMode: input.failMode };
       return [shared, { createLimiter, limitPolicy: (limit) => ({ ...input, limit }) }];
     }
@@ -171,12 +163,10 @@ export class RateLimitService implements OnModuleInit {
 
   /** The policy of a route's own `@RateLimit()`, with the module's fail mode and shadow. */
   private ownPolicyInput(meta: Extract<RateLimitMetadata, { kind: 'own' }>): PolicyInput {
-    const shadow = meta.shadow ?? this.options.shadow;
-    return {
-      ...(this.options.failMode !== undefined && { failMode: this.options.failMode }),
-      ...meta.policy,
-      ...(shadow !== undefined && { shadow }),
-    };
+    return preparePolicy(meta.policy, {
+      failMode: this.options.failMode,
+      shadow: meta.shadow ?? this.options.shadow,
+    });
   }
 
   private createOwnLimiter(policies: readonly PolicyInput[]): Limiter {
@@ -186,17 +176,6 @@ export class RateLimitService implements OnModuleInit {
       policies,
       store: this.store as Store,
     });
-  }
-
-  /** One limiter per `@RateLimit({ limit, window })`, on the module's store and options. */
-  private ownLimiter(meta: Extract<RateLimitMetadata, { kind: 'own' }>): Limiter {
-    let limiter = this.ownLimiters.get(meta);
-    if (limiter === undefined) {
-      this.requireStore(meta);
-      limiter = this.limiters.add(this.createOwnLimiter([this.ownPolicyInput(meta)]));
-      this.ownLimiters.set(meta, limiter);
-    }
-    return limiter;
   }
 
   /** A route's own policy needs the module's store (with `limiter` alone, it is unknown). */

@@ -34,9 +34,12 @@ export interface ResolvedChoice<Req> {
   readonly costNames: readonly string[] | undefined;
 }
 
-/** How a surface builds the limiters of values compiled per request (the Nest module's own). */
+/** How a surface builds the limiters of its policies (the Nest module's own, with its limiter options). */
 export interface ChoiceSettings {
-  /** Builds the limiter of prepared policies; default `createLimiter` with `store` and `prefix`. */
+  /**
+   * Builds the limiter of prepared policies (the fixed list's, and each value compiled per
+   * request); default `createLimiter` with `store` and `prefix`.
+   */
   readonly createLimiter?: ((policies: readonly PolicyInput[]) => Limiter) | undefined;
   /** The policy a `limit` function's answer becomes; default the shorthand's `default` policy. */
   readonly limitPolicy?: ((limit: number) => PolicyInput) | undefined;
@@ -75,11 +78,14 @@ export function resolveChoice<Req>(
   // A policy from definePolicy() cannot be re-validated with changes: shadow its decisions instead.
   const inputs = policyInputs(forms);
   const shadowDecisions = shadow && inputs.some(isCompiledPolicy);
-  const limiter = createLimiter({
-    policies: inputs.map((input) => preparePolicy(input, { failMode: options.failMode, shadow })),
-    ...(options.store !== undefined && { store: options.store }),
-    ...(options.prefix !== undefined && { prefix: options.prefix }),
-  });
+  const policies = inputs.map((input) => preparePolicy(input, { failMode: options.failMode, shadow }));
+  const limiter =
+    settings.createLimiter?.(policies) ??
+    createLimiter({
+      policies,
+      ...(options.store !== undefined && { store: options.store }),
+      ...(options.prefix !== undefined && { prefix: options.prefix }),
+    });
   const costNames = limiter.policies.map((p) => p.name);
   return {
     limiter,

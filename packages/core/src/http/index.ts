@@ -62,7 +62,7 @@ export {
   type PromClientRegistry,
   registerPromClient,
 } from './metrics-prom-client.js';
-export { BuiltOnce, type NodeResponse, unsentNodeResponse } from './node-response.js';
+export { BuiltOnce, type NodeResponse, setResponseHeader, unsentNodeResponse } from './node-response.js';
 export { checkOptionNames, closestName, FOREIGN_OPTIONS, unknownOptionHint } from './option-names.js';
 export {
   createRateLimitHandler,

@@ -25,6 +25,16 @@ export function unsentNodeResponse(candidate: unknown): NodeResponse | undefined
 }
 
 /**
+ * Sets a response header on whatever the framework hands over: a Node response (`setHeader`,
+ * Express) or a reply with `header()` (Fastify); anything else is left alone.
+ */
+export function setResponseHeader(target: unknown, name: string, value: string): void {
+  const response = target as { setHeader?: unknown; header?: unknown } | undefined;
+  if (typeof response?.setHeader === 'function') response.setHeader(name, value);
+  else if (typeof response?.header === 'function') response.header(name, value);
+}
+
+/**
  * A value built from the first `get(context)`'s argument, once, and kept (Hono's options from
  * the first request's context, for env bindings). Calls that come while it is built wait for the
  * same build; a failed build is retried by the next call.

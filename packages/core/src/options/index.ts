@@ -7,6 +7,7 @@ import type { PolicyInput } from '../types.js';
 import { HTTP_OPTIONS } from './http-options.js';
 import type { LIMITER_OPTIONS } from './limiter-options.js';
 import type { OptionsOf } from './option.js';
+import type { PolicyNamesOf } from './route-options.js';
 import { optionNames } from './schema.js';
 
 export { OPTION_DEFAULTS } from './defaults.js';
@@ -57,3 +58,66 @@ export const ADAPTER_OPTION_NAMES = Object.freeze(
 
 /** The options of `createLimiter()` (`LimiterOptions`). */
 export const LIMITER_OPTION_NAMES = optionNames('createLimiter') as readonly (keyof LimiterOptions)[];
+
+/**
+ * Options of the Nest module (`RateLimitModule.forRoot()`): the options every adapter shares and those of
+ * `createLimiter()` (both from core's option schema), with the module's own `policies` and
+ * `defaultPolicies`.
+ */
+export type ModuleOptions<Req> = Omit<RateLimitOptions<Req>, 'policies' | 'limit'> &
+  Omit<LimiterOptions, 'policies'> & {
+    /**
+     * Shorthand with `window`: one module policy named `default`, `limit` requests per `window`;
+     * or a function of the request choosing the limit per request (each limit compiled once).
+     */
+    limit?: number | ((req: Req) => number | Promise<number>);
+    /**
+     * The module's policies; `@RateLimit('name')` selects among them. Give these, or the
+     * `limit` + `window` shorthand, or a `limiter`.
+     */
+    policies?: readonly PolicyInput[];
+    /**
+     * Names of the policies applied to routes without `@RateLimit()`. Default: every policy
+     * of the module. `[]` limits only decorated routes.
+     */
+    defaultPolicies?: readonly string[] | PolicyNamesOf<Req>;
+  };
+
+/**
+ * Options of a route's own limit (Nest's `@RateLimit({...})`): either `policies` (names of module policies) or a policy of
+ * the route's own (`limit` + `window` or `rate`, optionally `algorithm`, `burst`, `failMode`,
+ * `scope`, `name`), not both; `cost` and `shadow` with either. The shared fields come from
+ * core's option schema.
+ */
+export type RouteOptions<Req> = Pick<
+  ModuleOptions<Req>,
+  | 'cost'
+  | 'shadow'
+  | 'window'
+  | 'algorithm'
+  | 'failMode'
+  | 'denyList'
+  | 'settle'
+  | 'skipFailedRequests'
+  | 'skipSuccessfulRequests'
+  | 'requestWasSuccessful'
+> & {
+  /**
+   * Limit of the route's own policy, or a function of the request choosing it per request (sync
+   * or async; each limit compiled once).
+   */
+  limit?: number | ((req: Req) => number | Promise<number>);
+  /**
+   * Names of module policies to apply here (instead of the module's `defaultPolicies`), or a
+   * function of the request choosing them per request (sync or async).
+   */
+  policies?: readonly string[] | PolicyNamesOf<Req>;
+  /** Rate of the route's own policy (`'10/s'`), instead of `limit` + `window`. */
+  rate?: PolicyInput['rate'];
+  /** Bucket capacity of the route's own token-bucket or GCRA policy. */
+  burst?: number;
+  /** Scope of the route's own policy; default `'route'`: one budget per route. */
+  scope?: PolicyInput['scope'];
+  /** Name of the route's own policy; default `<Controller>.<handler>`, or `<Controller>` on a controller. */
+  name?: string;
+};

@@ -80,16 +80,24 @@ function settlingOf(options: Record<string, unknown>): RouteLimitBase<unknown>['
   return settling;
 }
 
+/** `<Class>.<method>` for a method decorator's target and member, `<Class>` for a class decorator's. */
+function defaultName(target: object, member: string | symbol | undefined): string {
+  const owner = member === undefined ? (target as { name?: string }).name : target.constructor.name;
+  return member === undefined ? String(owner) : `${owner}.${String(member)}`;
+}
+
 /**
  * A route's rate limit from the decorator's arguments: policy names (`'a', 'b'`), or one options
  * object with `policies` (names, or a function of the request) or a policy of the route's own
- * (`limit` + `window` or `rate`...; named `defaultName` unless `name` says otherwise).
+ * (`limit` + `window` or `rate`...; named `<Class>.<method>` of `target` and `member`, or `<Class>`
+ * on a class, unless `name` says otherwise).
  *
  * @throws RateLimitOptionsError naming the option and the value; PolicyError for a bad own policy
  */
 export function routeLimit<Req>(
   args: readonly unknown[],
-  defaultName: string,
+  target: object,
+  member: string | symbol | undefined,
   source = '@RateLimit()',
 ): RouteLimit<Req> {
   const [first] = args;
@@ -154,7 +162,7 @@ export function routeLimit<Req>(
   }
   const limitOf = typeof options.limit === 'function' ? (options.limit as (req: Req) => number) : undefined;
   const policy: PolicyInput = {
-    name: options.name ?? defaultName,
+    name: options.name ?? defaultName(target, member),
     scope: options.scope ?? OPTION_DEFAULTS.routeScope,
     ...(options.algorithm !== undefined && { algorithm: options.algorithm }),
     ...(options.limit !== undefined && { limit: limitOf === undefined ? options.limit : 1 }),
