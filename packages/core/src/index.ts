@@ -43,6 +43,7 @@ export {
   checkFrameworkOptions,
   checkModuleOptions,
   checkOption,
+  checkOwnPolicyStore,
   checkSuccessDecided,
   FRAMEWORK_OPTIONS,
   HTTP_OPTIONS,

@@ -3,6 +3,7 @@ import { Inject, Injectable, type OnModuleInit } from '@nestjs/common';
 import { PATH_METADATA } from '@nestjs/common/constants.js';
 import { DiscoveryService, MetadataScanner, Reflector } from '@nestjs/core';
 import {
+  checkOwnPolicyStore,
   checkSuccessDecided,
   compilePolicies,
   createLimiter,
@@ -144,7 +145,7 @@ export class RateLimitService implements OnModuleInit {
     const createLimiter = (inputs: readonly PolicyInput[]) =>
       this.limiters.add(this.createOwnLimiter(inputs));
     if (meta?.kind === 'own') {
-      this.requireStore(meta);
+      checkOwnPolicyStore(this.store, meta.policy.name);
       const input = this.ownPolicyInput(meta);
       if (meta.limitOf === undefined) return [{ policies: [input], store: this.store }, { createLimiter }];
       const shared = { limit: meta.limitOf, store: this.store, failMode: input.failMode };
@@ -176,17 +177,5 @@ export class RateLimitService implements OnModuleInit {
       policies,
       store: this.store as Store,
     });
-  }
-
-  /** A route's own policy needs the module's store (with `limiter` alone, it is unknown). */
-  private requireStore(meta: Extract<RateLimitMetadata, { kind: 'own' }>): void {
-    if (this.store !== undefined) return;
-    throw new RateLimitOptionsError(
-      'store',
-      undefined,
-      `is required: @RateLimit() on "${meta.policy.name}" defines its own policy, which needs the module's "store"; ` +
-        'with "limiter" alone the store is unknown: pass "store" as well',
-      'RateLimitModule',
-    );
   }
 }

@@ -16,6 +16,7 @@ export { type CostValue, HTTP_OPTIONS } from './http-options.js';
 export { type BreakerSettings, type DenyCacheSettings, LIMITER_OPTIONS } from './limiter-options.js';
 export {
   checkModuleOptions,
+  checkOwnPolicyStore,
   checkSuccessDecided,
   limiterOptionsOf,
   NEST_MODULE_OPTION_NAMES,

@@ -82,3 +82,20 @@ export function checkSuccessDecided(requestWasSuccessful: unknown, someRouteSkip
     SOURCE,
   );
 }
+
+/**
+ * A route's own policy (`@RateLimit({ limit, window })`) is built on the module's store: with a
+ * module `limiter` alone the store is unknown.
+ *
+ * @throws RateLimitOptionsError naming `store`
+ */
+export function checkOwnPolicyStore(store: unknown, policyName: string): void {
+  if (store !== undefined) return;
+  throw new RateLimitOptionsError(
+    'store',
+    undefined,
+    `is required: @RateLimit() on "${policyName}" defines its own policy, which needs the module's "store"; ` +
+      'with "limiter" alone the store is unknown: pass "store" as well',
+    SOURCE,
+  );
+}
