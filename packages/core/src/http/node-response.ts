@@ -53,6 +53,9 @@ export class BuiltOnce<C, V> {
   }
 
   async #run(context: C): Promise<V> {
+    // Past this point the build runs after `get` has stored this promise, so a build that throws
+    // at once still clears it (and the next call builds again).
+    await undefined;
     try {
       this.#value = await this.build(context);
       return this.#value;
