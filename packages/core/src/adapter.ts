@@ -18,9 +18,11 @@
 
 export { ALGORITHM_NAMES } from './algorithms/registry.js';
 export {
+  BuiltOnce,
   chooseLimit,
   createLimitRequest,
   createRateLimitHandler,
+  DecisionFanout,
   escapeHelp,
   escapeLabelValue,
   type HttpVerdictOptions,
@@ -32,32 +34,47 @@ export {
   problemJson,
   quotaExceededProblem,
   type RateLimitHandler,
+  type RateLimitHandlerSettings,
   type RequestFacts,
   type RequestLimitResult,
   rateLimitHeaders,
   routeKey,
+  setResponseHeader,
   settleOnResponseEnd,
   settleWhenBodyEnds,
   toDenyList,
+  unsentNodeResponse,
 } from './http/index.js';
 export { encodeKeyComponent, identityTag } from './keys/index.js';
 export { StoreTimeoutError } from './limiter/index.js';
 export {
   ADAPTER_OPTION_NAMES,
   checkFrameworkOptions,
+  checkModuleOptions,
   checkOption,
+  checkOwnPolicyStore,
+  checkSuccessDecided,
   FRAMEWORK_OPTIONS,
   HTTP_OPTIONS,
   LIMITER_OPTION_NAMES,
+  limiterOptionsOf,
+  type ModuleOptions,
   OPTION_DEFAULTS,
   OPTION_SCHEMA,
   type OptionSpec,
   type OptionSurface,
   optionNames,
+  type PolicyNamesOf,
+  policyNameList,
+  type RouteLimit,
+  type RouteOptions,
+  routeLimit,
+  routePolicyNames,
+  routeRequestOptions,
 } from './options/index.js';
 export { checkOptionNames } from './options/option-names.js';
 export { RateLimitOptionsError } from './options/options-error.js';
-export { compilePolicies } from './policy/index.js';
+export { compilePolicies, preparePolicy } from './policy/compile-policies.js';
 export { RestRedisError } from './redis/rest-client.js';
 export { protoDurationMs } from './stores/service-store.js';
 export {

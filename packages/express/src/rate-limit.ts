@@ -1,9 +1,9 @@
 /** `rateLimit()`: Express middleware that asks Sluice core for a decision and applies it. */
 import type { Decision, HttpVerdict, RateLimitOptions } from '@sluice/core';
 import {
-  ADAPTER_OPTION_NAMES,
   checkFrameworkOptions,
   createRateLimitHandler,
+  optionNames,
   settleOnResponseEnd,
 } from '@sluice/core/adapter';
 import type { NextFunction, Request, RequestHandler, Response } from 'express';
@@ -38,7 +38,7 @@ export interface ExpressRateLimitOptions extends RateLimitOptions<Request> {
 }
 
 /** Every option name `rateLimit()` takes: core's and `onLimited`. */
-export const EXPRESS_OPTION_NAMES: readonly string[] = Object.freeze([...ADAPTER_OPTION_NAMES, 'onLimited']);
+export const EXPRESS_OPTION_NAMES: readonly string[] = optionNames('express');
 
 /**
  * Rate-limiting middleware for Express 4 and 5.
@@ -53,8 +53,8 @@ export const EXPRESS_OPTION_NAMES: readonly string[] = Object.freeze([...ADAPTER
  * app.use(rateLimit({ limit: 100, window: '1m' }));
  */
 export function rateLimit(options: ExpressRateLimitOptions = {}): RequestHandler {
-  const { onLimited, ...shared } = options;
   checkFrameworkOptions(options, 'express');
+  const { onLimited, ...shared } = options;
   const resolved = createRateLimitHandler<Request>(shared, 'express', { optionNames: EXPRESS_OPTION_NAMES });
 
   return function sluiceRateLimit(req: Request, res: Response, next: NextFunction): void {

@@ -1,6 +1,11 @@
 /** `limitRequest`: one Hono request through core, and core's verdict applied to the context. */
 import type { Decision, HttpVerdict } from '@sluice/core';
-import { type RateLimitHandler, settleOnResponseEnd, settleWhenBodyEnds } from '@sluice/core/adapter';
+import {
+  type RateLimitHandler,
+  settleOnResponseEnd,
+  settleWhenBodyEnds,
+  unsentNodeResponse,
+} from '@sluice/core/adapter';
 import type { Context, Env } from 'hono';
 import { matchedPattern } from './route-pattern.js';
 
@@ -56,35 +61,25 @@ export async function limitRequest<E extends Env>(
   }
   const { decision, verdict } = result;
   c.set('rateLimit', decision);
-  if (verdict.action === 'pass' && result.settle !== undefined) {
-    const node = nodeResponse(c.env);
-    if (node !== undefined) settleOnResponseEnd(node, result.settle);
-    setHeaders(c, verdict.headers);
-    await next();
-    // Elsewhere the settle waits for the body to be read to the end (or cancelled).
-    if (node === undefined) c.res = settleWhenBodyEnds(c.res, result.settle);
-    return undefined;
-  }
   if (verdict.action === 'pass') {
-    const node = nodeResponse(c.env);
-    if (node !== undefined) {
-      // On @hono/node-server: straight onto the Node response (about 9% of an allowed request,
-      // counted with bench/instructions.mjs, against c.header(), which builds a Headers object
-      // that node-server converts back). Whatever Response the app answers with (c.json(), a
-      // raw `new Response()`, the error and not-found handlers) is written over it, and a header
-      // of the same name the app sets wins.
-      const headers = verdict.headers;
-      for (const name in headers) node.setHeader(name, headers[name]!);
+    const node = unsentNodeResponse((c.env as { outgoing?: unknown } | undefined)?.outgoing);
+    if (node !== undefined && result.settle !== undefined) settleOnResponseEnd(node, result.settle);
+    // On @hono/node-server and not settling: straight onto the Node response (about 9% of an
+    // allowed request, bench/instructions.mjs, against c.header(), whose Headers node-server
+    // converts back); the app's Response is written over it, a header it sets of the same name wins.
+    if (node !== undefined && result.settle === undefined) {
+      for (const name in verdict.headers) node.setHeader(name, verdict.headers[name]!);
       await next();
       return undefined;
     }
-    // Before next(): c.json()/c.text()/c.body() and the error and not-found handlers build
-    // their response with these headers, and @hono/node-server keeps its light response
-    // (setting a header on a finished response turns it into a full undici Response).
+    // Before next(): c.json() and the error and not-found handlers build their response with these.
     const first = setHeaders(c, verdict.headers);
     await next();
-    // A raw `new Response()` from the handler does not take the prepared headers: add them.
-    if (first !== undefined && !c.res.headers.has(first)) setHeaders(c, verdict.headers);
+    // Elsewhere a settle waits for the body to be read to the end (or cancelled); a raw
+    // `new Response()` from the handler does not take the prepared headers: add them.
+    if (result.settle !== undefined) {
+      if (node === undefined) c.res = settleWhenBodyEnds(c.res, result.settle);
+    } else if (first !== undefined && !c.res.headers.has(first)) setHeaders(c, verdict.headers);
     return undefined;
   }
   if (resolved.onLimited !== undefined) {
@@ -93,34 +88,6 @@ export async function limitRequest<E extends Env>(
   }
   // A plain record is the cheapest headers init on every runtime; the Response never writes to it.
   return new Response(verdict.bodyText ?? null, { status: verdict.status, headers: verdict.headers });
-}
-
-/** The part of a Node `http.ServerResponse` the Node path uses. */
-interface NodeResponse {
-  readonly headersSent: boolean;
-  readonly statusCode: number;
-  once(event: 'finish' | 'close', listener: () => void): unknown;
-  setHeader(name: string, value: string): unknown;
-  writeHead(...args: never[]): unknown;
-}
-
-/**
- * The Node response @hono/node-server puts in `c.env.outgoing`, while its headers are
- * still unsent; undefined on every other runtime (and in `app.request()`).
- */
-function nodeResponse(env: unknown): NodeResponse | undefined {
-  if (typeof env !== 'object' || env === null) return undefined;
-  const outgoing = (env as { outgoing?: Partial<NodeResponse> }).outgoing;
-  if (
-    typeof outgoing !== 'object' ||
-    outgoing === null ||
-    typeof outgoing.setHeader !== 'function' ||
-    typeof outgoing.writeHead !== 'function' ||
-    outgoing.headersSent !== false
-  ) {
-    return undefined;
-  }
-  return outgoing as NodeResponse;
 }
 
 /** Sets every header on the context; returns the first name, or undefined when there is none. */

@@ -365,4 +365,22 @@ describe('rateLimit() construction', () => {
       'rateLimit: "options" must be an object, or a function of the context returning one, got undefined',
     );
   });
+
+  it('builds options from a context again after a factory threw at once (the next request is limited)', async () => {
+    let calls = 0;
+    const app = new Hono();
+    app.use(
+      '*',
+      rateLimit(() => {
+        calls++;
+        if (calls === 1) throw new Error('bindings not ready');
+        return { limit: 1, window: '1m', clientIp: () => '203.0.113.9' };
+      }),
+    );
+    app.get('/', (c) => c.text('ok'));
+    expect((await app.request('/')).status).toBe(500);
+    expect((await app.request('/')).status).toBe(200);
+    expect((await app.request('/')).status).toBe(429);
+    expect(calls).toBe(2);
+  });
 });

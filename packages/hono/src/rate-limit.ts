@@ -1,11 +1,6 @@
 /** `rateLimit()`: Hono middleware that asks Sluice core for a decision and applies it. */
 import type { RateLimitOptions } from '@sluice/core';
-import {
-  ADAPTER_OPTION_NAMES,
-  checkFrameworkOptions,
-  createRateLimitHandler,
-  RateLimitOptionsError,
-} from '@sluice/core/adapter';
+import { BuiltOnce, checkFrameworkOptions, createRateLimitHandler, optionNames } from '@sluice/core/adapter';
 import type { Context, Env, MiddlewareHandler } from 'hono';
 import { limitRequest, type OnLimited, type RateLimitEnv, type Resolved } from './limit-request.js';
 
@@ -65,59 +60,27 @@ export type HonoRateLimitOptionsFactory<E extends Env = Env> = (
 export function rateLimit<E extends Env = Env>(
   options: HonoRateLimitOptions<E> | HonoRateLimitOptionsFactory<E>,
 ): MiddlewareHandler<E & RateLimitEnv> {
-  let resolved: Resolved<E> | undefined;
-  let building: Promise<Resolved<E>> | undefined;
   if (typeof options === 'function') {
-    const factory = options;
     // Built from the first request's context (its env bindings), then kept: one limiter and
     // one store for every request this isolate or process serves. A failed build is retried.
-    const build = async (c: Context<E>): Promise<Resolved<E>> => {
-      try {
-        resolved = resolveHonoOptions(await factory(c));
-        return resolved;
-      } finally {
-        building = undefined;
-      }
-    };
+    const resolved = new BuiltOnce(async (c: Context<E>) => resolveHonoOptions(await options(c)));
     return async function sluiceRateLimitFromContext(c, next) {
-      if (resolved === undefined && building === undefined) building = build(c as unknown as Context<E>);
-      const ready = resolved ?? (await (building as Promise<Resolved<E>>));
+      const ready = await resolved.get(c as unknown as Context<E>);
       return limitRequest(ready, c as unknown as Context<E & RateLimitEnv>, next);
     };
   }
-  resolved = resolveHonoOptions(options);
-  const ready = resolved;
+  const ready = resolveHonoOptions(options);
   return function sluiceRateLimit(c, next) {
     return limitRequest(ready, c as unknown as Context<E & RateLimitEnv>, next);
   };
 }
 
 /** Every option name `rateLimit()` takes: core's and Hono's own. */
-export const HONO_OPTION_NAMES: readonly string[] = Object.freeze([
-  ...ADAPTER_OPTION_NAMES,
-  'identityHeader',
-  'clientIp',
-  'onLimited',
-]);
+export const HONO_OPTION_NAMES: readonly string[] = optionNames('hono');
 
 function resolveHonoOptions<E extends Env>(options: HonoRateLimitOptions<E>): Resolved<E> {
-  if (typeof options !== 'object' || options === null || Array.isArray(options)) {
-    throw new RateLimitOptionsError(
-      'options',
-      options,
-      'must be an object, or a function of the context returning one',
-    );
-  }
   checkFrameworkOptions(options, 'hono');
   const { identityHeader, clientIp, onLimited, ...shared } = options;
-  if (shared.identity === undefined && identityHeader === undefined && clientIp === undefined) {
-    throw new RateLimitOptionsError(
-      'identity',
-      undefined,
-      'is required: give "identity" (a function of the context), "identityHeader" (a header name) or ' +
-        '"clientIp" (a function of the context); Hono has no client address that works on every runtime',
-    );
-  }
   if (shared.identity === undefined && identityHeader !== undefined) {
     shared.identity = (c: Context<E>) => {
       const value = c.req.header(identityHeader);

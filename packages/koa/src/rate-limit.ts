@@ -1,9 +1,9 @@
 /** `rateLimit()`: Koa middleware that asks Sluice core for a decision and applies it. */
 import type { Decision, HttpVerdict, RateLimitOptions } from '@sluice/core';
 import {
-  ADAPTER_OPTION_NAMES,
   checkFrameworkOptions,
   createRateLimitHandler,
+  optionNames,
   settleOnResponseEnd,
 } from '@sluice/core/adapter';
 import type { Context, Middleware, Next } from 'koa';
@@ -30,7 +30,7 @@ export interface KoaRateLimitOptions extends RateLimitOptions<Context> {
 }
 
 /** Every option name `rateLimit()` takes: core's and `onLimited`. */
-export const KOA_OPTION_NAMES: readonly string[] = Object.freeze([...ADAPTER_OPTION_NAMES, 'onLimited']);
+export const KOA_OPTION_NAMES: readonly string[] = optionNames('koa');
 
 /**
  * Rate-limiting middleware for Koa 2 and 3.
@@ -45,8 +45,8 @@ export const KOA_OPTION_NAMES: readonly string[] = Object.freeze([...ADAPTER_OPT
  * app.use(rateLimit({ limit: 100, window: '1m' }));
  */
 export function rateLimit(options: KoaRateLimitOptions = {}): Middleware {
-  const { onLimited, ...shared } = options;
   checkFrameworkOptions(options, 'koa');
+  const { onLimited, ...shared } = options;
   const resolved = createRateLimitHandler<Context>(shared, 'koa', { optionNames: KOA_OPTION_NAMES });
 
   let checkedApp: unknown;

@@ -1,7 +1,12 @@
 /** `RateLimitGuard`: asks core for a decision for each request and applies it. */
 import { type CanActivate, type ExecutionContext, Injectable } from '@nestjs/common';
 import type { Decision } from '@sluice/core';
-import { type NodeResponseEvents, type RequestFacts, settleOnResponseEnd } from '@sluice/core/adapter';
+import {
+  type RequestFacts,
+  setResponseHeader,
+  settleOnResponseEnd,
+  unsentNodeResponse,
+} from '@sluice/core/adapter';
 import { deferContentType, isJsonResponse } from './content-type.js';
 import type { RateLimitRequest } from './module-options.js';
 import { RateLimitException } from './rate-limit.exception.js';
@@ -20,11 +25,6 @@ export interface GuardRequestFacts extends RequestFacts {
   readonly request: object;
   /** Where headers go: an Express / Node response or a Fastify reply. Undefined: no headers. */
   readonly response?: unknown;
-}
-
-interface HeaderTarget {
-  setHeader?: (name: string, value: string) => unknown;
-  header?: (name: string, value: string) => unknown;
 }
 
 /**
@@ -55,7 +55,7 @@ export class RateLimitGuard implements CanActivate {
     this.setDecision(facts, decision);
     if (verdict.action === 'pass') {
       this.setHeaders(facts, verdict.headers);
-      const node = nodeResponseOf(facts.response);
+      const node = unsentNodeResponse(facts.response);
       if (result.settle !== undefined && node !== undefined) settleOnResponseEnd(node, result.settle);
       return true;
     }
@@ -91,9 +91,7 @@ export class RateLimitGuard implements CanActivate {
 
   /** Sets a response header on an Express / Node response or a Fastify reply. */
   protected setHeader(facts: GuardRequestFacts, name: string, value: string): void {
-    const response = facts.response as HeaderTarget | undefined;
-    if (typeof response?.setHeader === 'function') response.setHeader(name, value);
-    else if (typeof response?.header === 'function') response.header(name, value);
+    setResponseHeader(facts.response, name, value);
   }
 
   private setHeaders(facts: GuardRequestFacts, headers: Readonly<Record<string, string>>): void {
@@ -104,14 +102,4 @@ export class RateLimitGuard implements CanActivate {
   protected setDecision(facts: GuardRequestFacts, decision: Decision): void {
     (facts.request as { rateLimit?: Decision }).rateLimit = decision;
   }
-}
-
-/** The Node response behind an Express response or a Fastify reply (`reply.raw`), if any. */
-function nodeResponseOf(response: unknown): NodeResponseEvents | undefined {
-  if (typeof response !== 'object' || response === null) return undefined;
-  const raw = (response as { raw?: unknown }).raw;
-  const node = typeof raw === 'object' && raw !== null ? raw : response;
-  return typeof (node as Partial<NodeResponseEvents>).once === 'function'
-    ? (node as NodeResponseEvents)
-    : undefined;
 }

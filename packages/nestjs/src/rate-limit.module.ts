@@ -2,18 +2,9 @@
 import { Module } from '@nestjs/common';
 import { DiscoveryModule } from '@nestjs/core';
 import { createLimiter, type Limiter, MemoryStore, type Store } from '@sluice/core';
-import {
-  checkOption,
-  checkOptionNames,
-  compilePolicies,
-  FRAMEWORK_OPTIONS,
-  HTTP_OPTIONS,
-  RateLimitOptionsError,
-} from '@sluice/core/adapter';
+import { checkModuleOptions, compilePolicies, limiterOptionsOf } from '@sluice/core/adapter';
 import {
   ConfigurableRateLimitModule,
-  limiterOptionsOf,
-  NEST_MODULE_OPTION_NAMES,
   RATE_LIMIT_MODULE_OPTIONS,
   type RateLimitModuleOptions,
 } from './module-options.js';
@@ -21,47 +12,8 @@ import { RateLimitGuard } from './rate-limit.guard.js';
 import { RateLimitService } from './rate-limit.service.js';
 import { RATE_LIMIT_STORE, RATE_LIMITER } from './tokens.js';
 
-const SOURCE = 'RateLimitModule';
-
-function checkOptions(options: RateLimitModuleOptions): void {
-  if (typeof options !== 'object' || options === null || Array.isArray(options)) {
-    throw new RateLimitOptionsError('options', options, 'must be an object', SOURCE);
-  }
-  checkOptionNames(
-    options as unknown as Record<string, unknown>,
-    NEST_MODULE_OPTION_NAMES,
-    'RateLimitModule.forRoot()',
-    SOURCE,
-  );
-  const error = (option: string, value: unknown, requirement: string) =>
-    new RateLimitOptionsError(option, value, requirement, SOURCE);
-  checkOption(FRAMEWORK_OPTIONS.defaultPolicies, 'defaultPolicies', options.defaultPolicies, error);
-  checkOption(HTTP_OPTIONS.store, 'store', options.store, error);
-  const shorthand = options.limit !== undefined || options.window !== undefined;
-  if (options.limiter !== undefined && (options.policies !== undefined || shorthand)) {
-    throw new RateLimitOptionsError(
-      'limiter',
-      options.limiter,
-      'cannot be combined with "policies" (or "limit" and "window"): give one of them',
-      SOURCE,
-    );
-  }
-  if (
-    options.limiter === undefined &&
-    !shorthand &&
-    (!Array.isArray(options.policies) || options.policies.length === 0)
-  ) {
-    throw new RateLimitOptionsError(
-      'policies',
-      options.policies,
-      'must be a non-empty array of policies (or give "limit" and "window", or "limiter")',
-      SOURCE,
-    );
-  }
-}
-
 function storeFactory(options: RateLimitModuleOptions): Store | undefined {
-  checkOptions(options);
+  checkModuleOptions(options);
   if (options.store !== undefined) return options.store;
   if (options.limiter !== undefined) return undefined;
   return new MemoryStore(options.clock === undefined ? {} : { clock: options.clock });

@@ -11,20 +11,22 @@ import {
   type Store,
 } from '@sluice/core';
 import {
-  chooseLimit,
-  compilePolicies,
-  createLimitRequest,
-  createRateLimitHandler,
-  HTTP_OPTIONS,
-  ownFailMode,
-  type RateLimitHandler,
-  RateLimitOptionsError,
-} from '@sluice/core/adapter';
-import { type RateLimitMetadata, SETTLE_OPTION_NAMES, type SkipRateLimitMetadata } from './decorators.js';
-import {
+  checkOwnPolicyStore,
   checkSuccessDecided,
+  compilePolicies,
+  createRateLimitHandler,
+  DecisionFanout,
   limiterOptionsOf,
   type PolicyNamesOf,
+  preparePolicy,
+  type RateLimitHandler,
+  type RateLimitHandlerSettings,
+  RateLimitOptionsError,
+  routePolicyNames,
+  routeRequestOptions,
+} from '@sluice/core/adapter';
+import type { RateLimitMetadata, SkipRateLimitMetadata } from './decorators.js';
+import {
   RATE_LIMIT_MODULE_OPTIONS,
   type RateLimitModuleOptions,
   type RateLimitRequest,
@@ -37,36 +39,6 @@ export type RouteRateLimit = RateLimitHandler<RateLimitRequest>;
 const ADAPTER = 'nestjs';
 
 /**
- * The module options each route's handler takes as they are (`identity`, `skip`, `headers`,
- * `allowList`...): the shared options that neither build the limiter (`createLimiter()`'s,
- * and `limiter`) nor can be set per route (`@RateLimit()`'s `cost`, `shadow`, policy fields).
- */
-const PER_REQUEST_OPTIONS = (Object.keys(HTTP_OPTIONS) as (keyof typeof HTTP_OPTIONS)[]).filter(
-  (name) =>
-    name !== 'limiter' &&
-    !HTTP_OPTIONS[name].surfaces.includes('createLimiter') &&
-    !HTTP_OPTIONS[name].surfaces.includes('nestjs-decorator'),
-);
-
-/**
- * Names chosen per request, less those `@SkipRateLimit('name')` skips on the route. A request
- * whose every chosen policy is skipped has nothing left to apply: an empty answer, which makes it
- * `unavailable` like any other bad answer (skip the whole route with `@SkipRateLimit()` instead).
- */
-function chosenWithout(
-  choose: PolicyNamesOf<RateLimitRequest>,
-  skipped: ReadonlySet<string>,
-): PolicyNamesOf<RateLimitRequest> {
-  if (skipped.size === 0) return choose;
-  const without = (names: readonly string[]): readonly string[] =>
-    Array.isArray(names) ? names.filter((name) => !skipped.has(name)) : names;
-  return (req) => {
-    const names = choose(req);
-    return names instanceof Promise ? names.then(without) : without(names);
-  };
-}
-
-/**
  * Resolves, once per controller and handler, which policies apply (decorators, skip lists,
  * the module's `defaultPolicies`) into core's request handler (`limitRequest`). Every route of every controller is
  * resolved when the module starts, so an unknown policy name fails the application start.
@@ -74,10 +46,8 @@ function chosenWithout(
 @Injectable()
 export class RateLimitService implements OnModuleInit {
   private readonly routes = new WeakMap<object, WeakMap<object, RouteRateLimit | null>>();
-  private readonly ownLimiters = new WeakMap<object, Limiter>();
-  private readonly ownLimiterList: Limiter[] = [];
-  /** Decision listeners and the unsubscribe functions of their subscriptions. */
-  private readonly listeners = new Map<(event: DecisionEvent) => void, (() => void)[]>();
+  /** Every limiter of the module (its own and those of routes), for `onDecision`. */
+  private readonly limiters = new DecisionFanout();
   private successDecided = false; // a route skips: the module's requestWasSuccessful serves it
 
   constructor(
@@ -87,7 +57,9 @@ export class RateLimitService implements OnModuleInit {
     private readonly reflector: Reflector,
     private readonly discovery: DiscoveryService,
     private readonly scanner: MetadataScanner,
-  ) {}
+  ) {
+    this.limiters.add(limiter);
+  }
 
   /** Resolves every controller handler now, so configuration errors surface at start-up. */
   onModuleInit(): void {
@@ -102,7 +74,7 @@ export class RateLimitService implements OnModuleInit {
         }
       }
     }
-    checkSuccessDecided(this.options, this.successDecided);
+    checkSuccessDecided(this.options.requestWasSuccessful, this.successDecided);
   }
 
   /**
@@ -112,12 +84,7 @@ export class RateLimitService implements OnModuleInit {
    * @returns a function that unsubscribes
    */
   onDecision(listener: (event: DecisionEvent) => void): () => void {
-    const offs = [this.limiter, ...this.ownLimiterList].map((limiter) => limiter.onDecision(listener));
-    this.listeners.set(listener, offs);
-    return () => {
-      for (const off of this.listeners.get(listener) ?? []) off();
-      this.listeners.delete(listener);
-    };
+    return this.limiters.onDecision(listener);
   }
 
   /**
@@ -151,119 +118,58 @@ export class RateLimitService implements OnModuleInit {
       RATE_LIMIT_METADATA,
       targets,
     );
-    const limiter = meta?.kind === 'own' ? this.ownLimiter(meta) : this.limiter;
-    const selected =
-      meta?.kind === 'named'
-        ? meta.policies
-        : meta?.kind === 'own'
-          ? [meta.policy.name]
-          : (this.options.defaultPolicies ?? this.limiter.policies.map((policy) => policy.name));
-    const skipped = new Set(skip ?? []);
-    const policies =
-      typeof selected === 'function'
-        ? chosenWithout(selected, skipped)
-        : selected.filter((name) => !skipped.has(name));
-    if (policies.length === 0) return null;
-    const shared: RateLimitOptions<RateLimitRequest> = { limiter, policies };
-    for (const name of PER_REQUEST_OPTIONS) {
-      const value = this.options[name];
-      if (value !== undefined) (shared as Record<string, unknown>)[name] = value;
-    }
-    const cost = meta?.cost ?? this.options.cost;
-    if (cost !== undefined) shared.cost = cost;
-    const denyList = meta?.denyList ?? this.options.denyList;
-    if (denyList !== undefined) shared.denyList = denyList;
-    for (const name of SETTLE_OPTION_NAMES) {
-      const value = meta?.settling?.[name] ?? this.options[name];
-      if (value !== undefined) (shared as Record<string, unknown>)[name] = value;
-    }
-    const skips = shared.skipFailedRequests === true || shared.skipSuccessfulRequests === true;
+    const all = this.limiter.policies.map((policy) => policy.name);
+    const policies = routePolicyNames(meta, this.options.defaultPolicies, all, skip);
+    if (policies === undefined) return null;
+    const { options, skips } = routeRequestOptions<RateLimitRequest>(this.options, meta);
     if (skips) this.successDecided = true;
-    else if (meta?.settling?.requestWasSuccessful === undefined) delete shared.requestWasSuccessful;
-    // Module-wide shadow is built into the policies the module (or an own-policy route) builds;
-    // a given `limiter` has its policies already, so the module's `shadow` applies per decision.
-    const routeShadow = meta?.kind === 'named' ? meta.shadow : undefined;
-    const shadow = routeShadow ?? (this.options.limiter !== undefined ? this.options.shadow : undefined);
-    if (meta?.kind !== 'own' && shadow !== undefined) shared.shadow = shadow;
+    const [own, settings] = this.policiesOf(meta, policies);
     try {
-      const handler = createRateLimitHandler<RateLimitRequest>(shared, ADAPTER);
-      if (meta?.kind === 'own' && meta.limitOf !== undefined) return this.perRequestLimit(handler, meta);
-      return limiter === this.limiter && typeof this.options.limit === 'function'
-        ? this.perRequestModuleLimit(handler, this.options.limit)
-        : handler;
+      return createRateLimitHandler<RateLimitRequest>({ ...options, ...own }, ADAPTER, settings);
     } catch (error) {
       // Name the route: `@RateLimit() on PaymentsController.create: "policies" must name ...`.
-      if (error instanceof RateLimitOptionsError && error.option === 'policies') {
-        const owner = (controller as { name?: string }).name ?? 'a controller';
-        const method = (handler as { name?: string }).name ?? 'a handler';
-        throw new RateLimitOptionsError(
-          error.option,
-          error.value,
-          error.requirement,
-          `@RateLimit() on ${owner}.${method}`,
-        );
-      }
-      throw error;
+      if (!(error instanceof RateLimitOptionsError) || error.option !== 'policies') throw error;
+      const owner = (controller as { name?: string }).name ?? 'a controller';
+      throw error.from(`@RateLimit() on ${owner}.${(handler as { name?: string }).name ?? 'a handler'}`);
     }
   }
 
   /**
-   * `@RateLimit({ limit: (req) => n, window })`: the route's handler with each limit compiled once
-   * into a limiter of the route's own policy (on the module's store and options).
+   * Which policies a route's handler applies, as core's options say it: module policies by name
+   * (the module's `limiter`), a route's own policy (its own limiter), or a `limit` chosen per
+   * request (the module's or the route's own), each limit compiled once by core into a limiter on
+   * the module's store and options.
    */
-  private perRequestLimit(
-    handler: RouteRateLimit,
-    meta: Extract<RateLimitMetadata, { kind: 'own' }>,
-  ): RouteRateLimit {
-    const input = this.ownPolicyInput(meta);
-    const choose = chooseLimit<RateLimitRequest>(
-      meta.limitOf as (req: RateLimitRequest) => unknown,
-      (limit) => ({ ...input, limit }),
-      {
-        store: this.store as Store,
-        prefix: undefined,
-        prepare: (p) => p,
-        failMode: ownFailMode(input.failMode),
-        create: (policies) => this.adopt(this.createOwnLimiter(policies)),
-      },
-      { adapter: ADAPTER, logger: handler.logger },
-    );
-    const resolved = { ...handler, limiter: undefined, policyNames: undefined, choose };
-    return { ...resolved, limitRequest: createLimitRequest(resolved) };
-  }
-
-  /**
-   * The module's `limit` as a function: its `default` policy compiled once per limit (core's
-   * `compilePolicies`, as the module compiles the shorthand), on the module's store and options.
-   */
-  private perRequestModuleLimit(
-    handler: RouteRateLimit,
-    limitOf: (req: RateLimitRequest) => number | Promise<number>,
-  ): RouteRateLimit {
-    const choose = chooseLimit<RateLimitRequest>(
-      limitOf as (req: RateLimitRequest) => unknown,
-      (limit) => compilePolicies({ ...this.options, limit })[0] as PolicyInput,
-      {
-        store: this.store as Store,
-        prefix: undefined,
-        prepare: (p) => p,
-        failMode: ownFailMode(this.options.failMode),
-        create: (policies) => this.adopt(this.createOwnLimiter(policies)),
-      },
-      { adapter: ADAPTER, logger: handler.logger },
-    );
-    const resolved = { ...handler, limiter: undefined, policyNames: undefined, choose };
-    return { ...resolved, limitRequest: createLimitRequest(resolved) };
+  private policiesOf(
+    meta: RateLimitMetadata | undefined,
+    policies: readonly string[] | PolicyNamesOf<RateLimitRequest>,
+  ): [RateLimitOptions<RateLimitRequest>, RateLimitHandlerSettings] {
+    const createLimiter = (inputs: readonly PolicyInput[]) =>
+      this.limiters.add(this.createOwnLimiter(inputs));
+    if (meta?.kind === 'own') {
+      checkOwnPolicyStore(this.store, meta.policy.name);
+      const input = this.ownPolicyInput(meta);
+      if (meta.limitOf === undefined) return [{ policies: [input], store: this.store }, { createLimiter }];
+      const shared = { limit: meta.limitOf, store: this.store, failMode: input.failMode };
+      return [shared, { createLimiter, limitPolicy: (limit) => ({ ...input, limit }) }];
+    }
+    // Module-wide shadow is built into the module's policies; a given `limiter` has its policies
+    // already, so the module's `shadow` applies per decision (and a route's `shadow` always).
+    const routeShadow = meta?.kind === 'named' ? meta.shadow : undefined;
+    const shadow = routeShadow ?? (this.options.limiter !== undefined ? this.options.shadow : undefined);
+    const { limit } = this.options;
+    if (typeof limit !== 'function') return [{ limiter: this.limiter, policies, shadow }, {}];
+    const shared = { limit, store: this.store, failMode: this.options.failMode, shadow };
+    const limitPolicy = (n: number) => compilePolicies({ ...this.options, limit: n })[0] as PolicyInput;
+    return [shared, { createLimiter, limitPolicy }];
   }
 
   /** The policy of a route's own `@RateLimit()`, with the module's fail mode and shadow. */
   private ownPolicyInput(meta: Extract<RateLimitMetadata, { kind: 'own' }>): PolicyInput {
-    const shadow = meta.shadow ?? this.options.shadow;
-    return {
-      ...(this.options.failMode !== undefined && { failMode: this.options.failMode }),
-      ...meta.policy,
-      ...(shadow !== undefined && { shadow }),
-    };
+    return preparePolicy(meta.policy, {
+      failMode: this.options.failMode,
+      shadow: meta.shadow ?? this.options.shadow,
+    });
   }
 
   private createOwnLimiter(policies: readonly PolicyInput[]): Limiter {
@@ -273,31 +179,5 @@ export class RateLimitService implements OnModuleInit {
       policies,
       store: this.store as Store,
     });
-  }
-
-  /** A limiter of the module's own: its decisions go to every `onDecision` listener. */
-  private adopt(limiter: Limiter): Limiter {
-    for (const [listener, offs] of this.listeners) offs.push(limiter.onDecision(listener));
-    this.ownLimiterList.push(limiter);
-    return limiter;
-  }
-
-  /** One limiter per `@RateLimit({ limit, window })`, on the module's store and options. */
-  private ownLimiter(meta: Extract<RateLimitMetadata, { kind: 'own' }>): Limiter {
-    let limiter = this.ownLimiters.get(meta);
-    if (limiter === undefined) {
-      if (this.store === undefined) {
-        throw new RateLimitOptionsError(
-          'store',
-          undefined,
-          `is required: @RateLimit() on "${meta.policy.name}" defines its own policy, which needs the module's "store"; ` +
-            'with "limiter" alone the store is unknown: pass "store" as well',
-          'RateLimitModule',
-        );
-      }
-      limiter = this.adopt(this.createOwnLimiter([this.ownPolicyInput(meta)]));
-      this.ownLimiters.set(meta, limiter);
-    }
-    return limiter;
   }
 }

@@ -4,7 +4,7 @@
  * and `policies` as a function answering policy inputs (compiled once per value).
  */
 import { createLimiter, type Limiter } from '../limiter/index.js';
-import { POLICY_DEFAULTS } from '../policy/defaults.js';
+import { OPTION_DEFAULTS } from '../options/defaults.js';
 import type { CompiledPolicy, FailMode, PolicyInput, Store } from '../types.js';
 import type { Reporter } from '../warn.js';
 import {
@@ -197,5 +197,5 @@ export function choosePolicyInputs<Req>(
 
 /** The fail mode of the policies a middleware builds itself: the `failMode` option, or the default. */
 export function ownFailMode(failMode: FailMode | undefined): FailMode {
-  return unchosenFailMode([{ failMode: failMode ?? POLICY_DEFAULTS.failMode }]);
+  return unchosenFailMode([{ failMode: failMode ?? OPTION_DEFAULTS.failMode }]);
 }

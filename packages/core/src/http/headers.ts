@@ -10,7 +10,7 @@ import type { Algorithm, Decision, PolicyResult } from '../types.js';
 import { SF_INTEGER_MAX, serializeSfList, serializeSfString } from './structured-fields.js';
 
 /** Which header set to send: `'draft-10'` (default), `'draft-7'`, `'draft-6'`, `'legacy'`, or none. */
-export type HeaderFormat = 'draft-10' | 'draft-7' | 'draft-6' | 'legacy' | false;
+export type HeaderFormat = typeof OPTION_DEFAULTS.headers;
 
 /** Every accepted `HeaderFormat`, in the order error messages list them. */
 export const HEADER_FORMATS: readonly HeaderFormat[] = ['draft-10', 'draft-7', 'draft-6', 'legacy', false];

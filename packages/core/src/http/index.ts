@@ -31,6 +31,7 @@ export {
   parseCidr,
 } from './cidr.js';
 export { type IpIdentityOptions, ipIdentity } from './client-ip.js';
+export { DecisionFanout } from './decision-fanout.js';
 export {
   createDenyList,
   type DenyList,
@@ -80,6 +81,7 @@ export {
   type PromClientRegistry,
   registerPromClient,
 } from './metrics-prom-client.js';
+export { BuiltOnce, type NodeResponse, setResponseHeader, unsentNodeResponse } from './node-response.js';
 export {
   createRateLimitHandler,
   type RateLimitHandler,

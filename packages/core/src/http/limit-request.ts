@@ -1,14 +1,13 @@
 /**
- * The request path every adapter shares: skip -> identity -> deny list -> cost -> `limiter.check` ->
- * `toHttpVerdict`, with double-count protection per request.
+ * The request path every adapter shares: skip -> choice of policies -> identity -> deny list ->
+ * cost -> `limiter.check` -> `toHttpVerdict`, with double-count protection per request.
  */
 import type { Limiter } from '../limiter/index.js';
 import type { Decision, Descriptor, IdentityInput } from '../types.js';
 import { addCheck, findCheck } from './check-records.js';
 import { FORBIDDEN, FORBIDDEN_PROMISE } from './forbidden.js';
-import { createLimitChosen } from './limit-chosen.js';
 import type { ResolvedRateLimitOptions } from './options.js';
-import { policySetKey } from './policy-choice.js';
+import { type ChoiceAnswer, type PolicyChoice, PolicyChoiceFailure, policySetKey } from './policy-choice.js';
 import { requestIdentity } from './request-identity.js';
 import { routeKey } from './route.js';
 import { type ResponseFacts, settlerFor, settles } from './settle-request.js';
@@ -79,16 +78,18 @@ export function shadowDecision(decision: Decision): Decision {
 
 /**
  * Builds the `limitRequest(req, facts)` function of `RateLimitHandler` (see there) from
- * options `resolveRateLimitOptions` has validated.
+ * options `resolveRateLimitOptions` has validated. One path for every form of the options: a
+ * fixed policy list is a choice that never changes (`options.choose` answers it at once).
+ *
+ * The steps, in order: skip (allow list, `skip`) -> route -> choose the limiter and policies ->
+ * double-count record -> identity -> deny list -> cost -> `limiter.check` -> shadow -> verdict
+ * (and, with a settle option, the settle for after the response).
  */
 export function createLimitRequest<Req>(
   options: ResolvedRateLimitOptions<Req>,
 ): (req: Req, facts: RequestFacts) => Promise<RequestLimitResult | undefined> {
-  const { policyNames, identity: identityOf, cost: costOption, skip, allowList, denyList, choose } = options;
-  // The limiter fixed at construction (undefined when `choose` picks one per request).
-  const limiter = options.limiter as Limiter;
+  const { identity: identityOf, cost: costOption, skip, allowList, denyList, choose } = options;
   const verdictOptions = { headers: options.headerFormat, shadowHeaders: options.shadowHeaders };
-  const policySet = policySetKey(policyNames);
   const reserve = settles(options);
 
   const finish = (decision: Decision, route: string, duplicate: boolean): RequestLimitResult => {
@@ -97,60 +98,70 @@ export function createLimitRequest<Req>(
     return { decision: shown, verdict: toHttpVerdict(shown, verdictOptions), route, duplicate };
   };
 
-  /** `finish` with the settle for after the response (settle options set, first check only). */
-  const finishReserved = (req: Req, decision: Decision, route: string): RequestLimitResult => ({
-    ...finish(decision, route, false),
-    settle: settlerFor(options, limiter, req, decision),
-  });
+  /** The result of a request's first check; with settle options, its settle by the chosen limiter. */
+  const finishFirst = (choice: PolicyChoice, req: Req, decision: Decision, route: string) => {
+    const result = finish(decision, route, false);
+    return reserve ? { ...result, settle: settlerFor(options, choice.limiter, req, decision) } : result;
+  };
 
   /** The limiter call once the identity is known (may throw: the caller turns that into a rejection). */
-  const checkAs = (req: Req, facts: RequestFacts, route: string, value: unknown): Promise<Decision> => {
+  const checkAs = (choice: PolicyChoice, req: Req, facts: RequestFacts, route: string, value: unknown) => {
     const who = requestIdentity(value, facts.ip, options.ipv6Subnet, options.adapter, options.logger);
     if (denyList?.denies(facts.ip, who) === true) return FORBIDDEN_PROMISE;
     const cost = typeof costOption === 'function' ? costOption(req) : costOption;
     if (isThenable(cost))
-      return Promise.resolve(cost).then((c) => limiter.check(descriptorOf(who, route, c)));
-    return limiter.check(descriptorOf(who, route, cost));
+      return Promise.resolve(cost).then((c) => choice.limiter.check(descriptorOf(choice, who, route, c)));
+    return choice.limiter.check(descriptorOf(choice, who, route, cost));
   };
 
   const descriptorOf = (
+    choice: PolicyChoice,
     identity: IdentityInput,
     route: string,
-    cost: Descriptor['cost'] | undefined,
+    given: Descriptor['cost'] | undefined,
   ): Descriptor => {
     const descriptor: { -readonly [K in keyof Descriptor]: Descriptor[K] } = { identity, route };
+    const cost = chosenCost(choice, given);
     if (cost !== undefined) descriptor.cost = cost;
-    if (policyNames !== undefined) descriptor.policies = policyNames;
+    if (choice.policyNames !== undefined) descriptor.policies = choice.policyNames;
     if (reserve) descriptor.reserve = true;
     return descriptor;
   };
 
-  const check = (req: Req, facts: RequestFacts, route: string): Promise<Decision> => {
+  const check = (choice: PolicyChoice, req: Req, facts: RequestFacts, route: string): Promise<Decision> => {
     try {
-      if (identityOf === undefined) return checkAs(req, facts, route, undefined);
+      if (identityOf === undefined) return checkAs(choice, req, facts, route, undefined);
       const value = identityOf(req);
-      if (isThenable(value)) return Promise.resolve(value).then((v) => checkAs(req, facts, route, v));
-      return checkAs(req, facts, route, value);
+      if (isThenable(value)) return Promise.resolve(value).then((v) => checkAs(choice, req, facts, route, v));
+      return checkAs(choice, req, facts, route, value);
     } catch (error) {
       return Promise.reject(error);
     }
   };
 
-  const limitChosen = createLimitChosen(options, finish);
-  const limitNow = (req: Req, facts: RequestFacts): Promise<RequestLimitResult | undefined> => {
-    if (choose !== undefined) return limitChosen(req, facts);
-    const route = routeKey(facts.method, facts.pattern, facts.path);
+  const limitWith = (
+    answer: ChoiceAnswer,
+    req: Req,
+    facts: RequestFacts,
+    route: string,
+  ): Promise<RequestLimitResult> => {
+    if (answer instanceof PolicyChoiceFailure) return Promise.resolve(finish(answer.decision, route, false));
     const marker = facts.marker ?? (typeof req === 'object' && req !== null ? (req as object) : undefined);
     if (marker !== undefined) {
-      const previous = findCheck(marker, limiter, policySet);
+      const previous = findCheck(marker, answer.limiter, answer.policySet);
       if (previous !== undefined) return previous.then((d) => finish(d, route, true));
     }
     // Reserve the slot before anything waits, so concurrent layers cannot both charge.
-    const pending = check(req, facts, route);
-    if (marker !== undefined) addCheck(marker, limiter, policySet, pending);
-    return reserve
-      ? pending.then((d) => finishReserved(req, d, route))
-      : pending.then((d) => finish(d, route, false));
+    const pending = check(answer, req, facts, route);
+    if (marker !== undefined) addCheck(marker, answer.limiter, answer.policySet, pending);
+    return pending.then((d) => finishFirst(answer, req, d, route));
+  };
+
+  const limitNow = (req: Req, facts: RequestFacts): Promise<RequestLimitResult> => {
+    const route = routeKey(facts.method, facts.pattern, facts.path);
+    const answer = choose(req);
+    if (answer instanceof Promise) return answer.then((a) => limitWith(a, req, facts, route));
+    return limitWith(answer, req, facts, route);
   };
 
   return (req: Req, facts: RequestFacts): Promise<RequestLimitResult | undefined> => {
@@ -171,3 +182,20 @@ export function createLimitRequest<Req>(
 }
 
 const SKIPPED: Promise<undefined> = Promise.resolve(undefined);
+
+/**
+ * A cost record as the chosen policies read it: with `policies` answering policies of its own, the
+ * record may name the policies of every tier, and a request is charged by the entries of its own
+ * (the others are dropped here, so the limiter does not refuse them as unknown). A number, or a
+ * record for a fixed list (its names were checked at construction), passes as it is.
+ */
+function chosenCost(
+  choice: PolicyChoice,
+  cost: Descriptor['cost'] | undefined,
+): Descriptor['cost'] | undefined {
+  if (typeof cost !== 'object' || cost === null || choice.policyNames !== undefined) return cost;
+  const { policies } = choice.limiter;
+  const chosen = (name: string) => policies.some((p) => p.name === name);
+  if (Object.keys(cost).every(chosen)) return cost;
+  return Object.fromEntries(Object.entries(cost).filter(([name]) => chosen(name)));
+}

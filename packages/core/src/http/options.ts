@@ -3,7 +3,7 @@
  * module), validated once at construction against the option schema, and the request
  * handler they build.
  */
-import { createLimiter, type Limiter } from '../limiter/index.js';
+import type { Limiter } from '../limiter/index.js';
 import {
   ADAPTER_OPTION_NAMES,
   type CostValue,
@@ -13,19 +13,18 @@ import {
 } from '../options/index.js';
 import { checkOptionNames, closestName } from '../options/option-names.js';
 import { RateLimitOptionsError } from '../options/options-error.js';
-import { isCompiledPolicy } from '../policy/index.js';
-import type { IdentityInput, PolicyInput } from '../types.js';
+import type { IdentityInput } from '../types.js';
 import { report, type SluiceLogger, WARNING_CODES } from '../warn.js';
+import { type ChoiceSettings, resolveChoice } from './choose-options.js';
 import type { IpList } from './cidr.js';
 import type { DenyList } from './deny-list.js';
 import type { HeaderFormat } from './headers.js';
 import { createLimitRequest, type RequestFacts, type RequestLimitResult } from './limit-request.js';
-import { choosePerRequest } from './options-per-request.js';
 import type { PolicyChooser } from './policy-choice.js';
 import type { SettleOptions } from './settle-request.js';
 
 /** How an adapter wants its options checked (`createRateLimitHandler`'s third argument). */
-export interface RateLimitHandlerSettings {
+export interface RateLimitHandlerSettings extends ChoiceSettings {
   /**
    * Every option name the adapter takes, its own included, for the "did you mean" of an
    * unknown name. Default `ADAPTER_OPTION_NAMES`.
@@ -48,10 +47,10 @@ export interface ResolvedRateLimitOptions<Req> extends SettleOptions<Req> {
   /** The limiter's policies that apply here, or undefined for all of them (or when `choose` picks them). */
   readonly policyNames: readonly string[] | undefined;
   /**
-   * Chooses the limiter and policies per request when `policies` or `limit` is a function;
-   * undefined when they are fixed here.
+   * Chooses the limiter and policies of a request: always the same for a fixed list, per request
+   * when `policies` or `limit` is a function.
    */
-  readonly choose: PolicyChooser<Req> | undefined;
+  readonly choose: PolicyChooser<Req>;
   /** The header format (`headers`). */
   readonly headerFormat: HeaderFormat;
   /** Shadow policies shown in the headers too (`shadowHeaders`). */
@@ -110,7 +109,7 @@ function checked<K extends keyof typeof HTTP_OPTIONS>(options: Record<string, un
  * - `limiter` (shared), optionally with `policies` naming some of its policies;
  * - `policies` as policy inputs: a limiter is built here (with `store`, `prefix`);
  * - `limit` + `window`: one policy named `default` (`algorithm`, default token-bucket as
- *   for every policy: `POLICY_DEFAULTS.algorithm`).
+ *   for every policy: `OPTION_DEFAULTS.algorithm`).
  *
  * @param options the adapter's options, without its own extras (`onLimited` etc.)
  * @param adapter the adapter's name, for messages
@@ -156,70 +155,11 @@ export function resolveRateLimitOptions<Req>(
   const skipFailedRequests = checked(o, 'skipFailedRequests') as boolean;
   const skipSuccessfulRequests = checked(o, 'skipSuccessfulRequests') as boolean;
   checkSkipPair(options, skipFailedRequests, skipSuccessfulRequests);
-  const shorthand = options.limit !== undefined || options.window !== undefined;
-  if (shorthand && (options.policies !== undefined || options.limiter !== undefined)) {
-    throw new RateLimitOptionsError(
-      options.limit !== undefined ? 'limit' : 'window',
-      options.limit ?? options.window,
-      'cannot be combined with "policies" or "limiter" (the shorthand defines the only policy)',
-    );
-  }
-  if (options.algorithm !== undefined && !shorthand) {
-    throw new RateLimitOptionsError(
-      'algorithm',
-      options.algorithm,
-      'applies to the "limit" + "window" shorthand only',
-    );
-  }
-
-  // `policies` or `limit` as a function: the limiter and policies are chosen per request.
   const logger = checked(o, 'logger') as SluiceLogger | undefined;
-  const perRequest = choosePerRequest(options, { adapter, logger }, shadow);
-  let limiter: Limiter | undefined = perRequest?.limiter;
-  // A shared limiter (or a compiled policy) cannot carry shadow itself: shadow each decision.
-  let shadowDecisions = shadow && options.limiter !== undefined;
-  let policyNames: readonly string[] | undefined;
-  if (perRequest !== undefined) {
-    // Checked by choosePerRequest.
-  } else if (options.limiter !== undefined) {
-    checked(o, 'limiter');
-    for (const name of ['store', 'prefix', 'failMode'] as const) {
-      if (options[name] !== undefined) {
-        throw new RateLimitOptionsError(
-          name,
-          options[name],
-          'belongs to the shared "limiter" (set it there)',
-        );
-      }
-    }
-    limiter = options.limiter;
-    if (options.policies !== undefined)
-      policyNames = sharedPolicyNames(limiter, options.policies as readonly (PolicyInput | string)[]);
-  } else {
-    let inputs = policyInputs(options);
-    if (options.store !== undefined) checked(o, 'store');
-    inputs = inputs.map((input) => {
-      let p = input;
-      if (options.failMode !== undefined && p.failMode === undefined)
-        p = { ...p, failMode: options.failMode };
-      if (shadow && p.shadow !== true) {
-        // A policy from definePolicy() cannot be re-validated with changes: shadow its decisions instead.
-        if (isCompiledPolicy(p)) shadowDecisions = true;
-        else p = { ...p, shadow: true };
-      }
-      return p;
-    });
-    limiter = createLimiter({
-      policies: inputs,
-      ...(options.store !== undefined && { store: options.store }),
-      ...(options.prefix !== undefined && { prefix: options.prefix }),
-    });
-  }
-  checkCostNames(
-    options.cost,
-    perRequest === undefined ? limiter?.policies.map((p) => p.name) : perRequest.costNames,
-  );
-  if (shadowDecisions) {
+  const choice = resolveChoice(options, { adapter, logger }, shadow, settings);
+  checkCostNames(options.cost, choice.costNames);
+  // A shared limiter (or a compiled policy) cannot carry shadow itself: its decisions are shadowed.
+  if (choice.shadowDecisions && choice.limiter !== undefined) {
     report(
       logger,
       'warn',
@@ -232,13 +172,13 @@ export function resolveRateLimitOptions<Req>(
   }
   return {
     adapter,
-    limiter,
-    policyNames,
-    choose: perRequest?.choose,
+    limiter: choice.limiter,
+    policyNames: choice.policyNames,
+    choose: choice.choose,
     headerFormat,
     shadowHeaders,
     shadow,
-    shadowDecisions: perRequest?.shadowDecisions ?? shadowDecisions,
+    shadowDecisions: choice.shadowDecisions,
     ipv6Subnet,
     identity: options.identity,
     cost: options.cost,
@@ -294,71 +234,4 @@ function checkCostNames(cost: unknown, known: readonly string[] | undefined): vo
       `names no policy of this middleware (${known.join(', ')})${closest === undefined ? '' : `: did you mean "${closest}"?`}`,
     );
   }
-}
-
-/** `policies` with a shared limiter: names of its policies, each once. */
-function sharedPolicyNames(limiter: Limiter, policies: readonly (PolicyInput | string)[]): string[] {
-  const known = limiter.policies.map((p) => p.name);
-  const names: string[] = [];
-  for (const entry of policies) {
-    if (typeof entry !== 'string') {
-      throw new RateLimitOptionsError(
-        'policies',
-        entry,
-        "must name the shared limiter's policies (define new policies in createLimiter())",
-      );
-    }
-    if (!known.includes(entry)) {
-      const closest = closestName(entry, known);
-      throw new RateLimitOptionsError(
-        'policies',
-        entry,
-        `must name a policy of the limiter (${known.join(', ')})${closest === undefined ? '' : `: did you mean "${closest}"?`}`,
-      );
-    }
-    if (!names.includes(entry)) names.push(entry);
-  }
-  return names;
-}
-
-/** The policy inputs of a limiter built here: `policies`, or the `limit` + `window` shorthand. */
-function policyInputs<Req>(options: RateLimitOptions<Req>): PolicyInput[] {
-  if (options.policies !== undefined) {
-    return (options.policies as readonly (PolicyInput | string)[]).map((entry) => {
-      if (typeof entry === 'string') {
-        throw new RateLimitOptionsError('policies', entry, 'names a policy, which needs a shared "limiter"');
-      }
-      if (typeof entry !== 'object' || entry === null) {
-        throw new RateLimitOptionsError('policies', entry, 'must hold policy names or policies');
-      }
-      return entry;
-    });
-  }
-  if (options.limit !== undefined || options.window !== undefined) {
-    const { limit, window } = options;
-    // `limit` is required with the shorthand: an unset one is checked like a bad one.
-    checkOption(HTTP_OPTIONS.limit, 'limit', limit ?? Number.NaN, (name, _value, requirement) =>
-      fail(name, limit, requirement),
-    );
-    if (window === undefined) {
-      throw new RateLimitOptionsError(
-        'window',
-        window,
-        "is required with \"limit\" (e.g. '1m', '10s' or milliseconds)",
-      );
-    }
-    return [
-      {
-        name: 'default',
-        ...(options.algorithm !== undefined && { algorithm: options.algorithm }),
-        limit: limit as number,
-        window,
-      },
-    ];
-  }
-  throw new RateLimitOptionsError(
-    'policies',
-    undefined,
-    'is required: give "policies", "limit" and "window", or a shared "limiter"',
-  );
 }

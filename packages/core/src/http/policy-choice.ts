@@ -18,6 +18,18 @@ export interface PolicyChoice {
   readonly policySet: string;
 }
 
+/**
+ * The chooser of a fixed policy list: the same choice for every request (`policyNames` of
+ * `limiter`, or undefined for all its policies). A fixed list is a choice that never changes.
+ */
+export function fixedChoice<Req>(
+  limiter: Limiter,
+  policyNames: readonly string[] | undefined,
+): PolicyChooser<Req> {
+  const choice: PolicyChoice = { limiter, policyNames, policySet: policySetKey(policyNames) };
+  return () => choice;
+}
+
 /** A choice that failed: the request's decision is `decision` (unavailable under the fail mode). */
 export class PolicyChoiceFailure {
   constructor(readonly decision: Decision) {}

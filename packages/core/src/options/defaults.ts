@@ -1,11 +1,15 @@
-/** Every option default of `createLimiter`, the adapters and the Nest module, in one place. */
-import type { HeaderFormat } from '../http/headers.js';
+/**
+ * Every default of Sluice in one object: the options of `createLimiter()`, the adapters and
+ * the Nest module, a policy's fields, the in-process tables and the stores.
+ */
+import type { Algorithm, FailMode } from '../types.js';
 
 /**
- * The default of each option that has one, by option name (nested options by their path,
- * `breaker.failureThreshold` as `failureThreshold`). The option schema (`OPTION_SCHEMA`)
- * reads these; code that needs a default imports it from here. Policy defaults
- * (`algorithm`, `failMode`, `cost`) are `POLICY_DEFAULTS`.
+ * The default of each option or field that has one, by name (nested options by their path,
+ * `breaker.failureThreshold` as `failureThreshold`; a policy's own fields as `policy...`). The
+ * option schema (`OPTION_SCHEMA`) reads these, and so does every other reader of a default:
+ * `POLICY_DEFAULTS`, `IN_PROCESS_DEFAULTS`, `LIMITER_DEFAULTS` and `REDIS_STORE_DEFAULTS` are
+ * views of this object.
  */
 export const OPTION_DEFAULTS = Object.freeze({
   /** Key prefix of a limiter. */
@@ -25,7 +29,7 @@ export const OPTION_DEFAULTS = Object.freeze({
   /** How long an idempotent check's decision is remembered, in milliseconds. */
   idempotencyTtlMs: 60_000,
   /** Rate-limit header format. */
-  headers: 'draft-10' as HeaderFormat,
+  headers: 'draft-10' as 'draft-10' | 'draft-7' | 'draft-6' | 'legacy' | false,
   /** Show shadow policies in the headers. */
   shadowHeaders: false,
   /** Force shadow mode on every policy used. */
@@ -44,4 +48,24 @@ export const OPTION_DEFAULTS = Object.freeze({
   fastifyHook: 'onRequest' as 'onRequest' | 'preHandler',
   /** Fastify: limit every route of the scope, not only those with `config.rateLimit`. */
   fastifyGlobal: true,
+  /** A policy's algorithm (and the shorthand's). */
+  algorithm: 'token-bucket' as Algorithm,
+  /** A policy's fail mode (and the `failMode` option's). */
+  failMode: 'closed' as FailMode,
+  /** A policy's cost per request, in units. */
+  policyCost: 1,
+  /** Whether a policy is a shadow policy. */
+  policyShadow: false,
+  /** A policy's scope: one budget per identity. */
+  policyScope: 'identity' as 'identity' | 'route',
+  /** Keys with a lease held at once; dropping one drops its unspent units (under-use, never over). */
+  leaseMaxKeys: 100_000,
+  /** Keys with a local-stage bucket at once; dropping one forgets its local usage. */
+  localStageMaxKeys: 100_000,
+  /** Keys a `MemoryStore` holds (the least recently used goes first past it). */
+  memoryStoreMaxKeys: 1_000_000,
+  /** Most script calls a `RedisStore` sends in one batch. */
+  redisMaxBatch: 128,
+  /** Longest a `RedisStore` call waits for its batch to fill, in milliseconds. */
+  redisMaxBatchWaitMs: 2,
 });

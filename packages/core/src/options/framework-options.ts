@@ -109,17 +109,40 @@ export const FRAMEWORK_OPTIONS = Object.freeze({
 const optionError = (name: string, value: unknown, requirement: string) =>
   new RateLimitOptionsError(name, value, requirement);
 
+/** What the options of a surface must be, when it takes more than an object (Hono: a function too). */
+const OPTIONS_SHAPE: Partial<Record<OptionSurface, string>> = {
+  hono: 'must be an object, or a function of the context returning one',
+};
+
+/** Options of which a surface needs one, and why (Hono has no portable client address). */
+const ONE_OF: Partial<Record<OptionSurface, { readonly names: readonly string[]; readonly why: string }>> = {
+  hono: {
+    names: ['identity', 'identityHeader', 'clientIp'],
+    why:
+      'is required: give "identity" (a function of the context), "identityHeader" (a header name) or ' +
+      '"clientIp" (a function of the context); Hono has no client address that works on every runtime',
+  },
+};
+
 /**
  * Checks the options a framework adds to the shared ones (the entries above that `surface`
  * takes: `onLimited`, Hono's `identityHeader`, Fastify's `hook`...) and returns each by name,
- * the default for an unset one. Throws `RateLimitOptionsError` naming the option and the value;
- * names and the shared options are checked by `createRateLimitHandler`.
+ * the default for an unset one; and the rules of the surface's options as a whole (an object;
+ * Hono: one of `identity`, `identityHeader`, `clientIp`). Throws `RateLimitOptionsError` naming
+ * the option and the value; names and the shared options are checked by `createRateLimitHandler`.
  */
-export function checkFrameworkOptions(options: object, surface: OptionSurface): Record<string, unknown> {
+export function checkFrameworkOptions(options: unknown, surface: OptionSurface): Record<string, unknown> {
+  if (typeof options !== 'object' || options === null || Array.isArray(options)) {
+    throw optionError('options', options, OPTIONS_SHAPE[surface] ?? 'must be an object');
+  }
   const given = options as Readonly<Record<string, unknown>>;
   const checked: Record<string, unknown> = {};
   for (const [name, spec] of Object.entries(FRAMEWORK_OPTIONS)) {
     if (spec.surfaces.includes(surface)) checked[name] = checkOption(spec, name, given[name], optionError);
+  }
+  const oneOf = ONE_OF[surface];
+  if (oneOf?.names.every((name) => given[name] === undefined) === true) {
+    throw optionError(oneOf.names[0]!, undefined, oneOf.why);
   }
   return checked;
 }

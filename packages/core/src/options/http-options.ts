@@ -1,14 +1,15 @@
 /** The schema of the options every adapter shares (`RateLimitOptions`): one entry per option. */
-import { CidrError, createIpList, type IpList } from '../http/cidr.js';
-import { type DenyList, type DenyListInput, toDenyList } from '../http/deny-list.js';
+import type { IpList } from '../http/cidr.js';
+import type { DenyListInput } from '../http/deny-list.js';
 import { HEADER_FORMATS, type HeaderFormat } from '../http/headers.js';
 import type { ResponseFacts } from '../http/settle-request.js';
 import { storeProblem } from '../http/store-check.js';
 import { isValidPrefix } from '../keys/build-keys.js';
 import type { Limiter } from '../limiter/index.js';
-import { FAIL_MODES, POLICY_DEFAULTS } from '../policy/defaults.js';
+import { FAIL_MODES } from '../policy/defaults.js';
 import type { Algorithm, FailMode, IdentityInput, PolicyInput, Store } from '../types.js';
 import { OPTION_DEFAULTS } from './defaults.js';
+import { checkAllowList, checkDenyList } from './list-checks.js';
 import { LOGGER_OPTION } from './logger-option.js';
 import {
   isBoolean,
@@ -20,7 +21,6 @@ import {
   positiveInteger,
   type RequestOf,
 } from './option.js';
-import { RateLimitOptionsError } from './options-error.js';
 
 /** Per-request cost: a number for every policy, or per policy name. */
 export type CostValue = number | Readonly<Record<string, number>>;
@@ -41,29 +41,6 @@ function checkCost(cost: unknown, fail: OptionFail): unknown {
     return cost;
   }
   return fail('must be a positive number, a record of them per policy, or a function');
-}
-
-function checkAllowList(list: unknown, fail: OptionFail): IpList {
-  if (typeof list === 'object' && list !== null && !Array.isArray(list)) {
-    if (typeof (list as IpList).has === 'function') return list as IpList;
-  } else if (Array.isArray(list)) {
-    try {
-      return createIpList(list as string[]);
-    } catch (error) {
-      if (error instanceof CidrError) fail(error.reason, 'allowList', error.entry);
-      throw error;
-    }
-  }
-  return fail('must be an array of CIDR ranges or an IpList');
-}
-
-function checkDenyList(list: unknown, fail: OptionFail): DenyList {
-  try {
-    return toDenyList(list);
-  } catch (error) {
-    if (error instanceof RateLimitOptionsError) fail(error.requirement, error.option, error.value);
-    throw error;
-  }
 }
 
 const describeFormats = (): string =>
@@ -96,10 +73,10 @@ export const HTTP_OPTIONS = Object.freeze({
     doc: "The shorthand's window: `'1m'`, `'10s'` or milliseconds.",
     surfaces: ROUTE,
   }),
-  /** Algorithm of the shorthand policy; default `'token-bucket'`, as for every policy (`POLICY_DEFAULTS`). */
+  /** Algorithm of the shorthand policy; default `'token-bucket'`, as for every policy (`OPTION_DEFAULTS`). */
   algorithm: option<Algorithm>({
-    default: POLICY_DEFAULTS.algorithm,
-    defaultDoc: `'${POLICY_DEFAULTS.algorithm}'`,
+    default: OPTION_DEFAULTS.algorithm,
+    defaultDoc: `'${OPTION_DEFAULTS.algorithm}'`,
     doc: 'Algorithm of the shorthand policy.',
     surfaces: ROUTE,
   }),
@@ -159,8 +136,8 @@ export const HTTP_OPTIONS = Object.freeze({
   }),
   /** Fail mode of the shorthand policy, and the default for policy inputs without one. */
   failMode: option<FailMode>({
-    default: POLICY_DEFAULTS.failMode,
-    defaultDoc: `'${POLICY_DEFAULTS.failMode}'`,
+    default: OPTION_DEFAULTS.failMode,
+    defaultDoc: `'${OPTION_DEFAULTS.failMode}'`,
     doc: 'Fail mode of the shorthand policy and of policies that set none.',
     surfaces: ROUTE,
     check: (value, fail) =>

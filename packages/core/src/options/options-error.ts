@@ -39,4 +39,9 @@ export class RateLimitOptionsError extends TypeError {
     this.value = value;
     this.requirement = requirement;
   }
+
+  /** The same error told by another source (`@RateLimit() on PaymentsController.create`). */
+  from(source: string): RateLimitOptionsError {
+    return new RateLimitOptionsError(this.option, this.value, this.requirement, source);
+  }
 }

@@ -21,10 +21,71 @@ export interface PolicySetOptions {
 }
 
 /**
- * Validates and compiles the policies these options describe, without building a limiter:
- * `policies`, or one policy named `default` from `limit` + `window` (+ `algorithm`); each
- * policy without a fail mode gets `failMode`, and with `shadow` each policy is a shadow policy
- * (a policy already compiled by `definePolicy()` is taken as it is).
+ * A policy input as the options prepare it: the options' `failMode` when it sets none, and with
+ * `shadow` a shadow policy. A policy compiled by `definePolicy()` is taken as it is (it cannot be
+ * re-validated with changes: the caller shadows its decisions instead). Every path that builds
+ * policies from adapter or module options prepares them here.
+ */
+export function preparePolicy(
+  input: PolicyInput | CompiledPolicy,
+  options: Pick<PolicySetOptions, 'failMode' | 'shadow'>,
+): PolicyInput {
+  if (isCompiledPolicy(input)) return input;
+  let p: PolicyInput = input;
+  if (options.failMode !== undefined && p.failMode === undefined) p = { ...p, failMode: options.failMode };
+  if (options.shadow === true && p.shadow !== true) p = { ...p, shadow: true };
+  return p;
+}
+
+/**
+ * The policy inputs these options describe (not yet prepared): `policies`, or one policy named
+ * `default` from `limit` + `window` (+ `algorithm`). `hasLimiter`: a shared limiter is given too.
+ *
+ * @throws RateLimitOptionsError naming the option and value
+ */
+export function policyInputs(
+  options: PolicySetOptions,
+  source = 'rateLimit',
+  hasLimiter = false,
+): readonly (PolicyInput | CompiledPolicy)[] {
+  const shorthand = checkPolicyForm(options, source, hasLimiter);
+  return shorthand ? [shorthandPolicy(options, source)] : listedPolicies(options.policies, source);
+}
+
+/**
+ * The ways of giving policies do not mix: the `limit` + `window` shorthand goes alone, and
+ * `algorithm` goes with it only. Returns whether the shorthand is used.
+ *
+ * @throws RateLimitOptionsError naming the option and value
+ */
+export function checkPolicyForm(
+  options: PolicySetOptions,
+  source = 'rateLimit',
+  hasLimiter = false,
+): boolean {
+  const shorthand = options.limit !== undefined || options.window !== undefined;
+  if (shorthand && (options.policies !== undefined || hasLimiter)) {
+    throw new RateLimitOptionsError(
+      options.limit !== undefined ? 'limit' : 'window',
+      options.limit ?? options.window,
+      'cannot be combined with "policies" or "limiter" (the shorthand defines the only policy)',
+      source,
+    );
+  }
+  if (options.algorithm !== undefined && !shorthand) {
+    throw new RateLimitOptionsError(
+      'algorithm',
+      options.algorithm,
+      'applies to the "limit" + "window" shorthand only',
+      source,
+    );
+  }
+  return shorthand;
+}
+
+/**
+ * Validates and compiles the policies these options describe, without building a limiter
+ * (`policyInputs`, each prepared by `preparePolicy`).
  *
  * @param options the policy options
  * @param source the message prefix of option errors (`rateLimit` by default)
@@ -42,41 +103,29 @@ export function compilePolicies(options: PolicySetOptions, source = 'rateLimit')
   if (options.shadow !== undefined && typeof options.shadow !== 'boolean') {
     throw new RateLimitOptionsError('shadow', options.shadow, 'must be true or false', source);
   }
-  const shorthand = options.limit !== undefined || options.window !== undefined;
-  if (shorthand && options.policies !== undefined) {
-    throw new RateLimitOptionsError(
-      options.limit !== undefined ? 'limit' : 'window',
-      options.limit ?? options.window,
-      'cannot be combined with "policies" (the shorthand defines the only policy)',
-      source,
-    );
-  }
-  if (options.algorithm !== undefined && !shorthand) {
-    throw new RateLimitOptionsError(
-      'algorithm',
-      options.algorithm,
-      'applies to the "limit" + "window" shorthand only',
-      source,
-    );
-  }
-  const inputs = shorthand ? [shorthandPolicy(options, source)] : listedPolicies(options.policies, source);
-  return definePolicies(
-    inputs.map((input) => {
-      if (isCompiledPolicy(input)) return input;
-      let p = input;
-      if (options.failMode !== undefined && p.failMode === undefined)
-        p = { ...p, failMode: options.failMode };
-      if (options.shadow === true && p.shadow !== true) p = { ...p, shadow: true };
-      return p;
-    }),
-  );
+  return definePolicies(policyInputs(options, source).map((input) => preparePolicy(input, options)));
 }
 
 function shorthandPolicy(options: PolicySetOptions, source: string): PolicyInput {
-  const { limit, window } = options;
+  const { limit } = options;
   if (typeof limit !== 'number' || !Number.isSafeInteger(limit) || limit <= 0) {
     throw new RateLimitOptionsError('limit', limit, 'must be a positive integer', source);
   }
+  return shorthandInput(limit, options, source);
+}
+
+/**
+ * The shorthand's one policy for `limit` (checked by the caller): named `default`, with the
+ * options' `window` (required) and `algorithm`.
+ *
+ * @throws RateLimitOptionsError when `window` is unset
+ */
+export function shorthandInput(
+  limit: number,
+  options: Pick<PolicySetOptions, 'window' | 'algorithm'>,
+  source = 'rateLimit',
+): PolicyInput {
+  const { window } = options;
   if (window === undefined) {
     throw new RateLimitOptionsError(
       'window',

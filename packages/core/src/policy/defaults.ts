@@ -1,13 +1,14 @@
-/** Every policy default, in one place. */
-import type { Algorithm, FailMode } from '../types.js';
+/** The policy defaults (a view of `OPTION_DEFAULTS`, where every default lives) and the fail modes. */
+import { OPTION_DEFAULTS } from '../options/defaults.js';
+import type { FailMode } from '../types.js';
 
-/** Defaults applied by `definePolicy` when a field is unset. */
+/** Defaults applied by `definePolicy` when a field is unset: a view of `OPTION_DEFAULTS`. */
 export const POLICY_DEFAULTS = Object.freeze({
-  algorithm: 'token-bucket' as Algorithm,
-  failMode: 'closed' as FailMode,
-  cost: 1,
-  shadow: false,
-  scope: 'identity' as 'identity' | 'route',
+  algorithm: OPTION_DEFAULTS.algorithm,
+  failMode: OPTION_DEFAULTS.failMode,
+  cost: OPTION_DEFAULTS.policyCost,
+  shadow: OPTION_DEFAULTS.policyShadow,
+  scope: OPTION_DEFAULTS.policyScope,
 });
 
 /** The fail modes an adapter's `failMode` option (and any policy) takes. */
@@ -19,10 +20,11 @@ export const POLICY_FAIL_MODES: readonly FailMode[] = Object.freeze([...FAIL_MOD
 /** Longest policy name; names appear in headers, metric labels and keys. */
 export const MAX_POLICY_NAME_LENGTH = 64;
 
-/** The in-process tables of leases and of local stages: most keys each holds (oldest dropped first). */
+/**
+ * The in-process tables of leases and of local stages: most keys each holds (oldest dropped
+ * first). A view of `OPTION_DEFAULTS`.
+ */
 export const IN_PROCESS_DEFAULTS = Object.freeze({
-  /** Keys with a lease held at once; dropping one drops its unspent units (under-use, never over). */
-  leaseMaxKeys: 100_000,
-  /** Keys with a local-stage bucket at once; dropping one forgets its local usage. */
-  localStageMaxKeys: 100_000,
+  leaseMaxKeys: OPTION_DEFAULTS.leaseMaxKeys,
+  localStageMaxKeys: OPTION_DEFAULTS.localStageMaxKeys,
 });

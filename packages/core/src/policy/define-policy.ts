@@ -1,8 +1,9 @@
 /** `definePolicy`: validates a policy as written and compiles it to the units the algorithms use. */
 import { ALGORITHM_LIST, ALGORITHM_NAMES, ALGORITHMS, isAlgorithm } from '../algorithms/registry.js';
+import { OPTION_DEFAULTS } from '../options/defaults.js';
 import type { Algorithm, CompiledPolicy, CostInput, PolicyInput } from '../types.js';
 import { compileBan } from './ban.js';
-import { MAX_POLICY_NAME_LENGTH, POLICY_DEFAULTS, POLICY_FAIL_MODES } from './defaults.js';
+import { MAX_POLICY_NAME_LENGTH, POLICY_FAIL_MODES } from './defaults.js';
 import { parseDuration, parseRate } from './duration.js';
 import { PolicyError } from './errors.js';
 import { compileLease, compileLocalStage } from './lease.js';
@@ -105,18 +106,18 @@ export function definePolicy(input: PolicyInput | CompiledPolicy): CompiledPolic
   }
   const p = input as PolicyInput;
 
-  const algorithm = p.algorithm ?? POLICY_DEFAULTS.algorithm;
+  const algorithm = p.algorithm ?? OPTION_DEFAULTS.algorithm;
   if (!isAlgorithm(algorithm)) {
     throw new PolicyError('algorithm', p.algorithm, `must be one of ${ALGORITHM_NAMES.join(', ')}`, name);
   }
   const rules = ALGORITHMS[algorithm].limits;
-  const failMode = p.failMode ?? POLICY_DEFAULTS.failMode;
+  const failMode = p.failMode ?? OPTION_DEFAULTS.failMode;
   if (!POLICY_FAIL_MODES.includes(failMode)) {
     throw new PolicyError('failMode', p.failMode, `must be one of ${POLICY_FAIL_MODES.join(', ')}`, name);
   }
-  const shadow = p.shadow ?? POLICY_DEFAULTS.shadow;
+  const shadow = p.shadow ?? OPTION_DEFAULTS.policyShadow;
   if (typeof shadow !== 'boolean') throw new PolicyError('shadow', p.shadow, 'must be true or false', name);
-  const scope = p.scope ?? POLICY_DEFAULTS.scope;
+  const scope = p.scope ?? OPTION_DEFAULTS.policyScope;
   if (scope !== 'identity' && scope !== 'route') {
     throw new PolicyError('scope', p.scope, "must be 'identity' or 'route'", name);
   }
@@ -178,7 +179,7 @@ export function definePolicy(input: PolicyInput | CompiledPolicy): CompiledPolic
     );
   }
 
-  const cost: CostInput = p.cost ?? POLICY_DEFAULTS.cost;
+  const cost: CostInput = p.cost ?? OPTION_DEFAULTS.policyCost;
   if (typeof cost !== 'function') {
     if (typeof cost === 'number' && Number.isFinite(cost) && cost > limit) {
       const field = p.burst !== undefined ? 'burst' : 'limit';

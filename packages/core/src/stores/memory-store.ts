@@ -16,6 +16,7 @@ import { ALGORITHMS, type AlgorithmParams, type Evaluation } from '../algorithms
 import { leaseTake } from '../algorithms/lease-take.js';
 import { wholeWaitMs } from '../algorithms/types.js';
 import { assertValidEntries } from '../algorithms/validate.js';
+import { OPTION_DEFAULTS } from '../options/defaults.js';
 import type { Clock, Store, StoreEntry, StoreMode, StoreSettleEntry, StoreVerdict } from '../types.js';
 import { chargesEntry } from './charge-rule.js';
 import { LruIndex, NO_SLOT } from './lru-index.js';
@@ -72,7 +73,7 @@ export class MemoryStore implements Store {
   #bans: BanTable | undefined;
 
   constructor(options: MemoryStoreOptions = {}) {
-    const maxKeys = options.maxKeys ?? 1_000_000;
+    const maxKeys = options.maxKeys ?? OPTION_DEFAULTS.memoryStoreMaxKeys;
     if (!Number.isInteger(maxKeys) || maxKeys < 1) {
       throw new Error(`MemoryStore: "maxKeys" must be a positive integer, got ${String(options.maxKeys)}`);
     }

@@ -7,6 +7,7 @@
  */
 
 import type { ScriptStats } from '../limiter/counters.js';
+import { OPTION_DEFAULTS } from '../options/defaults.js';
 import { warnOnEvictingPolicy } from '../redis/memory-policy.js';
 import { encodeScriptNow, RESET_SCRIPT } from '../redis/script.js';
 import { ScriptBatcher } from '../redis/script-batcher.js';
@@ -83,10 +84,10 @@ export interface RedisStoreOptions {
   readonly logger?: SluiceLogger;
 }
 
-/** Defaults of `RedisStore`, in one place. */
+/** Defaults of `RedisStore`: a view of `OPTION_DEFAULTS`, where every default lives. */
 export const REDIS_STORE_DEFAULTS = Object.freeze({
-  maxBatch: 128,
-  maxBatchWaitMs: 2,
+  maxBatch: OPTION_DEFAULTS.redisMaxBatch,
+  maxBatchWaitMs: OPTION_DEFAULTS.redisMaxBatchWaitMs,
   scheduleFlush: (flush: () => void): void => queueMicrotask(flush),
 });
 
