@@ -59,6 +59,7 @@ export {
   LIMITER_OPTION_NAMES,
   limiterOptionsOf,
   type ModuleOptions,
+  NEST_MODULE_OPTION_NAMES,
   OPTION_DEFAULTS,
   OPTION_SCHEMA,
   type OptionSpec,

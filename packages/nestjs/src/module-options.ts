@@ -20,7 +20,7 @@ export type RateLimitModuleOptions = ModuleOptions<RateLimitRequest>;
 /** Options of `@RateLimit({...})` (core's `RouteOptions`, from its option schema). */
 export type RateLimitRouteOptions = RouteOptions<RateLimitRequest>;
 
-export { NEST_MODULE_OPTION_NAMES } from '@sluice/core';
+export { NEST_MODULE_OPTION_NAMES } from '@sluice/core/adapter';
 
 /** Extra options of `forRoot()` / `forRootAsync()` that shape the module itself. */
 export interface RateLimitModuleExtras {
