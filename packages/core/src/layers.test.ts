@@ -3,10 +3,6 @@
  * out): no import cycle; `limiter/`, `stores/`, `redis/`, `algorithms/`, `policy/` and `keys/` never
  * import `http/`; core imports no web framework; `node:` modules only under `node/`; the adapters
  * never import each other and reach core through its entries only; no source file over 300 lines.
- *
- * Cycles and sizes are asserted for every file outside the folders listed in `REWRITTEN_ELSEWHERE`;
- * inside them they are printed (the lead makes those strict once issue 28's rewrites of those folders
- * are merged). The direction rules are asserted everywhere.
  */
 import { readdirSync, readFileSync } from 'node:fs';
 import { builtinModules } from 'node:module';
@@ -18,8 +14,6 @@ import { describe, expect, it } from 'vitest';
 const SRC = dirname(fileURLToPath(import.meta.url));
 const PACKAGES = resolve(SRC, '../..');
 
-/** Folders of core rewritten by other branches of issue 28: cycles and sizes there are printed, not asserted. */
-const REWRITTEN_ELSEWHERE = ['limiter/', 'http/', 'options/', 'redis/', 'stores/'];
 /** Folders below `http/` in the layering: they never import it. */
 const BELOW_HTTP = ['limiter/', 'stores/', 'redis/', 'algorithms/', 'policy/', 'keys/'];
 const MAX_LINES = 300;
@@ -109,8 +103,6 @@ function cycles(edges: ReadonlyMap<string, readonly string[]>): string[][] {
   return found;
 }
 
-const rewrittenElsewhere = (file: string): boolean => REWRITTEN_ELSEWHERE.some((dir) => file.startsWith(dir));
-
 describe('the layers of @sluice/core', () => {
   it('the cycle finder finds a cycle, a self-import and nothing in a chain', () => {
     const found = cycles(
@@ -140,15 +132,7 @@ describe('the layers of @sluice/core', () => {
   });
 
   it('has no import cycle', () => {
-    const all = cycles(graph);
-    const elsewhere = all.filter((cycle) => cycle.every(rewrittenElsewhere));
-    if (elsewhere.length > 0) {
-      console.info(
-        `import cycles inside ${REWRITTEN_ELSEWHERE.join(' ')} (rewritten on other branches):\n` +
-          elsewhere.map((cycle) => `  between ${cycle.join(', ')}`).join('\n'),
-      );
-    }
-    expect(all.filter((cycle) => !cycle.every(rewrittenElsewhere))).toEqual([]);
+    expect(cycles(graph)).toEqual([]);
   });
 
   it(`${BELOW_HTTP.join(', ')} never import http/`, () => {
@@ -177,13 +161,7 @@ describe('the layers of @sluice/core', () => {
     const over = [...lines]
       .filter(([, count]) => count > MAX_LINES)
       .map(([file, count]) => `${file} (${count})`);
-    const elsewhere = over.filter(rewrittenElsewhere);
-    if (elsewhere.length > 0) {
-      console.info(
-        `over ${MAX_LINES} lines, in folders rewritten on other branches: ${elsewhere.join(', ')}`,
-      );
-    }
-    expect(over.filter((entry) => !rewrittenElsewhere(entry))).toEqual([]);
+    expect(over).toEqual([]);
   });
 
   it('adapters never import each other, and reach core through its entries only', () => {

@@ -8,7 +8,7 @@
  * field (23-27k instructions), and a frozen or sealed object cannot take one. The marker's own properties, `for...in` and `Object.keys` over it stay
  * as they were.
  */
-import type { Limiter } from '../limiter/index.js';
+import type { Limiter } from '../limiter/limiter.js';
 import type { Decision } from '../types.js';
 
 /** One check made for a request marker: a list, usually of one entry. */

@@ -1,5 +1,5 @@
 /** Decision listeners over a group of limiters that grows (the Nest module's own limiters). */
-import type { Limiter } from '../limiter/index.js';
+import type { Limiter } from '../limiter/limiter.js';
 import type { DecisionEvent } from '../types.js';
 
 type Listener = (event: DecisionEvent) => void;

@@ -1,7 +1,7 @@
 /** Test fixtures for the HTTP layer: decisions and policy results built by hand. Not exported. */
 
 import { LimiterCounters } from '../limiter/counters.js';
-import type { Limiter } from '../limiter/index.js';
+import type { Limiter } from '../limiter/limiter.js';
 import type { Decision, Descriptor, PolicyResult } from '../types.js';
 
 /** A policy result with sensible defaults: allowed, limit 20, window 20 s. */

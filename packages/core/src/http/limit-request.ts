@@ -2,13 +2,13 @@
  * The request path every adapter shares: skip -> choice of policies -> identity -> deny list ->
  * cost -> `limiter.check` -> `toHttpVerdict`, with double-count protection per request.
  */
-import type { Limiter } from '../limiter/index.js';
+import type { Limiter } from '../limiter/limiter.js';
 import type { Decision, Descriptor, IdentityInput } from '../types.js';
 import { addCheck, findCheck } from './check-records.js';
 import { FORBIDDEN, FORBIDDEN_PROMISE } from './forbidden.js';
-import type { ResolvedRateLimitOptions } from './options.js';
 import { type ChoiceAnswer, type PolicyChoice, PolicyChoiceFailure, policySetKey } from './policy-choice.js';
 import { requestIdentity } from './request-identity.js';
+import type { ResolvedRateLimitOptions } from './resolved-options.js';
 import { routeKey } from './route.js';
 import { type ResponseFacts, settlerFor, settles } from './settle-request.js';
 import { isThenable } from './thenable.js';

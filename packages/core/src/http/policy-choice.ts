@@ -3,7 +3,7 @@
  * answers checked, compiled once per value into a limiter (bounded cache) and handed to
  * `limitRequest`; a function that throws or answers a bad value becomes an `unavailable` decision.
  */
-import type { Limiter } from '../limiter/index.js';
+import type { Limiter } from '../limiter/limiter.js';
 import { describeValue } from '../policy/errors.js';
 import type { CompiledPolicy, Decision, FailMode, PolicyResult } from '../types.js';
 import { type Reporter, report, WARNING_CODES } from '../warn.js';

@@ -2,18 +2,13 @@
  * The settle of a request after its response, every adapter alike: the `settle` option's units,
  * then `skipFailedRequests` / `skipSuccessfulRequests` (0 units), then `limiter.settle`. Web-standard.
  */
-import type { Limiter } from '../limiter/index.js';
+import type { Limiter } from '../limiter/limiter.js';
+import type { ResponseFacts } from '../model/response-facts.js';
 import type { CostValue } from '../options/index.js';
 import type { Decision } from '../types.js';
 import { report, type SluiceLogger, WARNING_CODES } from '../warn.js';
 
-/** How a request's response ended, as the adapter saw it. */
-export interface ResponseFacts {
-  /** The response status (the one set when the connection closed early). */
-  readonly statusCode: number;
-  /** True when the response was sent to the end; false when the connection closed before. */
-  readonly completed: boolean;
-}
+export type { ResponseFacts } from '../model/response-facts.js';
 
 /** The settle options, as `resolveRateLimitOptions` resolved them. */
 export interface SettleOptions<Req> {

@@ -11,9 +11,9 @@ export {
   StoreCallCounts,
   type StoreErrorCause,
 } from './counters.js';
-export { createLimiter, type Limiter } from './create-limiter.js';
+export { createLimiter } from './create-limiter.js';
 export { callWithDeadline, StoreTimeoutError } from './deadline.js';
 export { metricOutcome } from './decision.js';
+export type { Limiter, SettleUnits } from './limiter.js';
 export { LIMITER_DEFAULTS, type LimiterOptions } from './options.js';
-export type { SettleUnits } from './settle.js';
 export type { SettleAnswer } from './store-answer.js';

@@ -1,6 +1,6 @@
 /** How many units a lease take asks for: the policy's `units`, or with `adaptive` a size that follows the key's use. */
 import type { CompiledLease } from '../policy/lease.js';
-import type { Lease } from './lease-table.js';
+import type { Lease } from './lease.js';
 
 /** An adaptive lease's first size (units), and its size again after a denied take. */
 export const ADAPTIVE_FIRST_UNITS = 1;

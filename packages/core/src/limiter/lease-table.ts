@@ -1,33 +1,10 @@
 /** The leases one limiter holds: units taken from the store, spent in-process, by state key. */
 import { LruIndex } from '../stores/lru-index.js';
 import type { LeaseUnitCounts } from './counters.js';
+import type { Lease } from './lease.js';
 import { ADAPTIVE_FIRST_UNITS } from './lease-size.js';
 
-/** One key's lease, and what the store said when it was taken. */
-export interface Lease {
-  /** Units left to spend (fractions for fractional costs). */
-  units: number;
-  /** When the lease stops being spent, by the limiter's clock (ms). */
-  expiresAtMs: number;
-  /** The store's remaining after the take (the global budget, the lease excluded). */
-  seenRemaining: number;
-  /** The store's resetMs after the take. */
-  seenResetMs: number;
-  /** When the take was asked (ms). */
-  seenAtMs: number;
-  /** Counts the takes of this key: units held out of one lease go back only to that lease. */
-  generation: number;
-  /** The latest take in flight for this key; checks it covers wait for it. */
-  refill: Promise<void> | undefined;
-  /** Settles `refill` when that take is answered. */
-  release: (() => void) | undefined;
-  /** Units of that take no check has counted on yet: a check of at most this cost waits for it. */
-  cover: number;
-  /** Units asked for by the takes of this key in flight. */
-  takingUnits: number;
-  /** An adaptive lease's current size: the units its next take starts from. */
-  sizeUnits: number;
-}
+export type { Lease } from './lease.js';
 
 /**
  * Leases by state key, at most `maxKeys` (the oldest held goes first: its unspent units are

@@ -4,11 +4,9 @@ import { describeValue } from '../policy/errors.js';
 import { fallbackFailMode } from '../policy/lease.js';
 import { chargedByRule } from '../stores/charge-rule.js';
 import type { Clock, Decision, PolicyResult, StoreEntry, StoreSettleEntry } from '../types.js';
+import type { SettleUnits } from './limiter.js';
 import type { Steps } from './steps.js';
 import type { SettleAnswer, SettleWhere } from './store-answer.js';
-
-/** The actual units of a request: one number for every policy, or a number per policy name. */
-export type SettleUnits = number | Readonly<Record<string, number>>;
 
 /**
  * What a check charged, kept for its settle: the entries, where, and when: the store charged

@@ -2,10 +2,10 @@
 import type { IpList } from '../http/cidr.js';
 import type { DenyListInput } from '../http/deny-list.js';
 import { HEADER_FORMATS, type HeaderFormat } from '../http/headers.js';
-import type { ResponseFacts } from '../http/settle-request.js';
 import { storeProblem } from '../http/store-check.js';
 import { isValidPrefix } from '../keys/build-keys.js';
-import type { Limiter } from '../limiter/index.js';
+import type { Limiter } from '../limiter/limiter.js';
+import type { ResponseFacts } from '../model/response-facts.js';
 import { FAIL_MODES } from '../policy/defaults.js';
 import type { Algorithm, FailMode, IdentityInput, PolicyInput, Store } from '../types.js';
 import { OPTION_DEFAULTS } from './defaults.js';
