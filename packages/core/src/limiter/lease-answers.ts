@@ -78,7 +78,10 @@ export function mergeTakes(
     });
     if (books.counters !== undefined)
       countTake(books.counters, entry, granted, dropped, granted === 0 && rememberable(verdict));
-    verdicts[i] = remainingView(entry.policy, lease, verdict);
+    verdicts[i] =
+      granted === 0 && paidByAnotherTake(books, entries, lease, generation, askedAtMs)
+        ? leaseVerdict(entry.policy, lease, askedAtMs)
+        : remainingView(entry.policy, lease, verdict);
   });
   for (let i = 0; i < entries.length; i++) {
     if (plans[i] !== Plan.Local) continue;
@@ -90,6 +93,27 @@ export function mergeTakes(
     verdicts[i] = leaseVerdict(entry.policy, lease, askedAtMs);
   }
   return verdicts;
+}
+
+/**
+ * A lone check whose own take the store denied while another take of its key was granted (two
+ * takes in flight): when the lease that take left can pay the check, it is spent from there, as it
+ * would have been had the check waited for that take. Never a 429 while the lease holds units.
+ */
+function paidByAnotherTake(
+  books: LeaseBooks,
+  entries: readonly StoreEntry[],
+  lease: Lease,
+  generation: number,
+  askedAtMs: number,
+): boolean {
+  const entry = entries[0] as StoreEntry;
+  // Same generation: no take of the key was granted while this one was out.
+  if (entries.length !== 1 || lease.generation === generation) return false;
+  if (askedAtMs >= lease.expiresAtMs || lease.units + 1e-9 < entry.cost) return false;
+  lease.units -= entry.cost;
+  if (books.counters !== undefined) books.counters.leases.spent += entry.cost;
+  return true;
 }
 
 /**
