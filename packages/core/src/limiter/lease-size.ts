@@ -2,6 +2,19 @@
 import type { CompiledLease } from '../policy/lease.js';
 import type { Lease } from './lease.js';
 
+/**
+ * Whether a check of a key at `nowMs` takes a lease: only once the key shows demand, that is when
+ * it was checked before within the lease's `ttlMs` (`lease`: the key's entry in the lease table,
+ * undefined for a key never seen). A cold key starts at nothing: its check is decided exactly,
+ * charged its own cost, and takes no lease, so a key seen about once per `ttlMs` never strands a
+ * lease and costs what an unleased check costs. Records the check, for the next one.
+ */
+export function showsDemand(policyLease: CompiledLease, lease: Lease, nowMs: number): boolean {
+  const demand = nowMs - lease.checkedAtMs <= policyLease.ttlMs;
+  lease.checkedAtMs = nowMs;
+  return demand;
+}
+
 /** An adaptive lease's first size (units), and its size again after a denied take. */
 export const ADAPTIVE_FIRST_UNITS = 1;
 

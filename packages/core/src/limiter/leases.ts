@@ -14,16 +14,26 @@ import {
   mergeTakes,
   Plan,
 } from './lease-answers.js';
-import { takeUnits } from './lease-size.js';
+import { showsDemand, takeUnits } from './lease-size.js';
 import { type Lease, LeaseTable } from './lease-table.js';
 import { deniedVerdict, leaseVerdict, leastUnitsOf, usableUnits } from './lease-verdicts.js';
 import { type StoreAnswer, StoreUnavailable, type StoreVerdicts } from './store-answer.js';
 
-/** What the leases make of a check: answered here, a store call to make, or a take in flight to wait for. */
+/**
+ * What the leases make of a check: answered here, the store asked for every entry as it is (no
+ * lease spent or taken: cold keys, see `showsDemand`), a store call to make, or a take in flight to wait for.
+ */
 export type LeaseStep =
   | { readonly kind: 'answered'; readonly answer: StoreVerdicts }
+  | { readonly kind: 'exact' }
   | { readonly kind: 'call'; readonly call: LeaseCall }
   | { readonly kind: 'wait'; readonly refill: Promise<void> };
+
+/** The step of a check whose entries all go to the store as they are. */
+const EXACT: LeaseStep = Object.freeze({ kind: 'exact' });
+
+/** Whether an entry's plan spends, takes or answers from a lease. */
+const isLeasePlan = (plan: Plan): boolean => plan !== Plan.Store;
 
 /**
  * The leases of one limiter, for the entries of policies with a `lease`. A consuming check whose
@@ -74,17 +84,19 @@ export class Leases {
     let needsStore = false;
     for (let i = 0; i < entries.length; i++) {
       const entry = entries[i] as StoreEntry;
-      if (entry.policy.lease === undefined) {
+      const policyLease = entry.policy.lease;
+      if (policyLease === undefined) {
         plans[i] = Plan.Store;
         needsStore = true;
         continue;
       }
-      const lease = this.#leases.get(entry.key);
+      const lease = this.#leases.hold(entry.key);
+      const demand = showsDemand(policyLease, lease, nowMs);
       if (this.#spendable(entry, lease, nowMs)) {
         plans[i] = Plan.Local;
         continue;
       }
-      if (lease?.refill !== undefined) {
+      if (lease.refill !== undefined) {
         const covered = lease.cover + 1e-9 >= entry.cost;
         if (covered) lease.cover -= entry.cost;
         // Wait for the take in flight, then spend from the lease, when it pays this check too;
@@ -94,18 +106,23 @@ export class Leases {
         if (covered || entries.length > 1 || !this.#roomForAnother(entry, lease))
           return { kind: 'wait', refill: lease.refill };
       }
-      const usable = lease === undefined ? 0 : usableUnits(entry, lease, nowMs, this.#failing);
+      const usable = usableUnits(entry, lease, nowMs, this.#failing);
       const denial = this.#denials.lookup(entry.key, leastUnitsOf(entry, usable), nowMs);
       if (denial !== undefined) {
         plans[i] = Plan.Denied;
         found ??= new Array(entries.length);
         found[i] = denial;
-      } else {
+      } else if (demand) {
         plans[i] = Plan.Take;
+        needsStore = true;
+      } else {
+        // A cold key: checked exactly, like an unleased entry (see `showsDemand`).
+        plans[i] = Plan.Store;
         needsStore = true;
       }
     }
     if (!needsStore) return { kind: 'answered', answer: this.#answerHere(entries, plans, found, nowMs) };
+    if (!plans.some(isLeasePlan)) return EXACT;
     return { kind: 'call', call: this.#send(entries, plans, nowMs) };
   }
 
