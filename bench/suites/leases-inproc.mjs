@@ -18,7 +18,7 @@ import { pathToFileURL } from 'node:url';
 import { parseArgs } from 'node:util';
 import { keySequence } from '../lib/key-distributions.mjs';
 import { runClosedLoop } from '../lib/load.mjs';
-import { startRedis } from '../lib/redis-server.mjs';
+import { startRedis } from '../../test/support/redis-server.js';
 import { median } from '../lib/stats.mjs';
 
 const { values: opts } = parseArgs({
