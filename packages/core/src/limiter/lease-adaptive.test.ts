@@ -81,7 +81,9 @@ describe('adaptive leases', () => {
       clock.nowMs += 1;
       expect((await limiter.check({ identity: 'tenant' })).allowed).toBe(true);
     }
-    const takes = asked().slice(grown).filter((_units, i) => i % 2 === 1);
+    const takes = asked()
+      .slice(grown)
+      .filter((_units, i) => i % 2 === 1);
     expect(takes).toEqual([50, 25, 12, 6, 3, 1, 1, 1]);
   });
 

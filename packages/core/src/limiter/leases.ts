@@ -97,14 +97,19 @@ export class Leases {
         continue;
       }
       if (lease.refill !== undefined) {
+        if (entries.length > 1) {
+          // With another policy beside it (which could deny the checks a take pays, stranding its
+          // units), a check does not queue behind the take in flight: its entry rides the batch, exact.
+          plans[i] = Plan.Store;
+          needsStore = true;
+          continue;
+        }
         const covered = lease.cover + 1e-9 >= entry.cost;
         if (covered) lease.cover -= entry.cost;
-        // Wait for the take in flight, then spend from the lease, when it pays this check too;
-        // when the budget as last seen may not hold another lease (a fresh key, or near the end of
-        // its budget: one take at a time there); and with another policy beside it (which could
-        // deny the checks a second take would pay, stranding its units). Else take another.
-        if (covered || entries.length > 1 || !this.#roomForAnother(entry, lease))
-          return { kind: 'wait', refill: lease.refill };
+        // Wait for the take in flight, then spend from the lease, when it pays this check too,
+        // and when the budget as last seen may not hold another lease (a fresh key, or near the
+        // end of its budget: one take at a time there). Else take another.
+        if (covered || !this.#roomForAnother(entry, lease)) return { kind: 'wait', refill: lease.refill };
       }
       const usable = usableUnits(entry, lease, nowMs, this.#failing);
       const denial = this.#denials.lookup(entry.key, leastUnitsOf(entry, usable), nowMs);
