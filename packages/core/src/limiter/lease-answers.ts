@@ -44,12 +44,17 @@ export interface LeaseBooks {
   readonly counters: LimiterCounters | undefined;
 }
 
-/** The store's verdicts for the sent entries, the takes applied to the leases, and the local entries spent. */
+/**
+ * The store's verdicts for the sent entries, the takes applied to the leases, and the local entries
+ * spent. A lone leased entry whose take was denied while another take of its key was granted (takes
+ * side by side) is admitted from the lease that take filled, when it is live at `nowMs` and pays it.
+ */
 export function mergeTakes(
   books: LeaseBooks,
   entries: readonly StoreEntry[],
   call: LeaseCall,
   storeVerdicts: readonly StoreVerdict[],
+  nowMs: number,
 ): StoreVerdict[] {
   const { plans, sent, sentIndex, usables, held, askedAtMs } = call;
   const all = allAllow(storeVerdicts, sent.length);
@@ -78,6 +83,17 @@ export function mergeTakes(
     });
     if (books.counters !== undefined)
       countTake(books.counters, entry, granted, dropped, granted === 0 && rememberable(verdict));
+    if (
+      granted === 0 &&
+      entries.length === 1 &&
+      nowMs < lease.expiresAtMs &&
+      lease.units + 1e-9 >= entry.cost
+    ) {
+      lease.units -= entry.cost;
+      if (books.counters !== undefined) books.counters.leases.spent += entry.cost;
+      verdicts[i] = leaseVerdict(entry.policy, lease, nowMs);
+      return;
+    }
     verdicts[i] = remainingView(entry.policy, lease, verdict);
   });
   for (let i = 0; i < entries.length; i++) {

@@ -68,6 +68,21 @@ describe('leases: the bounds', () => {
   });
 });
 
+describe('leases: takes side by side', () => {
+  it('a check whose take is denied while another take of its key filled the lease is admitted from it: a denial never says units remain', async () => {
+    const { limiters } = fleet([LEASED], 2, false);
+    const [a, b] = limiters as [Limiter, Limiter];
+    await a.check({ identity: 't' }); // a cold key: checked exactly (19 left)
+    await a.check({ identity: 't' }); // takes 5, spends 1 (14 left, as this take saw)
+    for (let i = 0; i < 4; i++) await a.check({ identity: 't' }); // the lease spent
+    expect((await b.check({ identity: 't', cost: 9 })).allowed).toBe(true); // 5 left
+    // Six at once: a take of 5 pays the first five; the sixth takes another beside it, denied.
+    const decisions = await Promise.all(Array.from({ length: 6 }, () => a.check({ identity: 't' })));
+    expect(decisions.filter((d) => d.allowed)).toHaveLength(5);
+    for (const d of decisions.filter((d) => !d.allowed)) expect(d.remaining).toBe(0);
+  });
+});
+
 describe('leases: one instance', () => {
   it('admits from the lease without the store (source lease), remaining = the store as last seen + the lease', async () => {
     const { limiters, takes } = fleet([LEASED], 1);

@@ -131,8 +131,16 @@ export class Leases {
     return { kind: 'call', call: this.#send(entries, plans, nowMs) };
   }
 
-  /** The store's answer to a `LeaseCall`, for the check's entries: takes applied, local entries spent or given back. */
-  afterStore(entries: readonly StoreEntry[], call: LeaseCall, answer: StoreAnswer): StoreAnswer {
+  /**
+   * The store's answer to a `LeaseCall` at `nowMs`, for the check's entries: takes applied, local
+   * entries spent or given back.
+   */
+  afterStore(
+    entries: readonly StoreEntry[],
+    call: LeaseCall,
+    answer: StoreAnswer,
+    nowMs: number,
+  ): StoreAnswer {
     this.#release(call);
     if (answer instanceof StoreUnavailable) {
       this.#failing = true;
@@ -141,7 +149,7 @@ export class Leases {
     this.#failing = false;
     return {
       source: 'store',
-      verdicts: mergeTakes(this.#books, entries, call, answer.verdicts),
+      verdicts: mergeTakes(this.#books, entries, call, answer.verdicts, nowMs),
       results: undefined,
     };
   }
