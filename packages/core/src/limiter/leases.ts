@@ -14,7 +14,7 @@ import {
   mergeTakes,
   Plan,
 } from './lease-answers.js';
-import { showsDemand, takeUnits } from './lease-size.js';
+import { CheckTimes, showsDemand, takeUnits } from './lease-size.js';
 import { type Lease, LeaseTable } from './lease-table.js';
 import { deniedVerdict, leaseVerdict, leastUnitsOf, usableUnits } from './lease-verdicts.js';
 import { type StoreAnswer, StoreUnavailable, type StoreVerdicts } from './store-answer.js';
@@ -54,6 +54,8 @@ export class Leases {
   readonly #leases: LeaseTable;
   readonly #denials: DenialMemory;
   readonly #books: LeaseBooks;
+  /** When keys without a lease were last checked: their demand. */
+  readonly #checkTimes: CheckTimes;
   /** The last store call failed: only `failMode: 'lease'` policies spend their leases. */
   #failing = false;
 
@@ -70,6 +72,7 @@ export class Leases {
     this.#leases = new LeaseTable(maxKeys, counters?.leases);
     this.#denials = denials;
     this.#books = { leases: this.#leases, denials, counters };
+    this.#checkTimes = new CheckTimes();
   }
 
   /** Whether a check of `entries` has a leased entry. */
@@ -90,8 +93,19 @@ export class Leases {
         needsStore = true;
         continue;
       }
-      const lease = this.#leases.hold(entry.key);
-      const demand = showsDemand(policyLease, lease, nowMs);
+      let lease = this.#leases.get(entry.key);
+      const checkedAtMs = lease === undefined ? this.#checkTimes.swap(entry.key, nowMs) : lease.checkedAtMs;
+      const demand = showsDemand(policyLease, checkedAtMs, nowMs);
+      if (lease === undefined) {
+        if (!demand && this.#denials.size === 0) {
+          // A cold key: checked exactly, like an unleased entry.
+          plans[i] = Plan.Store;
+          needsStore = true;
+          continue;
+        }
+        lease = this.#leases.hold(entry.key);
+      }
+      lease.checkedAtMs = nowMs;
       if (this.#spendable(entry, lease, nowMs)) {
         plans[i] = Plan.Local;
         continue;
@@ -157,6 +171,7 @@ export class Leases {
   /** Drops the leases of `keys` (a reset). */
   reset(keys: readonly string[]): void {
     this.#leases.drop(keys);
+    this.#checkTimes.forget(keys);
   }
 
   /** Whether the store's budget, as the last take saw it, holds another lease beyond the takes in flight. */
