@@ -83,6 +83,25 @@ describe('leases: takes side by side', () => {
   });
 });
 
+describe('leases: a cold key starts at nothing', () => {
+  it('a key takes a lease on its second check within ttlMs; after a reset or a silence of more than ttlMs it is checked exactly again', async () => {
+    const { clock, limiters, store } = fleet([LEASED], 1);
+    const limiter = limiters[0] as Limiter;
+    const tookLease = () => store.calls.map((c) => c.entries[0]?.leastCost !== undefined);
+    await limiter.check({ identity: 't' });
+    await limiter.check({ identity: 't' });
+    expect(tookLease()).toEqual([false, true]);
+    await limiter.reset('t');
+    await limiter.check({ identity: 't' });
+    expect(tookLease()).toEqual([false, true, false]);
+    clock.nowMs += 1001;
+    await limiter.check({ identity: 't' });
+    clock.nowMs += 1000;
+    await limiter.check({ identity: 't' });
+    expect(tookLease()).toEqual([false, true, false, false, true]);
+  });
+});
+
 describe('leases: one instance', () => {
   it('admits from the lease without the store (source lease), remaining = the store as last seen + the lease', async () => {
     const { limiters, takes } = fleet([LEASED], 1);
