@@ -16,9 +16,9 @@ import { writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { pathToFileURL } from 'node:url';
 import { parseArgs } from 'node:util';
+import { startRedis } from '../../test/support/redis-server.js';
 import { keySequence } from '../lib/key-distributions.mjs';
 import { runClosedLoop } from '../lib/load.mjs';
-import { startRedis } from '../lib/redis-server.mjs';
 import { median } from '../lib/stats.mjs';
 
 const { values: opts } = parseArgs({

@@ -112,8 +112,9 @@ describe.each(OUTAGES)('leases with $name', (outage) => {
       [leased({ units: UNITS, ttlMs: 300, failModeAfter: 'open' })],
       `lf-${outage.name.length}b`,
     );
-    // Healthy: each instance takes a lease of 10 and spends 1.
+    // Healthy: each instance checks the cold key exactly, then takes a lease of 10 and spends 1.
     for (const limiter of [...limiters, opensAfter!]) {
+      expect((await limiter.check({ identity: 'tenant' })).source).toBe('store');
       expect((await limiter.check({ identity: 'tenant' })).source).toBe('store');
     }
     await outage.begin();
@@ -164,8 +165,11 @@ describe('a leased policy beside an unleased one while the network is blackholed
       [leased({ units: UNITS, ttlMs: '1m' }, 'closed'), audit],
       'lf-mixed-closed',
     );
-    for (const limiter of [withLease!, closed!])
+    // The cold key's first check is exact; the second takes the lease.
+    for (const limiter of [withLease!, closed!]) {
       expect((await limiter.check({ identity: 'tenant' })).allowed).toBe(true);
+      expect((await limiter.check({ identity: 'tenant' })).allowed).toBe(true);
+    }
     faults.setMode('blackhole');
     expect(await withLease!.check({ identity: 'tenant' })).toMatchObject({
       allowed: true,

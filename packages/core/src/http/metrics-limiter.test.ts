@@ -114,7 +114,8 @@ describe('remembered denials and lease units', () => {
       denyCache: false,
     });
     const metrics = createMetrics({ meter: false, limiter });
-    for (let i = 0; i < 7; i++) await limiter.check({ identity: 'a' });
+    // The first check of a cold key is exact (no lease); then seven admitted from leases.
+    for (let i = 0; i < 8; i++) await limiter.check({ identity: 'a' });
     let s = samplesOf(metrics.render());
     // Two takes of 5; seven units spent, three held.
     expect(s.get('sluice_lease_units_taken_total')).toBe(10);
@@ -122,6 +123,7 @@ describe('remembered denials and lease units', () => {
     expect(s.get('sluice_lease_units_dropped_total')).toBe(0);
     // The lease expires with 3 units in it; the next take drops them.
     clock.nowMs += 1500;
+    await limiter.check({ identity: 'a' }); // 1.5 s after its last check the key is cold: exact
     await limiter.check({ identity: 'a' });
     s = samplesOf(metrics.render());
     expect(s.get('sluice_lease_units_dropped_total')).toBe(3);
@@ -136,8 +138,8 @@ describe('remembered denials and lease units', () => {
     // Every unit taken was spent, dropped, or is still held (at most one lease of 5).
     expect(taken - spent - dropped).toBeGreaterThanOrEqual(0);
     expect(taken - spent - dropped).toBeLessThanOrEqual(5);
-    // Admitted decisions equal the units spent (cost 1 each).
-    expect(s.get('sluice_decisions_total{policy="leased",outcome="allowed"}')).toBe(spent);
+    // Admitted decisions equal the units spent (cost 1 each), and the two checks made exactly.
+    expect(s.get('sluice_decisions_total{policy="leased",outcome="allowed"}')).toBe(spent + 2);
   });
 });
 
@@ -167,10 +169,19 @@ describe('lease units (property)', () => {
           denyCache: false,
         });
         let admittedUnits = 0;
+        // When each identity was last checked since its last reset: a check more than the lease's
+        // TTL (500 ms) after it, or the first, is a cold key's, decided exactly (no lease spent).
+        const checkedAtMs = new Map<string, number>();
         for (const { identity, dtMs, cost, reset } of steps) {
           clock.nowMs += dtMs;
-          if (reset && dtMs > 600) await limiter.reset(identity);
-          if ((await limiter.check({ identity, cost })).allowed) admittedUnits += cost;
+          if (reset && dtMs > 600) {
+            await limiter.reset(identity);
+            checkedAtMs.delete(identity);
+          }
+          const last = checkedAtMs.get(identity);
+          const exact = last === undefined || clock.nowMs - last > 500;
+          checkedAtMs.set(identity, clock.nowMs);
+          if ((await limiter.check({ identity, cost })).allowed && !exact) admittedUnits += cost;
         }
         const { taken, spent, dropped } = limiter.counters.leases;
         expect(spent).toBe(admittedUnits);

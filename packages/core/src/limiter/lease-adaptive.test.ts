@@ -33,19 +33,21 @@ describe('adaptive leases', () => {
       clock.nowMs += 1;
       expect((await (limiters[0] as Limiter).check({ identity: 'tenant' })).allowed).toBe(true);
     }
-    expect(asked().slice(0, 9)).toEqual([1, 2, 4, 8, 16, 32, 64, 100, 100]);
+    // The key's first check is exact (cost 1, a cold key takes no lease), then the takes.
+    expect(asked().slice(0, 10)).toEqual([1, 1, 2, 4, 8, 16, 32, 64, 100, 100]);
     // A fixed lease of 100 takes 10 times; the ramp costs log2(100) = 7 takes more at most.
-    expect(asked()).toHaveLength(16);
+    expect(asked()).toHaveLength(1 + 16);
   });
 
   it('grows from a take made at clock 0 too (a lease taken before is known by its count, not its time)', async () => {
     const { clock, limiters, asked } = fleet(HOT, 1);
     clock.nowMs = 0;
-    for (let i = 0; i < 4; i++) {
+    for (let i = 0; i < 5; i++) {
       await (limiters[0] as Limiter).check({ identity: 'tenant' });
       clock.nowMs += 1;
     }
-    expect(asked()).toEqual([1, 2, 4]);
+    // The first check is exact (a cold key), then takes of 1, 2, 4.
+    expect(asked()).toEqual([1, 1, 2, 4]);
   });
 
   it('cold keys strand almost nothing: 500 identities seen once each take 1 unit each (a fixed lease of 100 strands 99 each)', async () => {
@@ -58,8 +60,9 @@ describe('adaptive leases', () => {
       }
     }
     // Taken from the store but not spent: units asked for (all granted from this budget) - 500 admitted.
+    // A key seen once is checked exactly, adaptive or not: nothing is stranded.
     expect(sum(adaptive.asked()) - 500).toBe(0);
-    expect(sum(fixed.asked()) - 500).toBe(500 * 99);
+    expect(sum(fixed.asked()) - 500).toBe(0);
   });
 
   it('halves the next lease when one expired unspent, down to 1', async () => {
@@ -73,26 +76,32 @@ describe('adaptive leases', () => {
     expect(asked()[grown - 1]).toBe(100);
     for (let i = 0; i < 8; i++) {
       clock.nowMs += 1100; // each lease expires with all but one unit unspent
+      // A check 1.1 s after the last is a cold key's: exact (cost 1); the next, 1 ms on, takes.
+      expect((await limiter.check({ identity: 'tenant' })).allowed).toBe(true);
+      clock.nowMs += 1;
       expect((await limiter.check({ identity: 'tenant' })).allowed).toBe(true);
     }
-    expect(asked().slice(grown)).toEqual([50, 25, 12, 6, 3, 1, 1, 1]);
+    const takes = asked()
+      .slice(grown)
+      .filter((_units, i) => i % 2 === 1);
+    expect(takes).toEqual([50, 25, 12, 6, 3, 1, 1, 1]);
   });
 
   it('keeps its size when a lease is spent, but slowly (after half its TTL)', async () => {
     const { clock, limiters, asked } = fleet(HOT, 1);
     const limiter = limiters[0] as Limiter;
-    for (let i = 0; i < 4; i++) {
+    for (let i = 0; i < 5; i++) {
       clock.nowMs += 1;
-      await limiter.check({ identity: 'tenant' }); // takes of 1, 2, then a lease of 4 with 3 left
+      await limiter.check({ identity: 'tenant' }); // exact, takes of 1, 2, then a lease of 4 with 3 left
     }
-    expect(asked()).toEqual([1, 2, 4]);
+    expect(asked()).toEqual([1, 1, 2, 4]);
     for (let i = 0; i < 3; i++) {
       clock.nowMs += 200; // the lease of 4 is spent 601 ms after its take
       await limiter.check({ identity: 'tenant' });
     }
     clock.nowMs += 10;
     await limiter.check({ identity: 'tenant' });
-    expect(asked()).toEqual([1, 2, 4, 4]);
+    expect(asked()).toEqual([1, 1, 2, 4, 4]);
   });
 
   it('starts again at 1 after a denied take', async () => {
@@ -112,12 +121,14 @@ describe('adaptive leases', () => {
       clock.nowMs += 1;
       allowed.push((await limiter.check({ identity: 'tenant' })).allowed);
     }
-    // 1 + 2 + 4 + 8 = 15, then 5 of the 16 asked for (the budget's last units), then denied.
+    // 1 exact + 1 + 2 + 4 + 8 = 16, then 4 of the 16 asked for (the budget's last units), then denied.
     expect(allowed.filter(Boolean)).toHaveLength(20);
-    expect(asked().slice(0, 6)).toEqual([1, 2, 4, 8, 16, 16]);
+    expect(asked().slice(0, 7)).toEqual([1, 1, 2, 4, 8, 16, 16]);
     clock.nowMs += 2000; // 2 units refilled; the wait of the denial is over
+    // 2 s after its last check the key is cold again (exact); the next check takes, from 1 again.
     expect((await limiter.check({ identity: 'tenant' })).allowed).toBe(true);
-    expect(asked().at(-1)).toBe(1);
+    expect((await limiter.check({ identity: 'tenant' })).allowed).toBe(true);
+    expect(asked().slice(-2)).toEqual([1, 1]);
   });
 
   it('never admits more than burst + rate x T from a fresh key, 4 instances (fast-check)', async () => {

@@ -44,12 +44,17 @@ export interface LeaseBooks {
   readonly counters: LimiterCounters | undefined;
 }
 
-/** The store's verdicts for the sent entries, the takes applied to the leases, and the local entries spent. */
+/**
+ * The store's verdicts for the sent entries, the takes applied to the leases, and the local entries
+ * spent. A lone leased entry whose take was denied while another take of its key was granted (takes
+ * side by side) is admitted from the lease that take filled, when it is live at `nowMs` and pays it.
+ */
 export function mergeTakes(
   books: LeaseBooks,
   entries: readonly StoreEntry[],
   call: LeaseCall,
   storeVerdicts: readonly StoreVerdict[],
+  nowMs: number,
 ): StoreVerdict[] {
   const { plans, sent, sentIndex, usables, held, askedAtMs } = call;
   const all = allAllow(storeVerdicts, sent.length);
@@ -78,10 +83,18 @@ export function mergeTakes(
     });
     if (books.counters !== undefined)
       countTake(books.counters, entry, granted, dropped, granted === 0 && rememberable(verdict));
-    verdicts[i] =
-      granted === 0 && paidByAnotherTake(books, entries, lease, generation, askedAtMs)
-        ? leaseVerdict(entry.policy, lease, askedAtMs)
-        : remainingView(entry.policy, lease, verdict);
+    if (
+      granted === 0 &&
+      entries.length === 1 &&
+      nowMs < lease.expiresAtMs &&
+      lease.units + 1e-9 >= entry.cost
+    ) {
+      lease.units -= entry.cost;
+      if (books.counters !== undefined) books.counters.leases.spent += entry.cost;
+      verdicts[i] = leaseVerdict(entry.policy, lease, nowMs);
+      return;
+    }
+    verdicts[i] = remainingView(entry.policy, lease, verdict);
   });
   for (let i = 0; i < entries.length; i++) {
     if (plans[i] !== Plan.Local) continue;
@@ -93,27 +106,6 @@ export function mergeTakes(
     verdicts[i] = leaseVerdict(entry.policy, lease, askedAtMs);
   }
   return verdicts;
-}
-
-/**
- * A lone check whose own take the store denied while another take of its key was granted (two
- * takes in flight): when the lease that take left can pay the check, it is spent from there, as it
- * would have been had the check waited for that take. Never a 429 while the lease holds units.
- */
-function paidByAnotherTake(
-  books: LeaseBooks,
-  entries: readonly StoreEntry[],
-  lease: Lease,
-  generation: number,
-  askedAtMs: number,
-): boolean {
-  const entry = entries[0] as StoreEntry;
-  // Same generation: no take of the key was granted while this one was out.
-  if (entries.length !== 1 || lease.generation === generation) return false;
-  if (askedAtMs >= lease.expiresAtMs || lease.units + 1e-9 < entry.cost) return false;
-  lease.units -= entry.cost;
-  if (books.counters !== undefined) books.counters.leases.spent += entry.cost;
-  return true;
 }
 
 /**

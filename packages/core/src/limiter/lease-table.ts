@@ -63,6 +63,7 @@ export class LeaseTable {
         cover: 0,
         takingUnits: 0,
         sizeUnits: ADAPTIVE_FIRST_UNITS,
+        checkedAtMs: Number.NEGATIVE_INFINITY,
       };
       this.#bySlot[index.add(key)] = lease;
     }

@@ -24,4 +24,6 @@ export interface Lease {
   takingUnits: number;
   /** An adaptive lease's current size: the units its next take starts from. */
   sizeUnits: number;
+  /** When the key was last checked (ms; -Infinity before its first check): its demand, see `showsDemand`. */
+  checkedAtMs: number;
 }

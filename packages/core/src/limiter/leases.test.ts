@@ -62,8 +62,43 @@ describe('leases: the bounds', () => {
       Array.from({ length: 20 }, () => limiter.check({ identity: 'tenant' })),
     );
     expect(decisions.every((d) => d.allowed)).toBe(true);
-    expect(takes()).toBe(4);
-    expect(decisions.filter((d) => d.source === 'lease')).toHaveLength(16);
+    // The key's first check is exact (a cold key takes no lease), then 4 takes of 5.
+    expect(takes()).toBe(5);
+    expect(decisions.filter((d) => d.source === 'lease')).toHaveLength(15);
+  });
+});
+
+describe('leases: takes side by side', () => {
+  it('a check whose take is denied while another take of its key filled the lease is admitted from it: a denial never says units remain', async () => {
+    const { limiters } = fleet([LEASED], 2, false);
+    const [a, b] = limiters as [Limiter, Limiter];
+    await a.check({ identity: 't' }); // a cold key: checked exactly (19 left)
+    await a.check({ identity: 't' }); // takes 5, spends 1 (14 left, as this take saw)
+    for (let i = 0; i < 4; i++) await a.check({ identity: 't' }); // the lease spent
+    expect((await b.check({ identity: 't', cost: 9 })).allowed).toBe(true); // 5 left
+    // Six at once: a take of 5 pays the first five; the sixth takes another beside it, denied.
+    const decisions = await Promise.all(Array.from({ length: 6 }, () => a.check({ identity: 't' })));
+    expect(decisions.filter((d) => d.allowed)).toHaveLength(5);
+    for (const d of decisions.filter((d) => !d.allowed)) expect(d.remaining).toBe(0);
+  });
+});
+
+describe('leases: a cold key starts at nothing', () => {
+  it('a key takes a lease on its second check within ttlMs; after a reset or a silence of more than ttlMs it is checked exactly again', async () => {
+    const { clock, limiters, store } = fleet([LEASED], 1);
+    const limiter = limiters[0] as Limiter;
+    const tookLease = () => store.calls.map((c) => c.entries[0]?.leastCost !== undefined);
+    await limiter.check({ identity: 't' });
+    await limiter.check({ identity: 't' });
+    expect(tookLease()).toEqual([false, true]);
+    await limiter.reset('t');
+    await limiter.check({ identity: 't' });
+    expect(tookLease()).toEqual([false, true, false]);
+    clock.nowMs += 1001;
+    await limiter.check({ identity: 't' });
+    clock.nowMs += 1000;
+    await limiter.check({ identity: 't' });
+    expect(tookLease()).toEqual([false, true, false, false, true]);
   });
 });
 
@@ -71,21 +106,24 @@ describe('leases: one instance', () => {
   it('admits from the lease without the store (source lease), remaining = the store as last seen + the lease', async () => {
     const { limiters, takes } = fleet([LEASED], 1);
     const limiter = limiters[0] as Limiter;
-    const first = await limiter.check({ identity: 't' });
+    const first = await limiter.check({ identity: 't' }); // a cold key: checked exactly
     expect(first).toMatchObject({ allowed: true, source: 'store', remaining: 19 });
-    const second = await limiter.check({ identity: 't' });
-    expect(second).toMatchObject({ allowed: true, source: 'lease', remaining: 18 });
-    expect(takes()).toBe(1);
+    const take = await limiter.check({ identity: 't' });
+    expect(take).toMatchObject({ allowed: true, source: 'store', remaining: 18 });
+    const fromLease = await limiter.check({ identity: 't' });
+    expect(fromLease).toMatchObject({ allowed: true, source: 'lease', remaining: 17 });
+    expect(takes()).toBe(2);
   });
 
   it('drops what is left when the lease expires, and takes the next one', async () => {
     const { clock, limiters, store, takes } = fleet([LEASED], 1);
     const limiter = limiters[0] as Limiter;
+    await limiter.check({ identity: 't' }); // a cold key: checked exactly
     await limiter.check({ identity: 't' }); // takes 5, spends 1
     clock.nowMs += 1000;
     const next = await limiter.check({ identity: 't' });
     expect(next.source).toBe('store');
-    expect(takes()).toBe(2);
+    expect(takes()).toBe(3);
     // The 4 unspent units were dropped: the store refilled to 20 in 1 s, then gave the new lease 5.
     const [state] = await store.inner.decide(
       [{ key: store.calls[0]!.entries[0]!.key, policy: limiter.policy('leased'), cost: 1 }],
@@ -94,7 +132,7 @@ describe('leases: one instance', () => {
     expect(state?.remaining).toBe(15);
     // The new lease pays 4 more without a call.
     for (let i = 0; i < 4; i++) expect((await limiter.check({ identity: 't' })).source).toBe('lease');
-    expect(takes()).toBe(2);
+    expect(takes()).toBe(3);
   });
 
   it('remembers a denied take until its wait is over, then asks again (no deny cache)', async () => {
@@ -108,7 +146,8 @@ describe('leases: one instance', () => {
       source: 'store',
       retryAfterMs: 100,
     });
-    expect(takes()).toBe(2);
+    // The first check was exact (a cold key), then a take of the 4 left, then the denied take.
+    expect(takes()).toBe(3);
     clock.nowMs += 40;
     const remembered = await limiter.check({ identity: 't' });
     expect(remembered).toMatchObject({
@@ -117,11 +156,11 @@ describe('leases: one instance', () => {
       source: 'lease',
       retryAfterMs: 60,
     });
-    expect(takes()).toBe(2);
+    expect(takes()).toBe(3);
     clock.nowMs += 60;
     const again = await limiter.check({ identity: 't' });
     expect(again).toMatchObject({ allowed: true, source: 'store' });
-    expect(takes()).toBe(3);
+    expect(takes()).toBe(4);
   });
 
   it('ends a fixed window lease with its window', async () => {
@@ -139,12 +178,13 @@ describe('leases: one instance', () => {
     );
     const limiter = limiters[0] as Limiter;
     clock.nowMs = T0 + 900; // T0 is a window boundary
+    await limiter.check({ identity: 't' }); // a cold key: checked exactly
+    await limiter.check({ identity: 't' }); // the take
     await limiter.check({ identity: 't' });
-    await limiter.check({ identity: 't' });
-    expect(takes()).toBe(1);
+    expect(takes()).toBe(2);
     clock.nowMs = T0 + 1000;
     expect((await limiter.check({ identity: 't' })).source).toBe('store');
-    expect(takes()).toBe(2);
+    expect(takes()).toBe(3);
   });
 
   it('leases sliding-log (whole units) and GCRA', async () => {
@@ -184,7 +224,8 @@ describe('leases: one instance', () => {
   it('a reserved check admitted from the lease settles in the store', async () => {
     const { limiters, store } = fleet([LEASED], 1);
     const limiter = limiters[0] as Limiter;
-    await limiter.check({ identity: 't' });
+    await limiter.check({ identity: 't' }); // a cold key: checked exactly
+    await limiter.check({ identity: 't' }); // takes 5
     const decision = await limiter.check({ identity: 't', reserve: true });
     expect(decision.source).toBe('lease');
     expect(await limiter.settle(decision, 0)).toBe('settled');
@@ -192,7 +233,7 @@ describe('leases: one instance', () => {
       [{ key: store.calls[0]!.entries[0]!.key, policy: limiter.policy('leased'), cost: 1 }],
       'peek',
     );
-    expect(state?.remaining).toBe(16); // 20 - 5 taken + 1 refunded
+    expect(state?.remaining).toBe(15); // 20 - 1 checked exactly - 5 taken + 1 refunded
   });
 });
 
@@ -253,7 +294,8 @@ describe('leases when the store fails', () => {
   it("failMode 'lease' spends the current lease, then fails as failModeAfter says (closed)", async () => {
     const { limiters, store } = fleet([withMode('lease')], 1);
     const limiter = limiters[0] as Limiter;
-    await limiter.check({ identity: 't' }); // 4 left
+    await limiter.check({ identity: 't' }); // a cold key: checked exactly
+    await limiter.check({ identity: 't' }); // takes 5: 4 left
     store.behaviour = 'error';
     const decisions: Decision[] = [];
     for (let i = 0; i < 6; i++) decisions.push(await limiter.check({ identity: 't' }));
@@ -267,7 +309,8 @@ describe('leases when the store fails', () => {
       1,
     );
     const limiter = limiters[0] as Limiter;
-    await limiter.check({ identity: 't' });
+    await limiter.check({ identity: 't' }); // a cold key: checked exactly
+    await limiter.check({ identity: 't' }); // the take
     store.behaviour = 'error';
     expect((await limiter.check({ identity: 't' })).source).toBe('lease');
     clock.nowMs += 1000;
@@ -399,6 +442,7 @@ describe('metrics of in-process decisions', () => {
     const limiter = limiters[0] as Limiter;
     const metrics = createMetrics({ limiter, meter: false });
     expect(metrics.render()).not.toContain('sluice_in_process_decisions_total');
+    await limiter.check({ identity: 't', policies: ['leased'] }); // store: a cold key, checked exactly
     await limiter.check({ identity: 't', policies: ['leased'] }); // store: the take
     await limiter.check({ identity: 't', policies: ['leased'] }); // lease
     await limiter.check({ identity: 't', policies: ['api'] }); // store

@@ -14,16 +14,26 @@ import {
   mergeTakes,
   Plan,
 } from './lease-answers.js';
-import { takeUnits } from './lease-size.js';
+import { CheckTimes, showsDemand, takeUnits } from './lease-size.js';
 import { type Lease, LeaseTable } from './lease-table.js';
 import { deniedVerdict, leaseVerdict, leastUnitsOf, usableUnits } from './lease-verdicts.js';
 import { type StoreAnswer, StoreUnavailable, type StoreVerdicts } from './store-answer.js';
 
-/** What the leases make of a check: answered here, a store call to make, or a take in flight to wait for. */
+/**
+ * What the leases make of a check: answered here, the store asked for every entry as it is (no
+ * lease spent or taken: cold keys, see `showsDemand`), a store call to make, or a take in flight to wait for.
+ */
 export type LeaseStep =
   | { readonly kind: 'answered'; readonly answer: StoreVerdicts }
+  | { readonly kind: 'exact' }
   | { readonly kind: 'call'; readonly call: LeaseCall }
   | { readonly kind: 'wait'; readonly refill: Promise<void> };
+
+/** The step of a check whose entries all go to the store as they are. */
+const EXACT: LeaseStep = Object.freeze({ kind: 'exact' });
+
+/** Whether an entry's plan spends, takes or answers from a lease. */
+const isLeasePlan = (plan: Plan): boolean => plan !== Plan.Store;
 
 /**
  * The leases of one limiter, for the entries of policies with a `lease`. A consuming check whose
@@ -44,6 +54,8 @@ export class Leases {
   readonly #leases: LeaseTable;
   readonly #denials: DenialMemory;
   readonly #books: LeaseBooks;
+  /** When keys without a lease were last checked: their demand. */
+  readonly #checkTimes: CheckTimes;
   /** The last store call failed: only `failMode: 'lease'` policies spend their leases. */
   #failing = false;
 
@@ -60,6 +72,7 @@ export class Leases {
     this.#leases = new LeaseTable(maxKeys, counters?.leases);
     this.#denials = denials;
     this.#books = { leases: this.#leases, denials, counters };
+    this.#checkTimes = new CheckTimes();
   }
 
   /** Whether a check of `entries` has a leased entry. */
@@ -74,43 +87,74 @@ export class Leases {
     let needsStore = false;
     for (let i = 0; i < entries.length; i++) {
       const entry = entries[i] as StoreEntry;
-      if (entry.policy.lease === undefined) {
+      const policyLease = entry.policy.lease;
+      if (policyLease === undefined) {
         plans[i] = Plan.Store;
         needsStore = true;
         continue;
       }
-      const lease = this.#leases.get(entry.key);
+      let lease = this.#leases.get(entry.key);
+      const checkedAtMs = lease === undefined ? this.#checkTimes.swap(entry.key, nowMs) : lease.checkedAtMs;
+      const demand = showsDemand(policyLease, checkedAtMs, nowMs);
+      if (lease === undefined) {
+        if (!demand && this.#denials.size === 0) {
+          // A cold key: checked exactly, like an unleased entry.
+          plans[i] = Plan.Store;
+          needsStore = true;
+          continue;
+        }
+        lease = this.#leases.hold(entry.key);
+      }
+      lease.checkedAtMs = nowMs;
       if (this.#spendable(entry, lease, nowMs)) {
         plans[i] = Plan.Local;
         continue;
       }
-      if (lease?.refill !== undefined) {
+      if (lease.refill !== undefined) {
+        if (entries.length > 1) {
+          // With another policy beside it (which could deny the checks a take pays, stranding its
+          // units), a check does not queue behind the take in flight: its entry rides the batch, exact.
+          plans[i] = Plan.Store;
+          needsStore = true;
+          continue;
+        }
         const covered = lease.cover + 1e-9 >= entry.cost;
         if (covered) lease.cover -= entry.cost;
-        // Wait for the take in flight, then spend from the lease, when it pays this check too;
-        // when the budget as last seen may not hold another lease (a fresh key, or near the end of
-        // its budget: one take at a time there); and with another policy beside it (which could
-        // deny the checks a second take would pay, stranding its units). Else take another.
-        if (covered || entries.length > 1 || !this.#roomForAnother(entry, lease))
-          return { kind: 'wait', refill: lease.refill };
+        // Wait for the take in flight, then spend from the lease, when it pays this check too,
+        // and when the budget as last seen may not hold another lease (a fresh key, or near the
+        // end of its budget: one take at a time there). Else take another.
+        if (covered || !this.#roomForAnother(entry, lease)) return { kind: 'wait', refill: lease.refill };
       }
-      const usable = lease === undefined ? 0 : usableUnits(entry, lease, nowMs, this.#failing);
+      const usable = usableUnits(entry, lease, nowMs, this.#failing);
       const denial = this.#denials.lookup(entry.key, leastUnitsOf(entry, usable), nowMs);
       if (denial !== undefined) {
         plans[i] = Plan.Denied;
         found ??= new Array(entries.length);
         found[i] = denial;
-      } else {
+      } else if (demand) {
         plans[i] = Plan.Take;
+        needsStore = true;
+      } else {
+        // A cold key: checked exactly, like an unleased entry (see `showsDemand`).
+        plans[i] = Plan.Store;
         needsStore = true;
       }
     }
     if (!needsStore) return { kind: 'answered', answer: this.#answerHere(entries, plans, found, nowMs) };
+    if (!plans.some(isLeasePlan)) return EXACT;
     return { kind: 'call', call: this.#send(entries, plans, nowMs) };
   }
 
-  /** The store's answer to a `LeaseCall`, for the check's entries: takes applied, local entries spent or given back. */
-  afterStore(entries: readonly StoreEntry[], call: LeaseCall, answer: StoreAnswer): StoreAnswer {
+  /**
+   * The store's answer to a `LeaseCall` at `nowMs`, for the check's entries: takes applied, local
+   * entries spent or given back.
+   */
+  afterStore(
+    entries: readonly StoreEntry[],
+    call: LeaseCall,
+    answer: StoreAnswer,
+    nowMs: number,
+  ): StoreAnswer {
     this.#release(call);
     if (answer instanceof StoreUnavailable) {
       this.#failing = true;
@@ -119,7 +163,7 @@ export class Leases {
     this.#failing = false;
     return {
       source: 'store',
-      verdicts: mergeTakes(this.#books, entries, call, answer.verdicts),
+      verdicts: mergeTakes(this.#books, entries, call, answer.verdicts, nowMs),
       results: undefined,
     };
   }
@@ -127,6 +171,7 @@ export class Leases {
   /** Drops the leases of `keys` (a reset). */
   reset(keys: readonly string[]): void {
     this.#leases.drop(keys);
+    this.#checkTimes.forget(keys);
   }
 
   /** Whether the store's budget, as the last take saw it, holds another lease beyond the takes in flight. */

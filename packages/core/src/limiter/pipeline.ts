@@ -121,7 +121,7 @@ export async function check(parts: LimiterParts, descriptor: Descriptor): Promis
     answer = store.answersNow
       ? store.decideNow(sent, 'consume', options)
       : await store.decide(sent, 'consume', options);
-    if (call !== undefined) answer = leases!.afterStore(entries, call, answer);
+    if (call !== undefined) answer = leases!.afterStore(entries, call, answer, clock());
     // 5. The local fallback: the `local` policies decided in-process while the store cannot.
     if (answer instanceof StoreUnavailable && fallback !== undefined)
       answer = fallback.decide(entries, 'consume', answer);
