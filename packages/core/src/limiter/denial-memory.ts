@@ -96,24 +96,10 @@ export class DenialMemory {
   }
 
   /**
-   * Remembers that a request of `units` or more on `key` waits at most until `untilMs` (the store
-   * admitted fewer at `atMs`): a bound the local stage tells, never a denial `lookup` answers.
-   */
-  rememberBound(
-    key: string,
-    units: number,
-    atMs: number,
-    untilMs: number,
-    view: StoreView,
-    keptUntilMs = untilMs,
-  ): void {
-    this.#keep(key, units, atMs, untilMs, view, false, keptUntilMs);
-  }
-
-  /**
    * Remembers what the store said of `key` for a request of `cost` at `atMs`, by the one rule:
    * a denied cost waits the verdict's `retryAfterMs`; more than the whole units left waits at most
-   * until the quota is full again (`resetMs`); else there is no wait to tell.
+   * until the quota is full again (`resetMs`: a bound the local stage tells, never a denial
+   * `lookup` answers); else there is no wait to tell.
    */
   rememberVerdict(key: string, cost: number, atMs: number, verdict: StoreView, keptUntilMs?: number): void {
     if (!verdict.allowed && verdict.retryAfterMs > 0) {
