@@ -98,39 +98,48 @@ export function deniedFromMemory(
 ): PolicyResult[] | undefined {
   let denied = false;
   const seenOf = SEEN;
+  const untilOf = DENIED_UNTIL_MS;
   for (let i = 0; i < entries.length; i++) {
     const { key, policy, cost } = entries[i] as StoreEntry;
     const seen = memory.seen(key, nowMs);
     if (seen === undefined) return undefined;
+    const untilMs = deniesAtMs(policy, cost, seen, nowMs);
     seenOf[i] = seen;
-    if (!denied && isDenial(policy, cost, seen, nowMs)) denied = true;
+    untilOf[i] = untilMs;
+    if (untilMs !== NO_DENIAL) denied = true;
   }
   if (!denied) return undefined;
   const results: PolicyResult[] = [];
   for (let i = 0; i < entries.length; i++) {
     const { policy, cost } = entries[i] as StoreEntry;
-    results.push(resultAt(policy, cost, seenOf[i] as Denial, nowMs));
+    results.push(resultAt(policy, cost, seenOf[i] as Denial, untilOf[i] as number, nowMs));
     seenOf[i] = undefined;
   }
   return results;
 }
 
-/** What `deniedFromMemory` found of each key, between its two passes (it never awaits). */
+/** What `deniedFromMemory` found of each key, and until when it denies, between its two passes (it never awaits). */
 const SEEN: (Denial | undefined)[] = [];
+const DENIED_UNTIL_MS: number[] = [];
 
-/** Whether `seen` denies an enforced `policy`'s `cost` at `nowMs` for certain. */
-function isDenial(policy: CompiledPolicy, cost: number, seen: Denial, nowMs: number): boolean {
-  return (
-    !policy.shadow &&
-    seen.certain &&
-    !seen.allowed &&
-    cost >= seen.units &&
-    deniedUntilMs(policy, seen) > nowMs
-  );
+/** `deniesAtMs` of a key that does not deny. */
+const NO_DENIAL = Number.NEGATIVE_INFINITY;
+
+/** Until when `seen` denies an enforced `policy`'s `cost` for certain (ms, exclusive), or `NO_DENIAL` at `nowMs`. */
+function deniesAtMs(policy: CompiledPolicy, cost: number, seen: Denial, nowMs: number): number {
+  if (policy.shadow || !seen.certain || seen.allowed || cost < seen.units) return NO_DENIAL;
+  const untilMs = deniedUntilMs(policy, seen);
+  return untilMs > nowMs ? untilMs : NO_DENIAL;
 }
 
-/** One entry's result from what was seen of its key, counted down to `nowMs`. */
-function resultAt(policy: CompiledPolicy, cost: number, seen: Denial, nowMs: number): PolicyResult {
+/** One entry's result from what was seen of its key, counted down to `nowMs`; `deniedUntil` from `deniesAtMs`. */
+function resultAt(
+  policy: CompiledPolicy,
+  cost: number,
+  seen: Denial,
+  deniedUntil: number,
+  nowMs: number,
+): PolicyResult {
   const elapsedMs = nowMs - seen.atMs;
   // A Denial holds every field of a verdict (`banned` as a boolean, which the result reads as such).
   const verdict = seen as unknown as StoreVerdict;
@@ -138,9 +147,9 @@ function resultAt(policy: CompiledPolicy, cost: number, seen: Denial, nowMs: num
     -readonly [F in keyof PolicyResult]: PolicyResult[F];
   };
   result.resetMs = Math.max(0, result.resetMs - elapsedMs);
-  if (isDenial(policy, cost, seen, nowMs)) {
+  if (deniedUntil !== NO_DENIAL) {
     // The store's wait (until the 1 ms taken off for rounding), counted down.
-    result.retryAfterMs = deniedUntilMs(policy, seen) + 1 - nowMs;
+    result.retryAfterMs = deniedUntil + 1 - nowMs;
   } else if (!result.allowed && !policy.shadow) {
     // This entry's wait is over (or the cost is lower): the store might admit it now.
     result.allowed = true;
