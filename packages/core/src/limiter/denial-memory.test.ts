@@ -10,11 +10,14 @@ import { DenialMemory, rememberedUntilMs } from './denial-memory.js';
 import { leaseFleet, T0 } from './lease-fleet.test-support.js';
 import { LeaseTable } from './lease-table.js';
 
+/** The store's verdict of a denial with a wait of `ms`. */
+const deniedFor = (ms: number) => ({ allowed: false, remaining: 0, resetMs: ms, retryAfterMs: ms });
+
 describe('DenialMemory', () => {
   it('keeps a denial until the earlier of its wait and maxAgeMs, for as many units or more', () => {
     const memory = new DenialMemory(10, 1000);
-    memory.remember('long', 2, T0, T0 + 720_000, { remaining: 0, resetMs: 720_000 });
-    memory.remember('short', 1, T0, T0 + 400, { remaining: 0, resetMs: 400 });
+    memory.remember('long', 2, T0, T0 + 720_000, deniedFor(720_000));
+    memory.remember('short', 1, T0, T0 + 400, deniedFor(400));
     expect(memory.lookup('long', 2, T0 + 999)).toMatchObject({
       untilMs: T0 + 720_000,
       expiresAtMs: T0 + 1000,
@@ -31,13 +34,13 @@ describe('DenialMemory', () => {
 
   it('answers only a denial the store gave from lookup; a bound on a wait (the local stage) only from waitFor', () => {
     const memory = new DenialMemory(10, 1000);
-    memory.rememberBound('k', 3, T0, T0 + 500, { remaining: 2, resetMs: 500 });
+    memory.rememberVerdict('k', 1, T0, { allowed: true, remaining: 2, resetMs: 500, retryAfterMs: 0 });
     expect(memory.lookup('k', 3, T0 + 1)).toBeUndefined();
     expect(memory.waitFor('k', 3, T0 + 1)).toMatchObject({ untilMs: T0 + 500, certain: false });
     expect(memory.waitFor('k', 2, T0 + 1)).toBeUndefined();
-    memory.remember('k', 3, T0 + 2, T0 + 400, { remaining: 0, resetMs: 400 });
+    memory.remember('k', 3, T0 + 2, T0 + 400, deniedFor(400));
     expect(memory.lookup('k', 3, T0 + 3)).toMatchObject({ untilMs: T0 + 400, certain: true });
-    memory.rememberNoWait('k', T0 + 4);
+    memory.rememberVerdict('k', 1, T0 + 4, { allowed: true, remaining: 5, resetMs: 0, retryAfterMs: 0 });
     expect([memory.knows('k', T0 + 5), memory.waitFor('k', 100, T0 + 5)]).toEqual([true, undefined]);
   });
 
@@ -46,7 +49,7 @@ describe('DenialMemory', () => {
     const leases = new LeaseTable(1000);
     const iterations = countMapIterations(() => {
       for (let i = 0; i < 5000; i++) {
-        memory.remember(`k${i}`, 1, T0, T0 + 30_000, { remaining: 0, resetMs: 30_000 });
+        memory.remember(`k${i}`, 1, T0, T0 + 30_000, deniedFor(30_000));
         leases.hold(`k${i}`);
       }
     });
@@ -62,21 +65,21 @@ describe('DenialMemory', () => {
 
   it('forgets a key at a reset, every key when the clock goes back, and the oldest beyond maxKeys', () => {
     const memory = new DenialMemory(2, 1000);
-    memory.remember('a', 1, T0, T0 + 5000, { remaining: 0, resetMs: 5000 });
-    memory.remember('b', 1, T0, T0 + 5000, { remaining: 0, resetMs: 5000 });
+    memory.remember('a', 1, T0, T0 + 5000, deniedFor(5000));
+    memory.remember('b', 1, T0, T0 + 5000, deniedFor(5000));
     memory.forget(['a', 'nope']);
     expect(memory.lookup('a', 1, T0 + 1)).toBeUndefined();
     expect(memory.lookup('b', 1, T0 - 1)).toBeUndefined();
-    memory.remember('a', 1, T0, T0 + 5000, { remaining: 0, resetMs: 5000 });
-    memory.remember('b', 1, T0, T0 + 5000, { remaining: 0, resetMs: 5000 });
-    memory.remember('c', 1, T0, T0 + 5000, { remaining: 0, resetMs: 5000 });
+    memory.remember('a', 1, T0, T0 + 5000, deniedFor(5000));
+    memory.remember('b', 1, T0, T0 + 5000, deniedFor(5000));
+    memory.remember('c', 1, T0, T0 + 5000, deniedFor(5000));
     expect(['a', 'b', 'c'].map((k) => memory.lookup(k, 1, T0 + 1) !== undefined)).toEqual([
       false,
       true,
       true,
     ]);
     // A denial already over is not kept.
-    memory.remember('d', 1, T0, T0 + 0, { remaining: 0, resetMs: 0 });
+    memory.remember('d', 1, T0, T0 + 0, deniedFor(0));
     expect(memory.lookup('d', 1, T0)).toBeUndefined();
   });
 });

@@ -3,8 +3,8 @@
  * take, the local stage's view of the store): a denial seen at `atMs` that lasts until `untilMs` is
  * remembered until the earlier of `untilMs` and `atMs + maxAgeMs`, forgotten at once when this
  * instance resets its key or a settle refunds it, and forgotten when the clock reads earlier than
- * `atMs`. The lease step and the local stage share one `DenialMemory` per limiter (what the store
- * last said of a key, whichever step asked); the deny cache keeps whole checks by the same rule.
+ * `atMs`. The deny cache, the lease step and the local stage share one `DenialMemory` per limiter:
+ * what the store last said of each key (its verdict, the wait it told, when), whichever step asked.
  *
  * Why a maximum age: a reset on another instance deletes the state in the store, which no
  * in-process memory can see. Each memory goes back to the store at least every `maxAgeMs`
@@ -23,13 +23,14 @@ export function stillRemembered(nowMs: number, atMs: number, expiresAtMs: number
   return nowMs >= atMs && nowMs < expiresAtMs;
 }
 
-/** The store's remaining and resetMs as a verdict reports them. */
+/** What the store said of a key, as a verdict reports it. */
 export interface StoreView {
+  readonly allowed: boolean;
   readonly remaining: number;
   readonly resetMs: number;
+  readonly retryAfterMs: number;
+  readonly banned?: true;
 }
-
-const NO_VIEW: StoreView = Object.freeze({ remaining: 0, resetMs: 0 });
 
 /** One key's remembered denial. */
 export interface Denial {
@@ -39,10 +40,13 @@ export interface Denial {
   readonly untilMs: number;
   /** The least units denied: a request of as many or more is denied too. */
   readonly units: number;
-  /** The store's remaining and resetMs at the denial. */
+  /** What the store said of the key at `atMs`: its verdict's fields (`banned` false when absent). */
+  readonly allowed: boolean;
   readonly remaining: number;
   readonly resetMs: number;
-  /** The end of the memory: `rememberedUntilMs` of the above. */
+  readonly retryAfterMs: number;
+  readonly banned: boolean;
+  /** The end of the memory: `rememberedUntilMs` of the above, or of the check it was seen in. */
   readonly expiresAtMs: number;
   /**
    * Whether the store certainly denies `units` until `untilMs` (a denial it gave); false for a
@@ -77,22 +81,51 @@ export class DenialMemory {
 
   /**
    * Remembers that `key` denies `units` or more until `untilMs`, seen at `atMs` with the store's
-   * `remaining` and `resetMs`.
+   * verdict `view`. `keptUntilMs` (default `untilMs`) is how long the check it was seen in wants it
+   * kept, at most `maxAgeMs`.
    */
-  remember(key: string, units: number, atMs: number, untilMs: number, view: StoreView): void {
-    this.#keep(key, units, atMs, untilMs, view, true);
+  remember(
+    key: string,
+    units: number,
+    atMs: number,
+    untilMs: number,
+    view: StoreView,
+    keptUntilMs = untilMs,
+  ): void {
+    this.#keep(key, units, atMs, untilMs, view, true, keptUntilMs);
   }
 
   /**
-   * Remembers that a request of `units` or more on `key` waits at most until `untilMs` (the store
-   * admitted fewer at `atMs`): a bound the local stage tells, never a denial `lookup` answers.
+   * Remembers what the store said of `key` for a request of `cost` at `atMs`, by the one rule:
+   * a denied cost waits the verdict's `retryAfterMs`; more than the whole units left waits at most
+   * until the quota is full again (`resetMs`: a bound the local stage tells, never a denial
+   * `lookup` answers); else there is no wait to tell.
    */
-  rememberBound(key: string, units: number, atMs: number, untilMs: number, view: StoreView): void {
-    this.#keep(key, units, atMs, untilMs, view, false);
+  rememberVerdict(key: string, cost: number, atMs: number, verdict: StoreView, keptUntilMs?: number): void {
+    if (!verdict.allowed && verdict.retryAfterMs > 0) {
+      const untilMs = atMs + verdict.retryAfterMs;
+      this.#keep(key, cost, atMs, untilMs, verdict, true, keptUntilMs ?? untilMs);
+    } else if (verdict.allowed && verdict.resetMs > 0) {
+      const untilMs = atMs + verdict.resetMs;
+      // Whole units left, as the client is told; a request of more waits at most for a full quota.
+      const left = Math.floor(verdict.remaining + 1e-9);
+      this.#keep(key, left + 1e-6, atMs, untilMs, verdict, false, keptUntilMs ?? untilMs);
+    } else {
+      const never = Number.POSITIVE_INFINITY;
+      this.#keep(key, never, atMs, never, verdict, false, keptUntilMs ?? never);
+    }
   }
 
-  #keep(key: string, units: number, atMs: number, untilMs: number, view: StoreView, certain: boolean): void {
-    const expiresAtMs = rememberedUntilMs(atMs, untilMs, this.maxAgeMs);
+  #keep(
+    key: string,
+    units: number,
+    atMs: number,
+    untilMs: number,
+    view: StoreView,
+    certain: boolean,
+    keptUntilMs: number,
+  ): void {
+    const expiresAtMs = rememberedUntilMs(atMs, keptUntilMs, this.maxAgeMs);
     const held = this.#get(key);
     if (expiresAtMs <= atMs) {
       if (held !== undefined) this.#delete(key);
@@ -102,21 +135,31 @@ export class DenialMemory {
       held.atMs = atMs;
       held.untilMs = untilMs;
       held.units = units;
+      held.allowed = view.allowed;
       held.remaining = view.remaining;
       held.resetMs = view.resetMs;
+      held.retryAfterMs = view.retryAfterMs;
+      held.banned = view.banned === true;
       held.expiresAtMs = expiresAtMs;
       held.certain = certain;
       return;
     }
     const index = this.#index;
     if (index.size >= this.maxKeys) this.#delete(index.keyOf(index.oldest) as string);
-    const { remaining, resetMs } = view;
-    this.#bySlot[index.add(key)] = { atMs, untilMs, units, remaining, resetMs, expiresAtMs, certain };
-  }
-
-  /** Remembers that `key` was seen at `atMs` with no wait to tell (kept `maxAgeMs`, like a denial). */
-  rememberNoWait(key: string, atMs: number): void {
-    this.#keep(key, Number.POSITIVE_INFINITY, atMs, Number.POSITIVE_INFINITY, NO_VIEW, false);
+    const { allowed, remaining, resetMs, retryAfterMs } = view;
+    const banned = view.banned === true;
+    this.#bySlot[index.add(key)] = {
+      atMs,
+      untilMs,
+      units,
+      allowed,
+      remaining,
+      resetMs,
+      retryAfterMs,
+      banned,
+      expiresAtMs,
+      certain,
+    };
   }
 
   /** The denial the store gave `key` that still holds at `nowMs` for a request of `units`, else undefined. */
@@ -134,6 +177,11 @@ export class DenialMemory {
   /** Whether something seen of `key` (a denial, or no wait) still holds at `nowMs`. */
   knows(key: string, nowMs: number): boolean {
     return this.#live(key, nowMs) !== undefined;
+  }
+
+  /** Whatever is remembered of `key` that still holds at `nowMs` (a denial, a bound or no wait), else undefined. */
+  seen(key: string, nowMs: number): Denial | undefined {
+    return this.#live(key, nowMs);
   }
 
   #get(key: string): Held | undefined {
@@ -161,5 +209,10 @@ export class DenialMemory {
   /** Keys remembered (stale ones included until looked up). */
   get size(): number {
     return this.#index.size;
+  }
+
+  /** Slots the recency list visited so far (for tests counting work per call). */
+  get visitedSlots(): number {
+    return this.#index.visitedSlots;
   }
 }

@@ -1,28 +1,29 @@
 /**
- * The local deny cache: after the store denied a set of keys until T, the same set of keys asked
- * again with the same or higher costs is denied in-process until T, without a store call.
+ * The local deny cache: after the store denied a key of a check until T, a check holding that key
+ * with the same or a higher cost on it is denied in-process until T, without a store call.
  *
- * It never admits anything (a miss goes to the store) and it only denies what the store is
- * certain to deny: a denied request consumed nothing, other clients can only use up capacity,
- * and the store's `retryAfterMs` is the earliest moment the denying key could admit that cost.
- * Only enforcing (non-shadow) denials are remembered.
+ * It remembers per key, in the limiter's one memory of denials (`DenialMemory`, shared with the
+ * leases and the local stage): what the store said of each key of a denied check, its wait, when.
+ * It never admits anything (a miss goes to the store) and it only denies what the store is certain
+ * to deny: a denied request consumed nothing, other clients can only use up capacity, and the
+ * store's `retryAfterMs` is the earliest moment the denying key could admit that cost. Only an
+ * enforcing (non-shadow) denial answers a check, and only when every key of the check is
+ * remembered (the other policies' results come from what the store last said of their keys).
  *
  * Two bounds keep a remembered denial honest. A wait is never taken as longer than the policy's
  * longest possible wait (state written by another algorithm, or a clock that went backwards,
- * must not turn into a denial of hours); a ban's wait is the store's, the rest of its block. And a denial is remembered by the rule every in-process
- * memory of a denial keeps (`rememberedUntilMs`, denial-memory.ts): at most `maxAgeMs` (default
- * 1 s), so after a reset on another instance every instance is back at the store within `maxAgeMs`.
- * A denial answered from here tells the store's own wait counted down: a client that waits it is
- * past the moment the store admits.
- *
- * The recency order is an `LruIndex` (typed arrays), so remembering and evicting cost the same
- * however many key sets came and went.
+ * must not turn into a denial of hours); a ban's wait is the store's, the rest of its block. And a
+ * denied check's keys are remembered by the rule every in-process memory of a denial keeps
+ * (`rememberedUntilMs`): until its latest wait, at most `maxAgeMs` (default 1 s), so after a reset
+ * on another instance every instance is back at the store within `maxAgeMs`. A denial answered
+ * from here tells the store's own wait counted down: a client that waits it is past the moment the
+ * store admits.
  */
 
 import { ALGORITHMS } from '../algorithms/registry.js';
-import { LruIndex, NO_SLOT } from '../stores/lru-index.js';
-import type { Algorithm, PolicyResult } from '../types.js';
-import { rememberedUntilMs, stillRemembered } from './denial-memory.js';
+import type { Algorithm, CompiledPolicy, PolicyResult, StoreEntry, StoreVerdict } from '../types.js';
+import { resultFromVerdict } from './decision.js';
+import { type Denial, type DenialMemory, rememberedUntilMs } from './denial-memory.js';
 
 /**
  * The longest wait a policy can ask for, in ms: its algorithm's `longestWaitWindows` windows
@@ -34,132 +35,126 @@ export function longestWaitMs(algorithm: Algorithm, windowMs: number): number {
   return Math.ceil(ALGORITHMS[algorithm].windows.longestWaitWindows * windowMs);
 }
 
-interface Remembered {
-  /** Costs of the remembered check, per entry. */
-  readonly costs: readonly number[];
-  /**
-   * Per entry: the time until which that entry's key certainly denies that cost (1 ms before the
-   * store's wait, rounded up, is over); 0 when it did not deny.
-   */
-  readonly untilMs: readonly number[];
-  /** The latest of `untilMs`: past it, the memory is useless. */
-  readonly expiresAtMs: number;
-  readonly atMs: number;
-  readonly results: readonly PolicyResult[];
+/** A denial's wait as the deny cache believes it (ms): the store's, at most the policy's longest unless banned. */
+function believedWaitMs(policy: CompiledPolicy, retryAfterMs: number, banned: boolean): number {
+  // A ban's wait is the rest of its block, which the store keeps apart from the policy's state.
+  return banned ? retryAfterMs : Math.min(retryAfterMs, longestWaitMs(policy.algorithm, policy.windowMs));
 }
 
-/** Bounded memory of recent store denials, keyed by the exact set of storage keys of a check. */
-export class DenyCache {
-  private readonly index: LruIndex;
-  /** The remembered check in each slot of `index`. */
-  private readonly values: (Remembered | undefined)[] = [];
+/**
+ * Until when the deny cache denies from `denial` (ms, exclusive): the end of the believed wait less
+ * 1 ms, so the rounding of waits to whole ms never extends a denial past the moment the store admits.
+ */
+function deniedUntilMs(policy: CompiledPolicy, denial: Denial): number {
+  const waitMs = believedWaitMs(policy, denial.untilMs - denial.atMs, denial.banned);
+  return denial.atMs + waitMs - 1;
+}
 
-  /**
-   * @param maxKeys most key sets remembered; the least recently remembered is evicted first
-   * @param maxAgeMs longest a denial is remembered, in ms: how long a reset elsewhere can go unseen
-   */
-  constructor(
-    private readonly maxKeys: number,
-    private readonly maxAgeMs: number,
-  ) {
-    this.index = new LruIndex(maxKeys);
+/**
+ * Remembers a check the store answered with `verdicts` (in entry order) at `atMs`: each key's
+ * verdict, kept until the check's latest enforced denial ends (at most `maxAgeMs`). Returns
+ * whether anything was remembered: a check with no enforced denial of more than 1 ms is not.
+ */
+export function rememberDenied(
+  memory: DenialMemory,
+  entries: readonly StoreEntry[],
+  verdicts: readonly StoreVerdict[],
+  atMs: number,
+): boolean {
+  let latestMs = 0;
+  for (let i = 0; i < entries.length; i++) {
+    const { policy } = entries[i] as StoreEntry;
+    const verdict = verdicts[i] as StoreVerdict;
+    // Waits are told in whole ms, rounded up, as a result reports them.
+    const retryAfterMs = Math.ceil(verdict.retryAfterMs);
+    if (policy.shadow || verdict.allowed || !(retryAfterMs > 1)) continue;
+    const untilMs = atMs + believedWaitMs(policy, retryAfterMs, verdict.banned === true) - 1;
+    if (untilMs > latestMs) latestMs = untilMs;
   }
+  if (rememberedUntilMs(atMs, latestMs, memory.maxAgeMs) <= atMs) return false;
+  for (let i = 0; i < entries.length; i++) {
+    const { key, policy, cost } = entries[i] as StoreEntry;
+    const verdict = verdicts[i] as StoreVerdict;
+    const retryAfterMs = Math.ceil(verdict.retryAfterMs);
+    if (!policy.shadow && !verdict.allowed && retryAfterMs > 1) {
+      const untilMs = atMs + believedWaitMs(policy, retryAfterMs, verdict.banned === true);
+      memory.remember(key, cost, atMs, untilMs, verdict, latestMs);
+    } else memory.rememberVerdict(key, cost, atMs, verdict, latestMs);
+  }
+  return true;
+}
 
-  /** Number of remembered key sets. */
-  get size(): number {
-    return this.index.size;
+/**
+ * The results to answer a check with when the memory is certain the store denies it at `nowMs`,
+ * else undefined (a key of the check not remembered, or no enforced denial still holding for its
+ * cost). Every wait and reset is counted down from the moment its key was remembered; a denied
+ * entry tells the store's wait, counted down; an enforced entry whose wait is over (or whose cost
+ * is lower than the one denied) might fit now, so it reads allowed.
+ */
+export function deniedFromMemory(
+  memory: DenialMemory,
+  entries: readonly StoreEntry[],
+  nowMs: number,
+): PolicyResult[] | undefined {
+  let denied = false;
+  const seenOf = SEEN;
+  const untilOf = DENIED_UNTIL_MS;
+  for (let i = 0; i < entries.length; i++) {
+    const { key, policy, cost } = entries[i] as StoreEntry;
+    const seen = memory.seen(key, nowMs);
+    if (seen === undefined) return undefined;
+    const untilMs = deniesAtMs(policy, cost, seen, nowMs);
+    seenOf[i] = seen;
+    untilOf[i] = untilMs;
+    if (untilMs !== NO_DENIAL) denied = true;
   }
+  if (!denied) return undefined;
+  const results: PolicyResult[] = [];
+  for (let i = 0; i < entries.length; i++) {
+    const { policy, cost } = entries[i] as StoreEntry;
+    results.push(resultAt(policy, cost, seenOf[i] as Denial, untilOf[i] as number, nowMs));
+    seenOf[i] = undefined;
+  }
+  return results;
+}
 
-  /** Slots the recency list visited so far (for tests counting work per call). */
-  get visitedSlots(): number {
-    return this.index.visitedSlots;
-  }
+/** What `deniedFromMemory` found of each key, and until when it denies, between its two passes (it never awaits). */
+const SEEN: (Denial | undefined)[] = [];
+const DENIED_UNTIL_MS: number[] = [];
 
-  /**
-   * Remembers a denied check. `results` are in entry order; only entries that are not shadow and
-   * did not allow count.
-   */
-  remember(setKey: string, costs: readonly number[], results: readonly PolicyResult[], nowMs: number): void {
-    // Waits in results are rounded up to whole ms; 1 ms less keeps the rounding from ever
-    // extending a denial past the moment the store would admit.
-    let latestMs = 0;
-    const untilMs = results.map((r) => {
-      if (r.shadow || r.allowed || !(r.retryAfterMs > 1)) return 0;
-      // A ban's wait is the rest of its block, which the store keeps apart from the policy's state.
-      const waitMs =
-        r.banned === true ? r.retryAfterMs : Math.min(r.retryAfterMs, longestWaitMs(r.algorithm, r.windowMs));
-      const until = nowMs + waitMs - 1;
-      if (until > latestMs) latestMs = until;
-      return until;
-    });
-    const expiresAtMs = rememberedUntilMs(nowMs, latestMs, this.maxAgeMs);
-    if (expiresAtMs <= nowMs) return;
-    const index = this.index;
-    const held = index.delete(setKey);
-    if (held !== undefined) this.values[held] = undefined;
-    if (index.size >= this.maxKeys) {
-      const oldest = index.oldest;
-      index.delete(index.keyOf(oldest) as string);
-      this.values[oldest] = undefined;
-    }
-    const slot = index.add(setKey);
-    this.values[slot] = { costs, untilMs, expiresAtMs, atMs: nowMs, results };
-  }
+/** `deniesAtMs` of a key that does not deny. */
+const NO_DENIAL = Number.NEGATIVE_INFINITY;
 
-  /**
-   * The results to answer with when this check is certain to be denied, else undefined.
-   * Denied entries carry the remaining wait; the others are the remembered results.
-   */
-  lookup(setKey: string, costs: readonly number[], nowMs: number): PolicyResult[] | undefined {
-    const slot = this.index.slotOf(setKey);
-    if (slot === undefined) return undefined;
-    const hit = this.values[slot] as Remembered;
-    if (!stillRemembered(nowMs, hit.atMs, hit.expiresAtMs)) {
-      this.index.delete(setKey);
-      this.values[slot] = undefined;
-      return undefined;
-    }
-    let denied = false;
-    const elapsedMs = nowMs - hit.atMs;
-    const results = hit.results.map((r, i): PolicyResult => {
-      const cost = costs[i] ?? r.cost;
-      const until = hit.untilMs[i] ?? 0;
-      const resetMs = Math.max(0, r.resetMs - elapsedMs);
-      if (until > nowMs && cost >= (hit.costs[i] ?? Number.POSITIVE_INFINITY)) {
-        denied = true;
-        // The store's wait (until the 1 ms taken off for rounding), counted down.
-        const retryAfterMs = until + 1 - nowMs;
-        return { ...r, cost, allowed: false, outcome: 'over_limit', retryAfterMs, resetMs };
-      }
-      if (!r.allowed && !r.shadow) {
-        // This entry's wait is over (or the cost is lower): the store might admit it now.
-        return { ...r, cost, allowed: true, outcome: 'allowed', retryAfterMs: 0, resetMs };
-      }
-      return { ...r, cost, retryAfterMs: Math.max(0, r.retryAfterMs - elapsedMs), resetMs };
-    });
-    return denied ? results : undefined;
-  }
+/** Until when `seen` denies an enforced `policy`'s `cost` for certain (ms, exclusive), or `NO_DENIAL` at `nowMs`. */
+function deniesAtMs(policy: CompiledPolicy, cost: number, seen: Denial, nowMs: number): number {
+  if (policy.shadow || !seen.certain || seen.allowed || cost < seen.units) return NO_DENIAL;
+  const untilMs = deniedUntilMs(policy, seen);
+  return untilMs > nowMs ? untilMs : NO_DENIAL;
+}
 
-  /** Forgets every remembered set that contains one of `keys` (after a reset). */
-  forget(keys: readonly string[]): void {
-    if (keys.length === 0) return;
-    const index = this.index;
-    let slot = index.oldest;
-    while (slot !== NO_SLOT) {
-      const next = index.newerThan(slot);
-      const setKey = index.keyOf(slot) as string;
-      const parts = setKey.split('\n');
-      if (keys.some((k) => parts.includes(k))) {
-        index.delete(setKey);
-        this.values[slot] = undefined;
-      }
-      slot = next;
-    }
-  }
-
-  /** Forgets everything. */
-  clear(): void {
-    this.index.clear();
-    this.values.length = 0;
-  }
+/** One entry's result from what was seen of its key, counted down to `nowMs`; `deniedUntil` from `deniesAtMs`. */
+function resultAt(
+  policy: CompiledPolicy,
+  cost: number,
+  seen: Denial,
+  deniedUntil: number,
+  nowMs: number,
+): PolicyResult {
+  const elapsedMs = nowMs - seen.atMs;
+  // A Denial holds every field of a verdict (`banned` as a boolean, which the result reads as such).
+  const verdict = seen as unknown as StoreVerdict;
+  const result = resultFromVerdict(policy, cost, verdict) as {
+    -readonly [F in keyof PolicyResult]: PolicyResult[F];
+  };
+  result.resetMs = Math.max(0, result.resetMs - elapsedMs);
+  if (deniedUntil !== NO_DENIAL) {
+    // The store's wait (until the 1 ms taken off for rounding), counted down.
+    result.retryAfterMs = deniedUntil + 1 - nowMs;
+  } else if (!result.allowed && !policy.shadow) {
+    // This entry's wait is over (or the cost is lower): the store might admit it now.
+    result.allowed = true;
+    result.outcome = 'allowed';
+    result.retryAfterMs = 0;
+  } else result.retryAfterMs = Math.max(0, result.retryAfterMs - elapsedMs);
+  return result;
 }

@@ -110,7 +110,8 @@ export class LocalStage {
    */
   afterStore(entries: readonly StoreEntry[], answer: StoreAnswer, nowMs: number): StoreAnswer {
     if (answer instanceof StoreUnavailable) return answer;
-    rememberWaits(this.#storeWaits, entries, answer, nowMs);
+    // An answer from the memory of denials teaches it nothing, and must not renew a denial past its maximum age.
+    if (answer.source !== 'deny-cache') rememberWaits(this.#storeWaits, entries, answer, nowMs);
     if (!deniedBelow(entries, answer)) return answer;
     return waitingAlso(answer, this.#bucketWaitMs(entries, nowMs));
   }
@@ -199,11 +200,7 @@ function storeWaitMs(storeWaits: DenialMemory, entries: readonly StoreEntry[], n
   return waitMs;
 }
 
-/**
- * Remembers what the layers below said of each enforced entry of a check that passed the stage:
- * a denied cost waits the denial's `retryAfterMs`; more than the units left waits at most until
- * the quota is full again (`resetMs`).
- */
+/** Remembers what the layers below said of each enforced entry of a check that passed the stage (`DenialMemory.rememberVerdict`). */
 function rememberWaits(
   storeWaits: DenialMemory,
   entries: readonly StoreEntry[],
@@ -213,14 +210,7 @@ function rememberWaits(
   for (let i = 0; i < entries.length; i++) {
     const { key, policy, cost } = entries[i] as StoreEntry;
     const verdict = answer.verdicts[i];
-    if (policy.shadow || verdict === undefined) continue;
-    if (!verdict.allowed && verdict.retryAfterMs > 0) {
-      storeWaits.remember(key, cost, atMs, atMs + verdict.retryAfterMs, verdict);
-    } else if (verdict.allowed && verdict.resetMs > 0) {
-      // Whole units left, as the client is told; a request of more waits at most for a full quota.
-      const left = Math.floor(verdict.remaining + 1e-9);
-      storeWaits.rememberBound(key, left + 1e-6, atMs, atMs + verdict.resetMs, verdict);
-    } else storeWaits.rememberNoWait(key, atMs);
+    if (!policy.shadow && verdict !== undefined) storeWaits.rememberVerdict(key, cost, atMs, verdict);
   }
 }
 

@@ -126,9 +126,11 @@ export async function check(parts: LimiterParts, descriptor: Descriptor): Promis
     if (answer instanceof StoreUnavailable && fallback !== undefined)
       answer = fallback.decide(entries, 'consume', answer);
   }
-  // What the store (or the leases) denied is remembered; the local stage learns the store's waits.
-  if (!remembered && stage?.kind !== 'turned-away') denyCache?.remember(entries, answer, askedAtMs);
+  // The local stage learns the store's waits; what the store (or the leases) denied is remembered
+  // (last: the deny cache keeps a denied check's keys as long as its denial).
+  const below = answer;
   if (stage?.kind === 'charged') answer = localStage!.afterStore(entries, answer, askedAtMs);
+  if (!remembered && stage?.kind !== 'turned-away') denyCache?.remember(entries, below, askedAtMs);
 
   // 6. The decision: from the verdicts, or by the fail modes.
   const decision = decisionOf(entries, answer);
@@ -175,10 +177,9 @@ export async function reset(
     // A reset lifts the identity's ban too.
     if (p.ban !== undefined) keys.push(banKeyOf(key));
   }
-  const { localStage, denials, denyCache, leases, fallback, store } = parts.steps;
+  const { localStage, denials, leases, fallback, store } = parts.steps;
   localStage?.reset(keys);
   denials?.forget(keys);
-  denyCache?.forget(keys);
   leases?.reset(keys);
   await fallback?.reset(keys);
   await store.reset(keys);

@@ -76,7 +76,7 @@ export class Reservations {
    * Settles `decision` to `units` once: the first call settles, every later one (and one for a
    * decision that reserved nothing) answers `noop`. Bad units reject with a TypeError naming the
    * value; a store failure is `unavailable`, never a rejection. The steps, in order: the entries
-   * whose units changed; a refund's keys forgotten by the memory of denials and the deny cache
+   * whose units changed; a refund's keys forgotten by the memory of denials (the deny cache's too)
    * (units given back: a remembered denial or wait may no longer hold); the settle, in the local fallback
    * for a local decision, else in the store (breaker and deadline).
    */
@@ -87,12 +87,9 @@ export class Reservations {
     const entries = settleEntries(reservation, unitsOf, this.clock());
     this.#byDecision.delete(decision);
     if (entries.length === 0) return 'noop';
-    const { denials, denyCache, fallback, store } = this.stepsOf();
+    const { denials, fallback, store } = this.stepsOf();
     const refunded = entries.filter((e) => e.actualUnits < e.reservedUnits).map((e) => e.key);
-    if (refunded.length > 0) {
-      denials?.forget(refunded);
-      denyCache?.forget(refunded);
-    }
+    if (refunded.length > 0) denials?.forget(refunded);
     if (reservation.where === 'local') return fallback === undefined ? 'noop' : fallback.settle(entries);
     return store.settle(entries);
   }

@@ -4,7 +4,6 @@ import { fallbackFailMode } from '../policy/lease.js';
 import type { Clock, CompiledPolicy } from '../types.js';
 import type { LimiterCounters } from './counters.js';
 import { DenialMemory } from './denial-memory.js';
-import { DenyCache } from './deny-cache.js';
 import { DenyCacheStep } from './deny-cache-step.js';
 import { Leases } from './leases.js';
 import { LocalFallback } from './local-fallback.js';
@@ -15,15 +14,15 @@ import type { StoreCall } from './store-call.js';
 /**
  * The steps of a check in the order `check` takes them: the local stage, the deny cache, leases,
  * the store call (breaker and deadline), the local fallback; and the memory of denials the local
- * stage and the leases share. A step these policies and options
+ * stage, the deny cache and the leases share. A step these policies and options
  * have no use for is undefined, and a check skips it.
  */
 export interface Steps {
   readonly clock: Clock;
   /**
    * What the store last said of each key (a denial, a bound on a wait, no wait), for the local
-   * stage and the leases: one memory, one maximum age (`denyCache.maxAgeMs`), forgotten at a
-   * reset and a refund of its key. Undefined when neither step is used.
+   * stage, the deny cache and the leases: one memory, one maximum age (`denyCache.maxAgeMs`), one
+   * eviction, forgotten at a reset and a refund of its key. Undefined when no such step is used.
    */
   readonly denials: DenialMemory | undefined;
   readonly localStage: LocalStage | undefined;
@@ -46,17 +45,11 @@ export function composeSteps(
   counters: LimiterCounters,
   previous?: Steps,
 ): Steps {
-  const { clock, denyCacheMaxAgeMs } = resolved;
+  const { clock } = resolved;
   const needsFallback = policies.some((p) => fallbackFailMode(p) === 'local');
   const staged = policies.some((p) => p.local !== undefined);
   const leased = policies.some((p) => p.lease !== undefined);
-  const denials =
-    staged || leased
-      ? new DenialMemory(
-          Math.max(IN_PROCESS_DEFAULTS.localStageMaxKeys, IN_PROCESS_DEFAULTS.leaseMaxKeys),
-          denyCacheMaxAgeMs,
-        )
-      : undefined;
+  const denials = memoryOfDenials(resolved, staged, leased);
   return {
     clock,
     denials,
@@ -66,7 +59,7 @@ export function composeSteps(
     denyCache:
       resolved.denyCacheMaxKeys === undefined
         ? undefined
-        : new DenyCacheStep(new DenyCache(resolved.denyCacheMaxKeys, denyCacheMaxAgeMs), counters.remembered),
+        : new DenyCacheStep(denials as DenialMemory, counters.remembered),
     leases: leased
       ? new Leases(IN_PROCESS_DEFAULTS.leaseMaxKeys, denials as DenialMemory, counters)
       : undefined,
@@ -75,4 +68,22 @@ export function composeSteps(
       ? new LocalFallback(clock, resolved.localFallbackMaxKeys, previous?.fallback)
       : previous?.fallback,
   };
+}
+
+/**
+ * The limiter's one memory of denials: as many keys as the steps that use it hold, the most of
+ * them (`denyCache.maxKeys` for the deny cache, the local stage's and the leases' own bounds),
+ * every one kept by `denyCache.maxAgeMs`. Undefined when no step uses it.
+ */
+function memoryOfDenials(
+  resolved: ResolvedLimiterOptions,
+  staged: boolean,
+  leased: boolean,
+): DenialMemory | undefined {
+  const maxKeys = Math.max(
+    resolved.denyCacheMaxKeys ?? 0,
+    staged ? IN_PROCESS_DEFAULTS.localStageMaxKeys : 0,
+    leased ? IN_PROCESS_DEFAULTS.leaseMaxKeys : 0,
+  );
+  return maxKeys === 0 ? undefined : new DenialMemory(maxKeys, resolved.denyCacheMaxAgeMs);
 }

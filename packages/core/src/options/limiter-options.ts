@@ -68,11 +68,13 @@ export const LIMITER_OPTIONS = Object.freeze({
     },
   }),
   /**
-   * Remember store denials in-process until they expire. Default on: 10 000 key sets, each
-   * remembered for at most `maxAgeMs` (default 1000), which bounds how long a `reset` made on
-   * another instance can go unseen here. `maxAgeMs` bounds every in-process memory of a denial
-   * (a leased policy's denied take, the store waits a local stage tells too); with `false`, those
-   * keep the default.
+   * Remember store denials in-process until they expire. Default on: what the store said of up to
+   * `maxKeys` keys (10 000; a check of two policies holds two), each remembered for at most
+   * `maxAgeMs` (default 1000), which bounds how long a `reset` made on another instance can go
+   * unseen here. The deny cache, leased policies' denied takes and the store waits a local stage
+   * tells are one memory per limiter: `maxAgeMs` bounds all of them (with `false`, the leases and
+   * the local stage keep the default), and it holds the most keys any of them needs (`maxKeys`,
+   * and 100 000 when a policy has a lease or a local stage).
    */
   denyCache: option<{ maxKeys?: number; maxAgeMs?: number } | false>({
     default: { maxKeys: OPTION_DEFAULTS.denyCacheMaxKeys, maxAgeMs: OPTION_DEFAULTS.denyCacheMaxAgeMs },

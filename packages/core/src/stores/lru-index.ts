@@ -12,7 +12,7 @@
 /** No slot: the end of the list, an empty list or an empty free chain. */
 export const NO_SLOT = -1;
 
-/** The recency-ordered index of `StateTable`, `DenyCache` and MemoryStore's request records. */
+/** The recency-ordered index of `StateTable`, `DenialMemory` and MemoryStore's request records. */
 export class LruIndex {
   readonly #maxKeys: number;
   readonly #slots = new Map<string, number>();
