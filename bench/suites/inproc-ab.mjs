@@ -15,8 +15,8 @@
  */
 import { createRequire } from 'node:module';
 import { parseArgs } from 'node:util';
-import { runClosedLoop } from '../lib/load.mjs';
 import { startRedis } from '../../test/support/redis-server.js';
+import { runClosedLoop } from '../lib/load.mjs';
 import { median } from '../lib/stats.mjs';
 
 const { values: opts } = parseArgs({
