@@ -1,5 +1,5 @@
 /** A check's leases around its store call: the plan of each entry, and applying the store's answer to the leases. */
-import { allAllow, chargesEntry, enforcedAllow } from '../stores/charge-rule.js';
+import { chargedByRule } from '../stores/charge-rule.js';
 import type { StoreEntry, StoreVerdict } from '../types.js';
 import { countTake, type LimiterCounters } from './counters.js';
 import type { DenialMemory } from './denial-memory.js';
@@ -44,6 +44,9 @@ export interface LeaseBooks {
   readonly counters: LimiterCounters | undefined;
 }
 
+/** What a local entry (spent from its lease) counts as in the charge rule: it admitted its units. */
+const LOCAL_ADMITTED = Object.freeze({ allowed: true });
+
 /**
  * The store's verdicts for the sent entries, the takes applied to the leases, and the local entries
  * spent. A lone leased entry whose take was denied while another take of its key was granted (takes
@@ -57,8 +60,12 @@ export function mergeTakes(
   nowMs: number,
 ): StoreVerdict[] {
   const { plans, sent, sentIndex, usables, held, askedAtMs } = call;
-  const all = allAllow(storeVerdicts, sent.length);
-  const enforced = all || enforcedAllow(sent, storeVerdicts);
+  // A local entry admitted its units; every other entry was sent and has the store's verdict.
+  const admitted: { readonly allowed: boolean }[] = entries.map(() => LOCAL_ADMITTED);
+  sentIndex.forEach((i, j) => {
+    admitted[i] = storeVerdicts[j] as StoreVerdict;
+  });
+  const charged = chargedByRule(entries, admitted);
   const verdicts: StoreVerdict[] = new Array(entries.length);
   sentIndex.forEach((i, j) => {
     const verdict = storeVerdicts[j] as StoreVerdict;
@@ -67,7 +74,6 @@ export function mergeTakes(
       verdicts[i] = verdict;
       return;
     }
-    const charged = chargesEntry(entry.policy.shadow, all, enforced);
     const lease = books.leases.hold(entry.key);
     const take = sent[j] as StoreEntry;
     const usable = usables[j] as number;
@@ -78,7 +84,7 @@ export function mergeTakes(
       usable,
       generation,
       verdict,
-      charged,
+      charged: charged[i] as boolean,
       askedAtMs,
     });
     if (books.counters !== undefined)
@@ -100,8 +106,7 @@ export function mergeTakes(
     if (plans[i] !== Plan.Local) continue;
     const entry = entries[i] as StoreEntry;
     const lease = books.leases.hold(entry.key);
-    if (!chargesEntry(entry.policy.shadow, all, enforced))
-      giveBack(entry.cost, lease, held[i], books.counters);
+    if (!charged[i]) giveBack(entry.cost, lease, held[i], books.counters);
     else if (books.counters !== undefined) books.counters.leases.spent += entry.cost;
     verdicts[i] = leaseVerdict(entry.policy, lease, askedAtMs);
   }

@@ -3,7 +3,7 @@
  * from the store before; the store is called only to take the next lease (and for the other policies).
  */
 import type { CompiledLease } from '../policy/lease.js';
-import { allAllow, chargesEntry, enforcedAllow } from '../stores/charge-rule.js';
+import { chargedByRule } from '../stores/charge-rule.js';
 import type { StoreEntry } from '../types.js';
 import { type LimiterCounters } from './counters.js';
 import type { Denial, DenialMemory } from './denial-memory.js';
@@ -197,15 +197,19 @@ export class Leases {
     found: readonly (Denial | undefined)[] | undefined,
     nowMs: number,
   ): StoreVerdicts {
-    const allowed =
-      found === undefined ? undefined : plans.map((plan) => ({ allowed: plan !== Plan.Denied }));
-    const all = allowed === undefined || allAllow(allowed, entries.length);
-    const enforced = all || enforcedAllow(entries, allowed as { allowed: boolean }[]);
+    // Every entry is charged unless a remembered denial denies one (then by the charge rule).
+    const charged =
+      found === undefined
+        ? undefined
+        : chargedByRule(
+            entries,
+            plans.map((plan) => ({ allowed: plan !== Plan.Denied })),
+          );
     const verdicts = entries.map((entry, i) => {
       const denial = found?.[i];
       if (denial !== undefined) return deniedVerdict(denial, nowMs);
       const lease = this.#leases.get(entry.key) as Lease;
-      if (chargesEntry(entry.policy.shadow, all, enforced)) {
+      if (charged?.[i] ?? true) {
         lease.units -= entry.cost;
         if (this.counters !== undefined) this.counters.leases.spent += entry.cost;
       }
