@@ -18,6 +18,7 @@
 
 export { ALGORITHM_NAMES } from './algorithms/registry.js';
 export {
+  abortSignalOf,
   BuiltOnce,
   chooseLimit,
   createLimitRequest,

@@ -20,6 +20,7 @@ export type { FailMode } from './model/fail-mode.js';
 export type { CompiledPolicy, CostInput, PolicyInput, RateInput } from './model/policy.js';
 export type {
   EvalClient,
+  SlotRef,
   Store,
   StoreCheckOptions,
   StoreEntry,

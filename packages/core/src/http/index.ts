@@ -20,6 +20,7 @@ export {
   warnOnce,
   warnRoutesNotLimited,
 } from '../warn.js';
+export { abortSignalOf } from './abort-signal.js';
 export { type CompileTarget, chooseLimit, ownFailMode } from './choose-policies.js';
 export {
   CidrError,

@@ -29,6 +29,12 @@ export interface RequestFacts {
    * when it is an object. Pass the same object from every layer that may limit the request.
    */
   readonly marker?: object;
+  /**
+   * The request's abort signal, fired when the client goes away: called only for a request that
+   * may wait for its turn (a policy with `maxWaitMs`), so a waiting request the client gave up on
+   * gives its turn back. Node adapters pass `abortSignalOf(res)`; Web runtimes `() => request.signal`.
+   */
+  readonly abortSignal?: () => AbortSignal;
 }
 
 /** What `limitRequest` resolves to for a request that was not skipped. */

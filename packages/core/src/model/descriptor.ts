@@ -47,4 +47,15 @@ export interface Descriptor {
    * decision cannot be settled (a settle of it does nothing).
    */
   readonly reserve?: boolean;
+  /**
+   * Waiting: the longest this check may wait for its turn, in ms, for every applying policy that
+   * can wait (token bucket, GCRA); overrides the policies' own `maxWaitMs`. 0: never wait. Unset:
+   * each policy's `maxWaitMs`.
+   */
+  readonly maxWaitMs?: number;
+  /**
+   * Cancels a check waiting for its turn: the reserved units are given back and the check resolves
+   * denied (`over_limit`, `retryAfterMs` the time that was left to its turn).
+   */
+  readonly signal?: AbortSignal;
 }

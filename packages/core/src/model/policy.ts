@@ -54,6 +54,16 @@ export interface PolicyInput {
    * it turns away never reaches the store (decision source `local-stage`). Unset: none.
    */
   readonly local?: LocalStageInput;
+  /**
+   * A concurrency policy (`algorithm: 'concurrency'`): how long a slot lives without renewal
+   * (`'10s'` or ms); the slots of an instance that died come back after it. Default 30 s.
+   */
+  readonly leaseMs?: string | number;
+  /**
+   * Waiting (token bucket, GCRA): a request over the limit whose turn comes within this many ms
+   * (`'1s'` or ms) reserves that turn and waits for it instead of being denied. Unset: no waiting.
+   */
+  readonly maxWaitMs?: string | number;
 }
 
 /** A validated policy in the units the algorithms use. Built once, at construction. */
@@ -82,4 +92,6 @@ export interface CompiledPolicy {
   readonly lease?: CompiledLease;
   /** The local stage; absent for a policy without one. */
   readonly local?: CompiledLocalStage;
+  /** Waiting: the longest a request may wait for its turn, in ms (> 0); absent for a policy that does not wait. */
+  readonly maxWaitMs?: number;
 }

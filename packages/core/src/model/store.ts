@@ -14,6 +14,17 @@ export interface StoreEntry {
    * (0 < leastCost <= cost); the verdict's `chargedUnits` says what was charged. Unset: `cost`.
    */
   readonly leastCost?: number;
+  /**
+   * A concurrency entry (`algorithm: 'concurrency'`) in mode 'consume': the slot this check takes
+   * when it is charged, unique per check. Unset for every other entry.
+   */
+  readonly slotId?: string;
+  /**
+   * Waiting (token bucket, GCRA; > 0): when this entry would deny now but could admit its cost
+   * within `maxWaitMs`, it reserves that turn: allowed, charged now (a bucket goes into debt, GCRA's
+   * TAT moves on), and the verdict's `waitMs` says how long until the turn. Unset or 0: no waiting.
+   */
+  readonly maxWaitMs?: number;
 }
 
 /** The store's raw verdict for one entry. */
@@ -29,6 +40,19 @@ export interface StoreVerdict {
   readonly banned?: true;
   /** For an entry with `leastCost`: the units charged (0 when none were); absent otherwise. */
   readonly chargedUnits?: number;
+  /** An allowed entry that reserved a future turn (`maxWaitMs`): whole ms until it, rounded up (> 0). Absent otherwise. */
+  readonly waitMs?: number;
+  /** A concurrency entry: the expired slots (their holder died) this call removed, when > 0. Absent otherwise. */
+  readonly reclaimedSlots?: number;
+}
+
+/** One concurrency slot a check took: its key, its policy and its member. */
+export interface SlotRef {
+  /** The concurrency entry's storage key. */
+  readonly key: string;
+  readonly policy: CompiledPolicy;
+  /** The entry's `slotId`. */
+  readonly slotId: string;
 }
 
 /**
@@ -106,6 +130,21 @@ export interface Store {
   settle?(entries: readonly StoreSettleEntry[]): Promise<boolean[]>;
   /** Optional: `settle`, answered synchronously (an in-process store). */
   settleSync?(entries: readonly StoreSettleEntry[]): boolean[];
+  /**
+   * Optional (a store that holds concurrency slots): frees `slots`. Idempotent: a slot not held is
+   * left alone. Resolves one flag per slot: true where it was held.
+   */
+  releaseSlots?(slots: readonly SlotRef[]): Promise<boolean[]>;
+  /** Optional: `releaseSlots`, answered synchronously (an in-process store). */
+  releaseSlotsSync?(slots: readonly SlotRef[]): boolean[];
+  /**
+   * Optional (with `releaseSlots`): renews `slots` to the store's now plus their policy's lease
+   * (`windowMs`), only where still held: a slot that expired or was freed is never taken again.
+   * Resolves one flag per slot: false where it was lost.
+   */
+  renewSlots?(slots: readonly SlotRef[]): Promise<boolean[]>;
+  /** Optional: `renewSlots`, answered synchronously (an in-process store). */
+  renewSlotsSync?(slots: readonly SlotRef[]): boolean[];
 }
 
 /**
