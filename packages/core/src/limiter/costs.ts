@@ -2,6 +2,7 @@
 import { costProblem } from '../policy/define-policy.js';
 import { describeValue } from '../policy/errors.js';
 import type { CompiledPolicy, Descriptor } from '../types.js';
+import { takesSlot } from './charged.js';
 
 /**
  * The policies of `all` that apply to `descriptor`, in limiter order: all when `names` is unset.
@@ -46,6 +47,8 @@ export function selectPolicies(
  *   algorithm, or exceeds what the policy could ever admit: a programmer error, not a limit.
  */
 export function resolveCost(policy: CompiledPolicy, descriptor: Descriptor, method: string): number {
+  // A concurrency policy counts requests in flight: one slot each, whatever the cost.
+  if (takesSlot(policy)) return 1;
   const given = descriptor.cost;
   let cost: unknown;
   let from: string;

@@ -28,6 +28,8 @@ export const OPTION_DEFAULTS = Object.freeze({
   localFallbackMaxKeys: 100_000,
   /** How long an idempotent check's decision is remembered, in milliseconds. */
   idempotencyTtlMs: 60_000,
+  /** Checks of one limiter waiting for their turn at once (`maxWaitMs`); past it a check is answered at once. */
+  maxWaiting: 1000,
   /** Rate-limit header format. */
   headers: 'draft-10' as 'draft-10' | 'draft-7' | 'draft-6' | 'legacy' | false,
   /** Show shadow policies in the headers. */
