@@ -1,7 +1,7 @@
 /** What an allowed decision charged, and where: the one reading of it settle, slots and cancels share. */
 import { fallbackFailMode } from '../policy/lease.js';
 import { chargedByRule } from '../stores/charge-rule.js';
-import type { CompiledPolicy, Decision, PolicyResult, StoreEntry } from '../types.js';
+import type { Decision, PolicyResult, StoreEntry } from '../types.js';
 import type { SettleWhere } from './store-answer.js';
 
 /** The entries a decision charged and the store that holds the charge. */
@@ -35,7 +35,10 @@ export function chargedOf(decision: Decision, entries: readonly StoreEntry[]): C
   return charged.length === 0 ? undefined : { entries: charged, where };
 }
 
-/** A concurrency policy: its entries take a slot held until the response ends, never settled. */
-export function takesSlot(policy: CompiledPolicy): boolean {
+/**
+ * A concurrency policy (or its result): its entries take a slot held until the response ends, never
+ * settled, one slot per check whatever the cost.
+ */
+export function takesSlot(policy: { readonly algorithm?: string }): boolean {
   return (policy.algorithm as string) === 'concurrency';
 }

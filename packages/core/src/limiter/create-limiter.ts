@@ -9,6 +9,7 @@ import type {
   Descriptor,
   IdentityInput,
   PolicyInput,
+  SlotLostEvent,
   Store,
 } from '../types.js';
 import { type BreakerState, CircuitBreaker } from './breaker.js';

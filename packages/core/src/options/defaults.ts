@@ -34,6 +34,8 @@ export const OPTION_DEFAULTS = Object.freeze({
   headers: 'draft-10' as 'draft-10' | 'draft-7' | 'draft-6' | 'legacy' | false,
   /** Show shadow policies in the headers. */
   shadowHeaders: false,
+  /** Status of a request a concurrency policy turned away. */
+  concurrencyStatus: 429 as 429 | 503,
   /** Force shadow mode on every policy used. */
   shadow: false,
   /** Prefix length grouping IPv6 clients in the default identity. */
