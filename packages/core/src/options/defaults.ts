@@ -60,6 +60,8 @@ export const OPTION_DEFAULTS = Object.freeze({
   policyCost: 1,
   /** Whether a policy is a shadow policy. */
   policyShadow: false,
+  /** A concurrency policy's slot lease (`leaseMs`): how long a slot lives without renewal, in milliseconds. */
+  concurrencyLeaseMs: 30_000,
   /** A policy's scope: one budget per identity. */
   policyScope: 'identity' as 'identity' | 'route',
   /** Keys with a lease held at once; dropping one drops its unspent units (under-use, never over). */
