@@ -70,7 +70,7 @@ export function fakeLimiter(
     reset: async () => {},
     settle: async () => 'noop',
     release: async () => {},
-    holdsSlots: () => false,
+    hasSlots: () => false,
     onSlotLost: () => () => {},
     close: async () => {},
     onDecision: () => () => {},

@@ -4,8 +4,9 @@
  * policy, named by the policy); the older draft-7 and draft-6 forms and the de facto
  * `X-RateLimit-*` headers are there for clients that expect them.
  */
+
+import { holdsSlots } from '../algorithms/concurrency.js';
 import { ALGORITHMS } from '../algorithms/registry.js';
-import { takesSlot } from '../limiter/charged.js';
 import { OPTION_DEFAULTS } from '../options/defaults.js';
 import type { Algorithm, Decision, PolicyResult } from '../types.js';
 import { SF_INTEGER_MAX, serializeSfList, serializeSfString } from './structured-fields.js';
@@ -107,7 +108,7 @@ const policyStrings = new Map<string, PolicyStrings>();
 function stringsOf(r: Draft10Policy): PolicyStrings {
   const cached = policyStrings.get(r.policy);
   if (cached !== undefined && cached.limit === r.limit && cached.windowMs === r.windowMs) return cached;
-  const concurrent = takesSlot(r);
+  const concurrent = holdsSlots(r);
   const entry: PolicyStrings = {
     limit: r.limit,
     windowMs: r.windowMs,
@@ -242,7 +243,7 @@ export function rateLimitHeaders(
   const limit = wholeUnits(p.limit);
   const remaining = wholeUnits(p.remaining);
   const resetSeconds = ceilSeconds(p.resetMs);
-  const windowless = p.windowMs === undefined || takesSlot(p);
+  const windowless = p.windowMs === undefined || holdsSlots(p);
   const policy = windowless ? `${limit}` : `${limit};w=${windowSeconds(p.windowMs!)}`;
   switch (format) {
     case 'draft-7':

@@ -115,7 +115,7 @@ export function createLimitRequest<Req>(
    */
   const finishFirst = (choice: PolicyChoice, req: Req, decision: Decision, route: string) => {
     const result = finish(decision, route, false);
-    const release = choice.limiter.holdsSlots(decision);
+    const release = choice.limiter.hasSlots(decision);
     if (!reserve && !release) return result;
     return {
       ...result,

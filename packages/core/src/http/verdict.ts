@@ -1,5 +1,5 @@
 /** `toHttpVerdict`: the whole HTTP answer to a decision, framework-neutral, ready to apply. */
-import { takesSlot } from '../limiter/charged.js';
+import { holdsSlots } from '../algorithms/concurrency.js';
 import { OPTION_DEFAULTS } from '../options/defaults.js';
 import type { Decision } from '../types.js';
 import { type HeaderFormat, type RateLimitHeaderOptions, rateLimitHeaders } from './headers.js';
@@ -104,7 +104,7 @@ export function toHttpVerdict(decision: Decision, options: HttpVerdictOptions = 
 /** Denied by concurrency policies alone: every enforced policy that denied takes a slot. */
 function overloaded(decision: Decision): boolean {
   const denying = denyingResults(decision);
-  return denying.length > 0 && denying.every(takesSlot);
+  return denying.length > 0 && denying.every(holdsSlots);
 }
 
 /** A deny verdict from the rate-limit headers (and `Retry-After`) and the problem body. */

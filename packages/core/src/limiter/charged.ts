@@ -34,11 +34,3 @@ export function chargedOf(decision: Decision, entries: readonly StoreEntry[]): C
   const charged = asked.filter((_e, i) => flags[i]);
   return charged.length === 0 ? undefined : { entries: charged, where };
 }
-
-/**
- * A concurrency policy (or its result): its entries take a slot held until the response ends, never
- * settled, one slot per check whatever the cost.
- */
-export function takesSlot(policy: { readonly algorithm?: string }): boolean {
-  return (policy.algorithm as string) === 'concurrency';
-}

@@ -1,8 +1,9 @@
 /** Resolving which policies apply to a request and what each one charges. */
+
+import { holdsSlots } from '../algorithms/concurrency.js';
 import { costProblem } from '../policy/define-policy.js';
 import { describeValue } from '../policy/errors.js';
 import type { CompiledPolicy, Descriptor } from '../types.js';
-import { takesSlot } from './charged.js';
 
 /**
  * The policies of `all` that apply to `descriptor`, in limiter order: all when `names` is unset.
@@ -48,7 +49,7 @@ export function selectPolicies(
  */
 export function resolveCost(policy: CompiledPolicy, descriptor: Descriptor, method: string): number {
   // A concurrency policy counts requests in flight: one slot each, whatever the cost.
-  if (takesSlot(policy)) return 1;
+  if (holdsSlots(policy)) return 1;
   const given = descriptor.cost;
   let cost: unknown;
   let from: string;

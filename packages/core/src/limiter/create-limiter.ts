@@ -105,7 +105,7 @@ export function createLimiter(options: LimiterOptions): Limiter {
     settle: (decision: Decision, units: SettleUnits): Promise<SettleAnswer> =>
       reservations.settle(decision, units),
     release: (decision: Decision): Promise<void> => slots.release(decision),
-    holdsSlots: (decision: Decision): boolean => slots.holds(decision),
+    hasSlots: (decision: Decision): boolean => slots.holds(decision),
     onSlotLost: (listener: (event: SlotLostEvent) => void): (() => void) =>
       subscribe(lostListeners, listener, 'limiter.onSlotLost'),
     async close(): Promise<void> {

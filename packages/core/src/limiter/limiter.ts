@@ -74,7 +74,7 @@ export interface Limiter {
    */
   release(decision: Decision): Promise<void>;
   /** True while `decision` holds concurrency slots (taken, not yet released). */
-  holdsSlots(decision: Decision): boolean;
+  hasSlots(decision: Decision): boolean;
   /**
    * Subscribes a listener to lost slots: a held slot a renewal found gone (its lease ran out, for
    * instance while the process was paused, and the store took it back). The slot is never taken

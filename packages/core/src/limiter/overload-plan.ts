@@ -1,7 +1,8 @@
 /** The overload fields of a planned check: a slot id per concurrency entry, a wait per waiting entry. */
+
+import { holdsSlots } from '../algorithms/concurrency.js';
 import { describeValue } from '../policy/errors.js';
 import type { CompiledPolicy, Descriptor, StoreEntry } from '../types.js';
-import { takesSlot } from './charged.js';
 
 /** What planning needs of the limiter's overload parts. */
 export interface OverloadPlanner {
@@ -21,7 +22,7 @@ export function canWait(policy: CompiledPolicy): boolean {
 
 /** True when some policy takes a slot or may wait: checks of it are planned with `withOverload`. */
 export function usesOverload(policies: readonly CompiledPolicy[]): boolean {
-  return policies.some((p) => takesSlot(p) || p.maxWaitMs !== undefined);
+  return policies.some((p) => holdsSlots(p) || p.maxWaitMs !== undefined);
 }
 
 /** Throws a TypeError naming the field when the descriptor's `maxWaitMs` or `signal` is not one a check takes. */
@@ -60,7 +61,7 @@ export function withOverload(
   for (let i = 0; i < entries.length; i++) {
     const entry = entries[i] as StoreEntry;
     const { policy } = entry;
-    if (takesSlot(policy)) {
+    if (holdsSlots(policy)) {
       entries[i] = { ...entry, slotId: planner.nextSlotId() };
       continue;
     }

@@ -1,8 +1,10 @@
 /** `limiter.settle`: the actual cost of a reserved check, settled once, through the store layers. */
+
+import { holdsSlots } from '../algorithms/concurrency.js';
 import { ALGORITHMS } from '../algorithms/registry.js';
 import { describeValue } from '../policy/errors.js';
 import type { Clock, Decision, PolicyResult, StoreEntry, StoreSettleEntry } from '../types.js';
-import { chargedOf, takesSlot } from './charged.js';
+import { chargedOf } from './charged.js';
 import type { SettleUnits } from './limiter.js';
 import type { Steps } from './steps.js';
 import type { SettleAnswer, SettleWhere } from './store-answer.js';
@@ -46,7 +48,7 @@ export class Reservations {
     const charged = chargedOf(decision, entries);
     if (charged === undefined) return;
     // A concurrency slot is released, never settled.
-    const units = charged.entries.filter((e) => !takesSlot(e.policy));
+    const units = charged.entries.filter((e) => !holdsSlots(e.policy));
     if (units.length === 0) return;
     this.#byDecision.set(decision, {
       entries: units,

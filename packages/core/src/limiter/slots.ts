@@ -2,8 +2,10 @@
  * Concurrency slots a limiter's checks took: held from the decision until `release`, renewed
  * before their lease runs out, and reported when a renewal finds one gone.
  */
+
+import { holdsSlots } from '../algorithms/concurrency.js';
 import type { Clock, Decision, SlotLostEvent, SlotRef, Store, StoreEntry, StoreVerdict } from '../types.js';
-import { chargedOf, takesSlot } from './charged.js';
+import { chargedOf } from './charged.js';
 import { OverloadCounts } from './counters.js';
 import type { Steps } from './steps.js';
 import type { SettleWhere } from './store-answer.js';
@@ -79,7 +81,7 @@ export class HeldSlots {
     const slots: SlotRef[] = [];
     let leaseMs = Number.POSITIVE_INFINITY;
     for (const { key, policy, slotId } of charged.entries) {
-      if (!takesSlot(policy) || slotId === undefined) continue;
+      if (!holdsSlots(policy) || slotId === undefined) continue;
       slots.push({ key, policy, slotId });
       leaseMs = Math.min(leaseMs, policy.windowMs);
       OverloadCounts.add(this.counts.held, policy.name, 1);
