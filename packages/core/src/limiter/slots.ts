@@ -15,6 +15,7 @@ const localStore = (fallback: Steps['fallback']): Store | undefined => fallback?
 
 /** The slots of one decision, where they are held and when they are renewed next. */
 interface Holding {
+  readonly decision: Decision;
   slots: SlotRef[];
   readonly where: SettleWhere;
   /** The limiter's clock at which these slots are renewed next. */
@@ -88,6 +89,7 @@ export class HeldSlots {
     }
     if (slots.length === 0) return;
     const holding: Holding = {
+      decision,
       slots,
       where: charged.where,
       renewAtMs: this.clock() + leaseMs * RENEW_AFTER_LEASE,
@@ -106,9 +108,7 @@ export class HeldSlots {
   /** Frees the slots `decision` holds, once: later calls, and calls for a decision without slots, do nothing. */
   async release(decision: Decision): Promise<void> {
     const holding = this.#byDecision.get(decision);
-    if (holding === undefined) return;
-    this.#byDecision.delete(decision);
-    await this.#free(holding);
+    if (holding !== undefined) await this.#free(holding);
   }
 
   /** Frees every slot held (`limiter.close()`) and stops the renewals. */
@@ -121,6 +121,7 @@ export class HeldSlots {
   /** Renewals stop before the release is sent, so a renewal never outlives it. */
   async #free(holding: Holding): Promise<void> {
     if (!this.#live.delete(holding)) return;
+    this.#byDecision.delete(holding.decision);
     for (const slot of holding.slots) OverloadCounts.add(this.counts.held, slot.policy.name, -1);
     if (this.#live.size === 0) this.#stopTimer();
     if (holding.slots.length === 0) return;
