@@ -25,10 +25,11 @@ local rcall, rpcall = redis.call, redis.pcall
 local unpack = unpack
 
 -- Every algorithm registers itself here: ALGORITHMS[name] = function(r, key, saved, nowMs,
--- limit, windowMs, intervalMs, cost) filling the result table r (see decide.lua, which
+-- limit, windowMs, intervalMs, cost, slot) filling the result table r (see decide.lua, which
 -- reuses one table per entry position, so nothing is allocated per decision). `saved` is the
 -- key's value as read by decide.lua (one GET, or one MGET for every entry of a decision): a
--- string, or nil when the key is absent or holds another type. An
+-- string, or nil when the key is absent or holds another type; `slot` is a concurrency entry's
+-- slot id in mode 'consume' (nil otherwise: the other algorithms ignore it). An
 -- algorithm sets every field it reads back, and the common ones: allowed, remaining,
 -- resetMs, retryAfterMs, chargedRemaining, chargedResetMs, key, write (r.write(r, ttlMs)
 -- charges). Its name, its file and the other fields it sets are declared by its module in

@@ -60,8 +60,13 @@
 --                 to least (evaluated with want; when that denies, with the whole units left
 --                 if at least least, else with least, so a denial says when least could
 --                 pass). A decision with a request record has no lease takes.
+--                 A concurrency entry (algorithm 'concurrency') costs one slot: '1@<slotId>', the
+--                 slot it takes when charged (StoreEntry.slotId: anything after the first '@', at
+--                 least one character), required in mode 'consume'; in mode 'peek' '1' (a slot
+--                 given there is ignored). It has no short form (the short form carries no slot).
 --
--- Phase 1 (per decision) evaluates every entry and writes nothing. Phase 2 (mode
+-- Phase 1 (per decision) evaluates every entry and writes nothing, but for a concurrency entry
+-- in mode 'consume', which removes its expired slots (concurrency.lua). Phase 2 (mode
 -- 'consume') charges the enforced entries when every enforced entry allows and the shadow
 -- entries when every entry allows (an enforced deny charges nothing; a deny of shadow
 -- entries only charges the enforced ones; one entry alone is charged when it allows), and
@@ -80,6 +85,9 @@
 --                 -1 when never (cost > limit); when banned, the rest of the block if longer
 --   and for a lease take a fifth item:
 --   chargedUnits  the units charged (0 when this entry was not charged)
+--   and for a concurrency entry a fifth item:
+--   reclaimed     the expired slots (their holder neither released nor renewed them) this
+--                 call removed from the entry's key; 0 in mode 'peek'
 -- Bad arguments anywhere return an error reply before anything is read or written.
 
 local EXPLICIT_TTL_FLOOR_MS = 600000
@@ -102,6 +110,8 @@ local policies = {}
 local anyBan = false
 -- The lease takes, by entry number: their least units (false: no lease take in the call).
 local lease = false
+-- The concurrency entries' slot ids, by entry number (false: no concurrency entry in the call).
+local slots = false
 local policyCount = tonumber(ARGV[2])
 if policyCount == nil or policyCount < 1 or policyCount ~= floor(policyCount) then
   return redis.error_reply('ERR sluice: policyCount must be a positive integer')
@@ -137,7 +147,8 @@ for p = 1, policyCount do
       escalatedMs = tonumber(escalatedMs) }
   end
   policies[tostring(p)] = { algorithm = algorithm, name = name, whole = WHOLE_COSTS[name] == true,
-    limit = limit, windowMs = windowMs, intervalMs = intervalMs, shadow = shadow == '1', ban = ban }
+    limit = limit, windowMs = windowMs, intervalMs = intervalMs, shadow = shadow == '1', ban = ban,
+    slots = name == 'concurrency' }
 end
 
 -- The decisions, parsed into two flat arrays (no table per decision or entry). Decision d
@@ -163,6 +174,9 @@ local function short_policies(item)
       return nil, #list + 1
     end
     list[#list + 1] = policy
+    if policy.slots then
+      list.slots = true
+    end
     if plus == nil then
       break
     end
@@ -186,7 +200,9 @@ while argi <= argc do
   -- What each form leaves for the shared record below.
   local consume, recordTtl, count, firstEntry, nextArg
   local short = policies[mode]
-  if short ~= nil then
+  if short ~= nil and short.slots then
+    return redis.error_reply('ERR sluice: a concurrency entry takes the full form with its slot (decision ' .. d .. ')')
+  elseif short ~= nil then
     -- The short form: consume 1 unit of one policy, no request record.
     nEntries = nEntries + 1
     ent[2 * nEntries - 1], ent[2 * nEntries] = short, 1
@@ -199,6 +215,8 @@ while argi <= argc do
     local list, bad = short_policies(mode)
     if list == nil then
       return redis.error_reply('ERR sluice: unknown policy index in entry ' .. bad .. ' (decision ' .. d .. ')')
+    elseif list.slots then
+      return redis.error_reply('ERR sluice: a concurrency entry takes the full form with its slot (decision ' .. d .. ')')
     end
     count = #list
     consume, recordTtl, firstEntry, nextArg = true, false, nEntries + 1, argi + 1
@@ -244,6 +262,16 @@ while argi <= argc do
       end
       local cost = 1
       local costArg = ARGV[base + 1]
+      if policy.slots then
+        -- A concurrency entry: '1@<slotId>', or '1' in mode 'peek'.
+        local slot = string.match(costArg, '^1@(.+)$')
+        if slot == nil and (costArg ~= '1' or mode == 'consume') then
+          return redis.error_reply('ERR sluice: a concurrency entry costs 1@<slotId> (1 in mode peek) (entry ' .. i .. ', decision ' .. d .. ')')
+        end
+        slots = slots or {}
+        slots[nEntries + 1] = mode == 'consume' and slot
+        costArg = '1'
+      end
       if costArg ~= '1' then
         cost = positive(costArg)
         if cost == nil then
@@ -386,7 +414,14 @@ local function decide(d)
       end
       local expiresAt = tonumber(items[1])
       if expiresAt ~= nil and now <= expiresAt then
-        if #items == 1 + 4 * count then
+        -- Four items per entry, five for a concurrency entry (a request record has no lease take).
+        local width = 4 * count
+        for k = 1, slots and count or 0 do
+          if ent[2 * (e0 + k) - 1].slots then
+            width = width + 1
+          end
+        end
+        if #items == 1 + width then
           for k = 2, #items do
             nReply = nReply + 1
             reply[nReply] = tonumber(items[k])
@@ -422,7 +457,8 @@ local function decide(d)
     else
       saved = get_string(key)
     end
-    policy.algorithm(r, key, saved, now, policy.limit, policy.windowMs, policy.intervalMs, ent[2 * (e0 + i)])
+    policy.algorithm(r, key, saved, now, policy.limit, policy.windowMs, policy.intervalMs, ent[2 * (e0 + i)],
+      slots and slots[e0 + i] or nil)
     local least = lease and lease[e0 + i]
     if least then
       -- A lease take: what is left when the full take is denied, down to least.
@@ -487,6 +523,10 @@ local function decide(d)
     if lease and lease[e0 + i] then
       nReply = nReply + 1
       reply[nReply] = charged and takes[i] or 0
+    end
+    if slots and ent[2 * (e0 + i) - 1].slots then
+      nReply = nReply + 1
+      reply[nReply] = r.reclaimed
     end
   end
   if recordKey ~= nil then

@@ -14,6 +14,7 @@ export type {
   MetricOutcome,
   Outcome,
   PolicyResult,
+  SlotLostEvent,
 } from './model/decision.js';
 export type { Descriptor, Identity, IdentityInput, IdentityKind } from './model/descriptor.js';
 export type { FailMode } from './model/fail-mode.js';

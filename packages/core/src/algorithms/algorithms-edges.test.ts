@@ -221,7 +221,7 @@ describe('module facts match the arithmetic', () => {
     const limit = 4;
     const t0 = 250;
     for (const module of ALGORITHM_LIST) {
-      const p = params(limit, windowMs, limit);
+      const p = { ...params(limit, windowMs, limit), slotId: 'slot' };
       const state = module.evaluate(undefined, t0, p).charge();
       const { resetMs } = module.evaluate(state, t0, params(limit, windowMs, 1));
       const backAt = t0 + resetMs;
@@ -231,13 +231,14 @@ describe('module facts match the arithmetic', () => {
     }
   });
 
-  it('keeps a state of a few numbers in MemoryStore number table; the sliding log as its object', () => {
+  it('keeps a state of a few numbers in MemoryStore number table; the sliding log and the slots as objects', () => {
     const kinds: Record<Algorithm, 'numbers' | 'object'> = {
       'token-bucket': 'numbers',
       gcra: 'numbers',
       'sliding-window': 'numbers',
       'fixed-window': 'numbers',
       'sliding-log': 'object',
+      concurrency: 'object',
     };
     for (const module of ALGORITHM_LIST) expect(module.state.kind, module.name).toBe(kinds[module.name]);
     expect(ALGORITHMS['fixed-window'].state.kind).toBe('numbers');

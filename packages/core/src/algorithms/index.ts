@@ -1,8 +1,9 @@
 /**
- * The five algorithms in TypeScript, operation for operation the same as lua/*.lua, so
+ * The algorithms in TypeScript, operation for operation the same as lua/*.lua, so
  * MemoryStore and the Redis decide script decide identically for identical inputs and clock.
  * One module per algorithm; registry.ts lists them.
  */
+export { type ConcurrencyState, concurrency, holdsSlots } from './concurrency.js';
 export { type FixedWindowState, fixedWindow } from './fixed-window.js';
 export { type GcraState, gcra } from './gcra.js';
 export { BUCKET_LIMITS, WINDOW_LIMITS } from './limits.js';

@@ -3,6 +3,7 @@
  * MemoryStore, the store checks and the embedded decide script (packages/core/scripts/embed-lua.mjs)
  * all read it. To add an algorithm: its module, its Lua file, one line here, its tests.
  */
+import { concurrency } from './concurrency.js';
 import { fixedWindow } from './fixed-window.js';
 import { gcra } from './gcra.js';
 import type { AlgorithmModule } from './module.js';
@@ -11,7 +12,7 @@ import { slidingWindow } from './sliding-window.js';
 import { tokenBucket } from './token-bucket.js';
 
 /** The modules in registry order: the decide script's order of Lua files, MemoryStore's table codes. */
-const MODULES = [tokenBucket, gcra, slidingWindow, fixedWindow, slidingLog] as const;
+const MODULES = [tokenBucket, gcra, slidingWindow, fixedWindow, slidingLog, concurrency] as const;
 
 /** The name of an algorithm a policy can use: one of `ALGORITHM_NAMES`. */
 export type Algorithm = (typeof MODULES)[number]['name'];

@@ -11,8 +11,17 @@ import { MemoryStore } from '../stores/memory-store.js';
 import type { Algorithm, CompiledPolicy, StoreEntry, StoreMode, StoreVerdict } from '../types.js';
 import { ALGORITHM_NAMES } from './registry.js';
 
-/** Every registered algorithm: each test written over it covers an algorithm as soon as it is registered. */
-export const ALL_ALGORITHMS: readonly Algorithm[] = ALGORITHM_NAMES;
+/** A registered algorithm that counts units (every one but concurrency, which holds slots). */
+export type RateAlgorithm = Exclude<Algorithm, 'concurrency'>;
+
+/**
+ * Every registered algorithm that counts units: each test written over it covers such an algorithm
+ * as soon as it is registered. The concurrency algorithm holds slots, not units (no cost, refill or
+ * settle): its own tests (stores/concurrency*.test.ts, redis/concurrency-script.test.ts).
+ */
+export const ALL_ALGORITHMS: readonly RateAlgorithm[] = ALGORITHM_NAMES.filter(
+  (name): name is RateAlgorithm => name !== 'concurrency',
+);
 
 /** Decide `entries` at the explicit time `nowMs`. */
 export type Decide = (

@@ -14,6 +14,8 @@ export interface AlgorithmParams {
   readonly intervalMs: number;
   /** Units to charge, > 0. */
   readonly cost: number;
+  /** Concurrency: the slot a charge takes (`StoreEntry.slotId`). */
+  readonly slotId?: string;
 }
 
 /** One algorithm's answer for one key, before the all-or-nothing step decides to charge. */
@@ -30,6 +32,8 @@ export interface Evaluation<S> {
   readonly chargedRemaining: number;
   /** Ms until the quota is fully restored if charged. */
   readonly chargedResetMs: number;
+  /** Concurrency: the expired slots a consuming check removes (reclaims). */
+  readonly reclaimedSlots?: number;
   /** The state to store if charged. */
   charge(): S;
 }

@@ -1,6 +1,30 @@
 /** The checks every store runs on the entries of a check, from the algorithm registry's store rules. */
-import type { CompiledPolicy, StoreEntry, StoreSettleEntry } from '../types.js';
+import type { CompiledPolicy, SlotRef, StoreEntry, StoreMode, StoreSettleEntry } from '../types.js';
+import { holdsSlots } from './concurrency.js';
 import { ALGORITHMS, isAlgorithm } from './registry.js';
+
+/** Longest `slotId` a store takes (characters). */
+export const MAX_SLOT_ID_LENGTH = 128;
+
+/**
+ * Throws unless a concurrency entry can be decided: cost 1 (one slot), no lease take, and in mode
+ * 'consume' a `slotId` (a string of 1 to `MAX_SLOT_ID_LENGTH` characters) for the slot it takes.
+ */
+function assertSlotEntry(entry: StoreEntry, mode: StoreMode | undefined): void {
+  const { policy, cost, slotId } = entry;
+  if (cost !== 1 || entry.leastCost !== undefined) {
+    throw new Error(`store: a concurrency entry costs 1 slot, got cost ${cost} (policy "${policy.name}")`);
+  }
+  if (
+    slotId === undefined
+      ? mode === 'consume'
+      : typeof slotId !== 'string' || slotId.length === 0 || slotId.length > MAX_SLOT_ID_LENGTH
+  ) {
+    throw new Error(
+      `store: a concurrency entry in mode 'consume' needs a "slotId" of 1 to ${MAX_SLOT_ID_LENGTH} characters, got ${typeof slotId === 'string' ? `${slotId.length} characters` : String(slotId)} (policy "${policy.name}")`,
+    );
+  }
+}
 
 function assertPositive(field: string, value: unknown, policy: string): void {
   if (typeof value !== 'number' || !(value > 0) || value === Number.POSITIVE_INFINITY) {
@@ -17,10 +41,10 @@ const checkedPolicies = new WeakSet<CompiledPolicy>();
  * Throws unless `entries` can be decided by a store: distinct keys, positive finite
  * limit / windowMs / intervalMs / cost, a registered algorithm, and what its store rules ask
  * (a whole cost and a limit of at most 1e15 for sliding-log), and a lease take's `leastCost` in
- * (0, cost]. Allocation-free: it runs on every check; a frozen policy's own fields are checked
- * once.
+ * (0, cost], and a concurrency entry's cost 1 and `slotId` (required in mode 'consume').
+ * Allocation-free: it runs on every check; a frozen policy's own fields are checked once.
  */
-export function assertValidEntries(entries: readonly StoreEntry[]): void {
+export function assertValidEntries(entries: readonly StoreEntry[], mode?: StoreMode): void {
   for (let i = 0; i < entries.length; i++) {
     const entry = entries[i] as StoreEntry;
     const { policy, cost } = entry;
@@ -40,6 +64,7 @@ export function assertValidEntries(entries: readonly StoreEntry[]): void {
     if (!known && !isAlgorithm(algorithm)) {
       throw new Error(`store: unknown algorithm ${JSON.stringify(algorithm)} (policy "${policy.name}")`);
     }
+    if (holdsSlots(policy)) assertSlotEntry(entry, mode);
     const rules = ALGORITHMS[algorithm].store;
     if (rules.wholeCosts && !Number.isInteger(cost)) {
       throw new Error(
@@ -96,6 +121,33 @@ export function assertValidSettleEntries(entries: readonly StoreSettleEntry[]): 
     ) {
       throw new Error(
         `store: "answeredAgoMs" must be a number of ms from 0 to "reservedAgoMs", got ${String(answeredAgoMs)} (policy "${policy.name}")`,
+      );
+    }
+  }
+}
+
+/**
+ * Throws unless `slots` can be released or renewed: each a concurrency policy's key (a non-empty
+ * string) and a `slotId` as a check takes it.
+ */
+export function assertValidSlots(slots: readonly SlotRef[]): void {
+  for (const slot of slots) {
+    const { key, policy } = slot;
+    if (
+      typeof key !== 'string' ||
+      key === '' ||
+      typeof policy !== 'object' ||
+      policy === null ||
+      !holdsSlots(policy)
+    ) {
+      throw new Error(
+        `store: a slot needs the key of a concurrency policy, got ${typeof key === 'string' ? 'a key' : String(key)} of policy "${String(policy?.name)}" (${String(policy?.algorithm)})`,
+      );
+    }
+    assertSlotEntry({ key, policy, cost: 1, slotId: slot.slotId }, 'consume');
+    if (!(policy.windowMs > 0 && policy.windowMs < 1e13)) {
+      throw new Error(
+        `store: "windowMs" (the slot lease) must be a positive number of ms, got ${policy.windowMs} (policy "${policy.name}")`,
       );
     }
   }

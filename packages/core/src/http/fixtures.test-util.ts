@@ -69,6 +69,10 @@ export function fakeLimiter(
     peek: async () => answer,
     reset: async () => {},
     settle: async () => 'noop',
+    release: async () => {},
+    hasSlots: () => false,
+    onSlotLost: () => () => {},
+    close: async () => {},
     onDecision: () => () => {},
   } as Limiter & { seen: Descriptor[] };
 }

@@ -4,6 +4,8 @@
  * policy, named by the policy); the older draft-7 and draft-6 forms and the de facto
  * `X-RateLimit-*` headers are there for clients that expect them.
  */
+
+import { holdsSlots } from '../algorithms/concurrency.js';
 import { ALGORITHMS } from '../algorithms/registry.js';
 import { OPTION_DEFAULTS } from '../options/defaults.js';
 import type { Algorithm, Decision, PolicyResult } from '../types.js';
@@ -93,6 +95,12 @@ interface PolicyStrings {
   readonly member: string;
 }
 
+/**
+ * The quota unit of a concurrency policy (draft-10's `qu` parameter): its quota counts requests in
+ * flight, and it has no window (`w` is left out).
+ */
+const CONCURRENT_QUOTA_UNIT = ';qu="concurrent-requests"';
+
 /** Policies whose strings are cached; a process has few (cleared when full). */
 const MAX_CACHED_POLICIES = 256;
 const policyStrings = new Map<string, PolicyStrings>();
@@ -100,22 +108,24 @@ const policyStrings = new Map<string, PolicyStrings>();
 function stringsOf(r: Draft10Policy): PolicyStrings {
   const cached = policyStrings.get(r.policy);
   if (cached !== undefined && cached.limit === r.limit && cached.windowMs === r.windowMs) return cached;
+  const concurrent = holdsSlots(r);
   const entry: PolicyStrings = {
     limit: r.limit,
     windowMs: r.windowMs,
     name: serializeSfString(r.policy),
-    member: serializeSfList([
-      {
-        value: r.policy,
-        params:
-          r.windowMs === undefined
-            ? [['q', wholeUnits(r.limit)]]
-            : [
-                ['q', wholeUnits(r.limit)],
-                ['w', windowSeconds(r.windowMs)],
-              ],
-      },
-    ]),
+    member:
+      serializeSfList([
+        {
+          value: r.policy,
+          params:
+            r.windowMs === undefined || concurrent
+              ? [['q', wholeUnits(r.limit)]]
+              : [
+                  ['q', wholeUnits(r.limit)],
+                  ['w', windowSeconds(r.windowMs)],
+                ],
+        },
+      ]) + (concurrent ? CONCURRENT_QUOTA_UNIT : ''),
   };
   if (policyStrings.size >= MAX_CACHED_POLICIES) policyStrings.clear();
   policyStrings.set(r.policy, entry);
@@ -128,7 +138,10 @@ function sfCount(n: number): number {
 }
 
 /** What a draft-10 member says of a policy: a result, or the deciding policy of a decision without results. */
-type Draft10Policy = Pick<HeaderPolicy, 'policy' | 'limit' | 'windowMs' | 'remaining' | 'resetMs'> &
+type Draft10Policy = Pick<
+  HeaderPolicy,
+  'policy' | 'algorithm' | 'limit' | 'windowMs' | 'remaining' | 'resetMs'
+> &
   Partial<Pick<PolicyResult, 'outcome' | 'shadow'>>;
 
 /**
@@ -190,8 +203,10 @@ function legacyResetSeconds(p: HeaderPolicy, nowMs: number): number {
 /**
  * The rate-limit headers for a decision, as a plain record (empty for `false`, or when no
  * visible policy applied). Values, all integers:
- * - `q` / limit: the policy's quota (bucket capacity for token bucket and GCRA);
- * - `w`: its window (or time to refill from empty) in seconds, rounded up, at least 1;
+ * - `q` / limit: the policy's quota (bucket capacity for token bucket and GCRA; requests in flight
+ *   at once for a concurrency policy, which draft-10 marks `qu="concurrent-requests"`);
+ * - `w`: its window (or time to refill from empty) in seconds, rounded up, at least 1 (none for a
+ *   concurrency policy);
  * - `r` / remaining: whole units left;
  * - `t` / reset: seconds until the quota is fully restored (`resetMs`), rounded up; exact
  *   for each algorithm, not the end of a nominal window. On a denied response `Retry-After`
@@ -228,7 +243,8 @@ export function rateLimitHeaders(
   const limit = wholeUnits(p.limit);
   const remaining = wholeUnits(p.remaining);
   const resetSeconds = ceilSeconds(p.resetMs);
-  const policy = p.windowMs === undefined ? `${limit}` : `${limit};w=${windowSeconds(p.windowMs)}`;
+  const windowless = p.windowMs === undefined || holdsSlots(p);
+  const policy = windowless ? `${limit}` : `${limit};w=${windowSeconds(p.windowMs!)}`;
   switch (format) {
     case 'draft-7':
       return {

@@ -48,9 +48,10 @@ export interface RequestLimitResult {
   /** True when this request had already been checked by the same limiter and policy set. */
   readonly duplicate: boolean;
   /**
-   * With a settle option (`settle`, `skipFailedRequests`, `skipSuccessfulRequests`): call it once
-   * the response finished or the connection closed (later calls do nothing; it never rejects).
-   * Undefined otherwise, and for a duplicate check (the first layer settles).
+   * With a settle option (`settle`, `skipFailedRequests`, `skipSuccessfulRequests`), or when the
+   * decision holds concurrency slots: call it once the response finished or the connection closed
+   * (it settles and frees the slots; later calls do nothing; it never rejects). Undefined
+   * otherwise, and for a duplicate check (the first layer settles and releases).
    */
   readonly settle?: (response: ResponseFacts) => Promise<void>;
 }
@@ -95,7 +96,11 @@ export function createLimitRequest<Req>(
   options: ResolvedRateLimitOptions<Req>,
 ): (req: Req, facts: RequestFacts) => Promise<RequestLimitResult | undefined> {
   const { identity: identityOf, cost: costOption, skip, allowList, denyList, choose } = options;
-  const verdictOptions = { headers: options.headerFormat, shadowHeaders: options.shadowHeaders };
+  const verdictOptions = {
+    headers: options.headerFormat,
+    shadowHeaders: options.shadowHeaders,
+    concurrencyStatus: options.concurrencyStatus,
+  };
   const reserve = settles(options);
 
   const finish = (decision: Decision, route: string, duplicate: boolean): RequestLimitResult => {
@@ -104,10 +109,18 @@ export function createLimitRequest<Req>(
     return { decision: shown, verdict: toHttpVerdict(shown, verdictOptions), route, duplicate };
   };
 
-  /** The result of a request's first check; with settle options, its settle by the chosen limiter. */
+  /**
+   * The result of a request's first check; with settle options or concurrency slots held, what the
+   * adapter calls once the response ended (the settle by the chosen limiter, the slots' release).
+   */
   const finishFirst = (choice: PolicyChoice, req: Req, decision: Decision, route: string) => {
     const result = finish(decision, route, false);
-    return reserve ? { ...result, settle: settlerFor(options, choice.limiter, req, decision) } : result;
+    const release = choice.limiter.hasSlots(decision);
+    if (!reserve && !release) return result;
+    return {
+      ...result,
+      settle: settlerFor(options, choice.limiter, req, decision, { settle: reserve, release }),
+    };
   };
 
   /** The limiter call once the identity is known (may throw: the caller turns that into a rejection). */
@@ -116,12 +129,15 @@ export function createLimitRequest<Req>(
     if (denyList?.denies(facts.ip, who) === true) return FORBIDDEN_PROMISE;
     const cost = typeof costOption === 'function' ? costOption(req) : costOption;
     if (isThenable(cost))
-      return Promise.resolve(cost).then((c) => choice.limiter.check(descriptorOf(choice, who, route, c)));
-    return choice.limiter.check(descriptorOf(choice, who, route, cost));
+      return Promise.resolve(cost).then((c) =>
+        choice.limiter.check(descriptorOf(choice, facts, who, route, c)),
+      );
+    return choice.limiter.check(descriptorOf(choice, facts, who, route, cost));
   };
 
   const descriptorOf = (
     choice: PolicyChoice,
+    facts: RequestFacts,
     identity: IdentityInput,
     route: string,
     given: Descriptor['cost'] | undefined,
@@ -131,6 +147,8 @@ export function createLimitRequest<Req>(
     if (cost !== undefined) descriptor.cost = cost;
     if (choice.policyNames !== undefined) descriptor.policies = choice.policyNames;
     if (reserve) descriptor.reserve = true;
+    // A request that may wait for its turn gives it back when the client goes away.
+    if (facts.abortSignal !== undefined && mayWait(choice)) descriptor.signal = facts.abortSignal();
     return descriptor;
   };
 
@@ -188,6 +206,13 @@ export function createLimitRequest<Req>(
 }
 
 const SKIPPED: Promise<undefined> = Promise.resolve(undefined);
+
+/** Whether a check of `choice` may wait for its turn: one of its policies has `maxWaitMs`. */
+function mayWait(choice: PolicyChoice): boolean {
+  const { limiter, policyNames } = choice;
+  if (policyNames === undefined) return limiter.policies.some((p) => p.maxWaitMs !== undefined);
+  return policyNames.some((name) => limiter.policy(name).maxWaitMs !== undefined);
+}
 
 /**
  * A cost record as the chosen policies read it: with `policies` answering policies of its own, the

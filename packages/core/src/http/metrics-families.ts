@@ -5,6 +5,7 @@
  */
 import {
   type LimiterCounters,
+  type OverloadCounts,
   REMEMBERED_DENIAL_SOURCES,
   type SecondsHistogram,
   STORE_ERROR_CAUSES,
@@ -144,6 +145,7 @@ export function limiterFamilies(sources: Iterable<CountingSource>): MetricFamily
         value: sum((c) => c.remembered[source]),
       })),
     ),
+    ...overloadFamilies(all),
   );
   return families;
 }
@@ -186,4 +188,68 @@ function sampleLine(name: string, sample: MetricSample): string {
   const labelText =
     labels.length === 0 ? '' : `{${labels.map(([k, v]) => `${k}="${escapeLabelValue(v)}"`).join(',')}}`;
   return `${name}${sample.suffix ?? ''}${labelText} ${formatValue(sample.value)}`;
+}
+
+/** One overload count: its metric name, type, help, and which map of `OverloadCounts` holds it. */
+interface OverloadMetric {
+  readonly name: string;
+  readonly type: 'counter' | 'gauge';
+  readonly help: string;
+  readonly read: (counts: OverloadCounts) => ReadonlyMap<string, number>;
+}
+
+const OVERLOAD_METRICS: readonly OverloadMetric[] = [
+  {
+    name: 'sluice_concurrency_slots_in_use',
+    type: 'gauge',
+    help: 'Concurrency slots this process holds now (requests in flight), by policy.',
+    read: (c) => c.held,
+  },
+  {
+    name: 'sluice_concurrency_slots_reclaimed_total',
+    type: 'counter',
+    help: 'Expired concurrency slots (their instance died) the store took back while deciding, by policy.',
+    read: (c) => c.reclaimed,
+  },
+  {
+    name: 'sluice_concurrency_slots_lost_total',
+    type: 'counter',
+    help: 'Held concurrency slots a renewal found gone (lease ran out first), by policy.',
+    read: (c) => c.lost,
+  },
+  {
+    name: 'sluice_waiting_requests',
+    type: 'gauge',
+    help: 'Checks waiting for their reserved turn now, by policy.',
+    read: (c) => c.waiting,
+  },
+  {
+    name: 'sluice_waits_admitted_total',
+    type: 'counter',
+    help: 'Checks admitted at their reserved turn after waiting, by policy.',
+    read: (c) => c.admittedAfterWait,
+  },
+  {
+    name: 'sluice_waits_cancelled_total',
+    type: 'counter',
+    help: 'Waits cancelled (client gone, signal, close): their units were given back, by policy.',
+    read: (c) => c.cancelledWaits,
+  },
+];
+
+/** The overload families of `all`, each with one sample per policy seen; none when no policy was. */
+export function overloadFamilies(all: readonly LimiterCounters[]): MetricFamily[] {
+  const families: MetricFamily[] = [];
+  for (const metric of OVERLOAD_METRICS) {
+    const byPolicy = new Map<string, number>();
+    for (const counters of all) {
+      for (const [policy, value] of metric.read(counters.overload)) {
+        byPolicy.set(policy, (byPolicy.get(policy) ?? 0) + value);
+      }
+    }
+    if (byPolicy.size === 0) continue;
+    const samples: MetricSample[] = [...byPolicy].map(([policy, value]) => ({ labels: { policy }, value }));
+    families.push({ name: metric.name, help: metric.help, type: metric.type, samples });
+  }
+  return families;
 }

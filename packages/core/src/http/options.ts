@@ -86,6 +86,7 @@ export function resolveRateLimitOptions<Req>(
   checked(o, 'cost');
   const headerFormat = checked(o, 'headers') as HeaderFormat;
   const shadowHeaders = checked(o, 'shadowHeaders') as boolean;
+  const concurrencyStatus = checked(o, 'concurrencyStatus') as 429 | 503;
   const shadow = checked(o, 'shadow') as boolean;
   const ipv6Subnet = checked(o, 'ipv6Subnet') as number | false;
   const allowList = checked(o, 'allowList') as IpList | undefined;
@@ -119,6 +120,7 @@ export function resolveRateLimitOptions<Req>(
     choose: choice.choose,
     headerFormat,
     shadowHeaders,
+    concurrencyStatus,
     shadow,
     shadowDecisions: choice.shadowDecisions,
     ipv6Subnet,

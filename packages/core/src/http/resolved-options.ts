@@ -32,6 +32,8 @@ export interface ResolvedRateLimitOptions<Req> extends SettleOptions<Req> {
   readonly headerFormat: HeaderFormat;
   /** Shadow policies shown in the headers too (`shadowHeaders`). */
   readonly shadowHeaders: boolean;
+  /** Status of a request a concurrency policy turned away (`concurrencyStatus`). */
+  readonly concurrencyStatus: 429 | 503;
   /** Shadow forced by the `shadow` option. */
   readonly shadow: boolean;
   /**

@@ -47,46 +47,62 @@ async function unitsFor<Req>(
 }
 
 /**
- * The settle of one request's decision, for the adapter to call once its response finished or
- * its connection closed (later calls do nothing). Never rejects: a throwing `settle` or
- * `requestWasSuccessful`, bad units or a store failure print one `SLUICE_SETTLE_FAILED` warning.
+ * What to do once a request's response ended, for the adapter to call once its response finished
+ * or its connection closed (later calls do nothing): free the concurrency slots the decision holds
+ * (`release`), and settle it (`settle`: the settle options ask for it). Never rejects: a throwing
+ * `settle` or `requestWasSuccessful`, bad units or a store failure print one `SLUICE_SETTLE_FAILED`
+ * warning; a slot the store could not free expires after its lease.
  */
 export function settlerFor<Req>(
   options: SettleOptions<Req>,
   limiter: Limiter,
   req: Req,
   decision: Decision,
+  work: { readonly settle: boolean; readonly release: boolean },
 ): (response: ResponseFacts) => Promise<void> {
   let done = false;
   return async (response) => {
     if (done) return;
     done = true;
-    try {
-      const units = await unitsFor(options, req, response);
-      if (units === undefined) return;
-      const answer = await limiter.settle(decision, units);
-      if (answer === 'unavailable') {
-        report(
-          options.logger,
-          'error',
-          WARNING_CODES.SETTLE_FAILED,
-          'a settle after the response could not reach the store: its units were not settled',
-          { cause: 'unavailable' },
-        );
-      }
-    } catch (error) {
-      const reason = error instanceof Error ? error.message : String(error);
+    const released = work.release ? limiter.release(decision) : undefined;
+    if (work.settle) await settleAfter(options, limiter, req, decision, response);
+    await released;
+  };
+}
+
+/** Settles `decision` to the units the settle options give for `response`; failures are reported, never thrown. */
+async function settleAfter<Req>(
+  options: SettleOptions<Req>,
+  limiter: Limiter,
+  req: Req,
+  decision: Decision,
+  response: ResponseFacts,
+): Promise<void> {
+  try {
+    const units = await unitsFor(options, req, response);
+    if (units === undefined) return;
+    const answer = await limiter.settle(decision, units);
+    if (answer === 'unavailable') {
       report(
         options.logger,
         'error',
         WARNING_CODES.SETTLE_FAILED,
-        `a settle after the response failed: ${reason}`,
-        {
-          cause: 'error',
-        },
+        'a settle after the response could not reach the store: its units were not settled',
+        { cause: 'unavailable' },
       );
     }
-  };
+  } catch (error) {
+    const reason = error instanceof Error ? error.message : String(error);
+    report(
+      options.logger,
+      'error',
+      WARNING_CODES.SETTLE_FAILED,
+      `a settle after the response failed: ${reason}`,
+      {
+        cause: 'error',
+      },
+    );
+  }
 }
 
 /** The part of a Node `http.ServerResponse` that tells when a response ended. */

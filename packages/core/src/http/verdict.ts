@@ -1,4 +1,5 @@
 /** `toHttpVerdict`: the whole HTTP answer to a decision, framework-neutral, ready to apply. */
+import { holdsSlots } from '../algorithms/concurrency.js';
 import { OPTION_DEFAULTS } from '../options/defaults.js';
 import type { Decision } from '../types.js';
 import { type HeaderFormat, type RateLimitHeaderOptions, rateLimitHeaders } from './headers.js';
@@ -7,9 +8,11 @@ import {
   freshProblemJson,
   PROBLEM_CONTENT_TYPE,
   type ProblemBody,
+  problemJson,
   quotaExceededProblem,
   unavailableProblem,
 } from './problem.js';
+import { denyingResults } from './retry-after.js';
 
 /**
  * The HTTP answer to a decision: everything an adapter writes, computed here. An adapter
@@ -50,6 +53,8 @@ export interface HttpVerdictOptions {
   readonly shadowHeaders?: boolean;
   /** Now in epoch milliseconds, for the legacy reset timestamp. */
   readonly nowMs?: number;
+  /** Status of a request a concurrency policy alone turned away: 429 (default) or 503. */
+  readonly concurrencyStatus?: 429 | 503;
 }
 
 /**
@@ -88,11 +93,27 @@ export function toHttpVerdict(decision: Decision, options: HttpVerdictOptions = 
   if (decision.outcome === 'forbidden') return denial(403, headers, forbiddenProblem());
   const body = quotaExceededProblem(decision);
   headers['Retry-After'] = String(body.retry_after_seconds);
+  if (options.concurrencyStatus === 503 && overloaded(decision)) {
+    // Overload, not the client's quota: 503 with the same wait and policies.
+    const overload: ProblemBody = { ...body, status: 503, error: 'too many requests in flight' };
+    return denial(503, headers, overload, problemJson(overload));
+  }
   return denial(429, headers, body);
 }
 
+/** Denied by concurrency policies alone: every enforced policy that denied takes a slot. */
+function overloaded(decision: Decision): boolean {
+  const denying = denyingResults(decision);
+  return denying.length > 0 && denying.every(holdsSlots);
+}
+
 /** A deny verdict from the rate-limit headers (and `Retry-After`) and the problem body. */
-function denial(status: 403 | 429 | 503, headers: Record<string, string>, body: ProblemBody): HttpVerdict {
+function denial(
+  status: 403 | 429 | 503,
+  headers: Record<string, string>,
+  body: ProblemBody,
+  bodyText: string = freshProblemJson(body),
+): HttpVerdict {
   headers['Content-Type'] = PROBLEM_CONTENT_TYPE;
   // A refusal answers this moment only: no cache may keep it (RFC 6585 for 429).
   headers['Cache-Control'] = NO_STORE;
@@ -106,7 +127,7 @@ function denial(status: 403 | 429 | 503, headers: Record<string, string>, body: 
     onLimitedHeaders,
     contentType: PROBLEM_CONTENT_TYPE,
     body,
-    bodyText: freshProblemJson(body),
+    bodyText,
   };
 }
 

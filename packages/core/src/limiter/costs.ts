@@ -1,4 +1,6 @@
 /** Resolving which policies apply to a request and what each one charges. */
+
+import { holdsSlots } from '../algorithms/concurrency.js';
 import { costProblem } from '../policy/define-policy.js';
 import { describeValue } from '../policy/errors.js';
 import type { CompiledPolicy, Descriptor } from '../types.js';
@@ -46,6 +48,8 @@ export function selectPolicies(
  *   algorithm, or exceeds what the policy could ever admit: a programmer error, not a limit.
  */
 export function resolveCost(policy: CompiledPolicy, descriptor: Descriptor, method: string): number {
+  // A concurrency policy counts requests in flight: one slot each, whatever the cost.
+  if (holdsSlots(policy)) return 1;
   const given = descriptor.cost;
   let cost: unknown;
   let from: string;

@@ -100,8 +100,34 @@ export interface ScriptStats {
 }
 
 /** Everything a limiter counts beside its decisions; one per limiter, kept across policy updates. */
+/**
+ * Concurrency slots and waiting requests of one limiter, by policy name: numbers only, no
+ * identity or key. `held` and `waiting` are gauges (this process, now); the others count up.
+ */
+export class OverloadCounts {
+  /** Slots this process holds now (taken, not yet released nor lost). */
+  readonly held = new Map<string, number>();
+  /** Expired slots (their holder died) the store removed while deciding this process's checks. */
+  readonly reclaimed = new Map<string, number>();
+  /** Slots this process held that a renewal found gone (expired and taken back): never re-taken. */
+  readonly lost = new Map<string, number>();
+  /** Checks of this process waiting for their turn now, by the policy whose turn is latest. */
+  readonly waiting = new Map<string, number>();
+  /** Checks that waited and were admitted at their turn. */
+  readonly admittedAfterWait = new Map<string, number>();
+  /** Checks whose wait was cancelled (signal, `limiter.close()`): their units were given back. */
+  readonly cancelledWaits = new Map<string, number>();
+
+  /** Adds `by` (may be negative) to `policy`'s count in `counts`. */
+  static add(counts: Map<string, number>, policy: string, by: number): void {
+    counts.set(policy, (counts.get(policy) ?? 0) + by);
+  }
+}
+
 export class LimiterCounters {
   readonly store = new StoreCallCounts();
+  /** Concurrency slots and waiting requests, by policy. */
+  readonly overload = new OverloadCounts();
   readonly leases = new LeaseUnitCounts();
   readonly remembered: Record<RememberedDenialSource, number> = { 'deny-cache': 0, lease: 0 };
 

@@ -9,6 +9,7 @@ import type {
   Descriptor,
   IdentityInput,
   PolicyInput,
+  SlotLostEvent,
   Store,
 } from '../types.js';
 import { type BreakerState, CircuitBreaker } from './breaker.js';
@@ -18,12 +19,15 @@ import type { Limiter, SettleUnits } from './limiter.js';
 export type { Limiter } from './limiter.js';
 
 import { type LimiterOptions, resolveLimiterOptions } from './options.js';
+import { type OverloadPlanner, usesOverload } from './overload-plan.js';
 import { check, type LimiterParts, peek, reset } from './pipeline.js';
 import { policyNamed } from './plan.js';
 import { Reservations } from './settle.js';
+import { HeldSlots } from './slots.js';
 import { composeSteps } from './steps.js';
 import type { SettleAnswer } from './store-answer.js';
 import { StoreCall } from './store-call.js';
+import { Turns } from './turns.js';
 
 /**
  * Builds a limiter. Policies are validated here (a bad one throws `PolicyError`), options too
@@ -47,6 +51,15 @@ export function createLimiter(options: LimiterOptions): Limiter {
   if (options.onDecision) listeners.add(options.onDecision);
   // One for the limiter's life: a decision made before `updatePolicies` can still be settled.
   const reservations = new Reservations(resolved.clock, () => steps);
+  const lostListeners = new Set<(event: SlotLostEvent) => void>();
+  const slots = new HeldSlots(resolved.clock, () => steps, counters.overload, lostListeners);
+  const turns = new Turns(resolved.maxWaiting, counters.overload);
+  const planner: OverloadPlanner = {
+    nextSlotId: () => slots.nextSlotId(),
+    get waitsOpen() {
+      return turns.open;
+    },
+  };
   const partsOf = (set: readonly CompiledPolicy[]): LimiterParts => ({
     policies: set,
     byName: new Map(set.map((p) => [p.name, p] as const)),
@@ -56,6 +69,10 @@ export function createLimiter(options: LimiterOptions): Limiter {
     listeners,
     reservations,
     storeKind: store.kind,
+    overload: usesOverload(set),
+    slots,
+    turns,
+    planner,
   });
   // Replaced whole by updatePolicies (steps too): a check reads it once, so it runs under one set.
   let parts = partsOf(policies);
@@ -87,16 +104,30 @@ export function createLimiter(options: LimiterOptions): Limiter {
     },
     settle: (decision: Decision, units: SettleUnits): Promise<SettleAnswer> =>
       reservations.settle(decision, units),
-    onDecision(listener) {
-      if (typeof listener !== 'function') {
-        throw new TypeError(
-          `limiter.onDecision: the listener must be a function, got ${describeValue(listener)}`,
-        );
-      }
-      listeners.add(listener);
-      return () => {
-        listeners.delete(listener);
-      };
+    release: (decision: Decision): Promise<void> => slots.release(decision),
+    hasSlots: (decision: Decision): boolean => slots.holds(decision),
+    onSlotLost: (listener: (event: SlotLostEvent) => void): (() => void) =>
+      subscribe(lostListeners, listener, 'limiter.onSlotLost'),
+    async close(): Promise<void> {
+      turns.cancelAll();
+      await slots.releaseAll();
     },
+    onDecision: (listener: (event: DecisionEvent) => void): (() => void) =>
+      subscribe(listeners, listener, 'limiter.onDecision'),
+  };
+}
+
+/** Adds `listener` to `listeners` (a TypeError naming `method` for a non-function); returns its unsubscribe. */
+function subscribe<E>(
+  listeners: Set<(event: E) => void>,
+  listener: (event: E) => void,
+  method: string,
+): () => void {
+  if (typeof listener !== 'function') {
+    throw new TypeError(`${method}: the listener must be a function, got ${describeValue(listener)}`);
+  }
+  listeners.add(listener);
+  return () => {
+    listeners.delete(listener);
   };
 }

@@ -277,6 +277,7 @@ describe('LIMITER_DEFAULTS', () => {
       denyCacheMaxAgeMs: OPTION_DEFAULTS.denyCacheMaxAgeMs,
       localFallbackMaxKeys: OPTION_DEFAULTS.localFallbackMaxKeys,
       idempotencyTtlMs: OPTION_DEFAULTS.idempotencyTtlMs,
+      maxWaiting: OPTION_DEFAULTS.maxWaiting,
     });
     expect(Object.isFrozen(LIMITER_DEFAULTS)).toBe(true);
   });

@@ -6,6 +6,7 @@ import type {
   Descriptor,
   IdentityInput,
   PolicyInput,
+  SlotLostEvent,
 } from '../types.js';
 import type { BreakerState } from './breaker.js';
 import type { LimiterCounters } from './counters.js';
@@ -65,6 +66,26 @@ export interface Limiter {
    * Never rejects because of the store (`unavailable`); rejects with a TypeError for bad units.
    */
   settle(decision: Decision, units: SettleUnits): Promise<SettleAnswer>;
+  /**
+   * Frees the concurrency slots `decision` holds (its check took them: `algorithm: 'concurrency'`),
+   * once: later calls, and calls for a decision that holds none, do nothing. Call it when the
+   * request ends, however it ends (the adapters do, on the response's end or the client's abort).
+   * Never rejects: a slot the store could not free expires after its policy's `leaseMs`.
+   */
+  release(decision: Decision): Promise<void>;
+  /** True while `decision` holds concurrency slots (taken, not yet released). */
+  hasSlots(decision: Decision): boolean;
+  /**
+   * Subscribes a listener to lost slots: a held slot a renewal found gone (its lease ran out, for
+   * instance while the process was paused, and the store took it back). The slot is never taken
+   * again; the event carries the policy only. Returns an unsubscribe function.
+   */
+  onSlotLost(listener: (event: SlotLostEvent) => void): () => void;
+  /**
+   * Shuts the limiter's overload parts down: every check waiting for its turn is cancelled (its
+   * units given back, denied), and every held slot is released. Checks may still be made after.
+   */
+  close(): Promise<void>;
   /** Subscribes another decision listener (metrics); returns an unsubscribe function. */
   onDecision(listener: (event: DecisionEvent) => void): () => void;
   /**

@@ -27,6 +27,7 @@ export const LIMITER_DEFAULTS = Object.freeze({
   denyCacheMaxAgeMs: OPTION_DEFAULTS.denyCacheMaxAgeMs,
   localFallbackMaxKeys: OPTION_DEFAULTS.localFallbackMaxKeys,
   idempotencyTtlMs: OPTION_DEFAULTS.idempotencyTtlMs,
+  maxWaiting: OPTION_DEFAULTS.maxWaiting,
 });
 
 /** Validated options with defaults applied. */
@@ -38,6 +39,8 @@ export interface ResolvedLimiterOptions {
   readonly denyCacheMaxAgeMs: number;
   readonly localFallbackMaxKeys: number;
   readonly idempotencyTtlMs: number;
+  /** Most checks waiting for their turn at once. */
+  readonly maxWaiting: number;
   readonly clock: Clock;
 }
 
@@ -63,6 +66,7 @@ export function resolveLimiterOptions(options: LimiterOptions): ResolvedLimiterO
   const denyCache = checked(LIMITER_OPTIONS.denyCache, 'denyCache') as DenyCacheSettings;
   const localFallback = checked(LIMITER_OPTIONS.localFallback, 'localFallback') as { maxKeys: number };
   const idempotency = checked(LIMITER_OPTIONS.idempotency, 'idempotency') as { ttlMs: number };
+  const maxWaiting = checked(LIMITER_OPTIONS.maxWaiting, 'maxWaiting') as number;
   return {
     prefix,
     timeoutMs,
@@ -71,6 +75,7 @@ export function resolveLimiterOptions(options: LimiterOptions): ResolvedLimiterO
     denyCacheMaxAgeMs: denyCache === false ? OPTION_DEFAULTS.denyCacheMaxAgeMs : denyCache.maxAgeMs,
     localFallbackMaxKeys: localFallback.maxKeys,
     idempotencyTtlMs: idempotency.ttlMs,
+    maxWaiting,
     clock,
   };
 }

@@ -12,14 +12,18 @@ import type {
   IdentityInput,
   PolicyResult,
   StoreEntry,
+  StoreVerdict,
 } from '../types.js';
 import { endCheckSpan, startCheckSpan } from './check-span.js';
 import { buildDecision, decisionEvent, resultFromVerdict } from './decision.js';
 import { applyFailModes } from './fail-modes.js';
+import type { OverloadPlanner } from './overload-plan.js';
 import { type PolicySet, planCheck, policyNamed } from './plan.js';
 import type { Reservations } from './settle.js';
+import type { HeldSlots } from './slots.js';
 import type { Steps } from './steps.js';
 import { type StoreAnswer, StoreUnavailable } from './store-answer.js';
+import { cancelledDecision, type Turns, turnOf } from './turns.js';
 
 /** What the calls need of a built limiter. */
 export interface LimiterParts extends PolicySet {
@@ -33,6 +37,12 @@ export interface LimiterParts extends PolicySet {
   readonly reservations: Reservations;
   /** The store's `kind`, for traces. */
   readonly storeKind: string;
+  /** The concurrency slots the decisions hold. */
+  readonly slots: HeldSlots;
+  /** The checks waiting for their turn. */
+  readonly turns: Turns;
+  /** Slot ids and whether another check may wait, for planning. */
+  readonly planner: OverloadPlanner;
 }
 
 /** The Decision when no policy applies. */
@@ -85,10 +95,17 @@ function emit(parts: LimiterParts, decision: Decision, startedAt: number): void 
  */
 export async function check(parts: LimiterParts, descriptor: Descriptor): Promise<Decision> {
   const startedAt = parts.listeners.size > 0 ? now() : 0;
-  const { entries, options } = planCheck(parts, descriptor, 'check', parts.idempotencyTtlMs);
+  const { entries, options, waits } = planCheck(
+    parts,
+    descriptor,
+    'check',
+    parts.idempotencyTtlMs,
+    parts.planner,
+  );
   if (entries.length === 0) return NO_POLICY;
   const { clock, localStage, denyCache, leases, store, fallback } = parts.steps;
-  const inProcess = options === undefined;
+  // A check that may wait reserves its turn in the store: no in-process step answers for it.
+  const inProcess = options === undefined && !waits;
   const askedAtMs = clock();
   const span = startCheckSpan(entries, parts.storeKind);
   let answer: StoreAnswer | undefined;
@@ -130,16 +147,49 @@ export async function check(parts: LimiterParts, descriptor: Descriptor): Promis
   // (last: the deny cache keeps a denied check's keys as long as its denial).
   const below = answer;
   if (stage?.kind === 'charged') answer = localStage!.afterStore(entries, answer, askedAtMs);
-  if (!remembered && stage?.kind !== 'turned-away') denyCache?.remember(entries, below, askedAtMs);
+  if (!remembered && !waits && stage?.kind !== 'turned-away') denyCache?.remember(entries, below, askedAtMs);
 
   // 6. The decision: from the verdicts, or by the fail modes.
-  const decision = decisionOf(entries, answer);
+  let decision = decisionOf(entries, answer);
   if (span !== undefined) endCheckSpan(span, decision, answer);
   if (descriptor.reserve === true) parts.reservations.keep(decision, entries, askedAtMs);
 
-  // 7. The event.
+  // 7. Concurrency slots, held until `release`; a check admitted at a later turn waits for it.
+  if (parts.overload) {
+    const verdicts = answer instanceof StoreUnavailable ? undefined : answer.verdicts;
+    if (verdicts !== undefined) parts.slots.countReclaimed(entries, verdicts);
+    parts.slots.keep(decision, entries);
+    if (waits && decision.allowed && verdicts !== undefined)
+      decision = await waitForTurn(parts, decision, entries, verdicts, descriptor, askedAtMs);
+  }
+
+  // 8. The event.
   emit(parts, decision, startedAt);
   return decision;
+}
+
+/**
+ * Sleeps until the turn the store reserved (the latest `waitMs` of the verdicts; none: the decision
+ * as it is). Cancelled first (the descriptor's signal, `limiter.close()`): the check's units are
+ * given back (a settle to 0), its slots freed, and it is denied with the time that was left.
+ */
+async function waitForTurn(
+  parts: LimiterParts,
+  decision: Decision,
+  entries: readonly StoreEntry[],
+  verdicts: readonly StoreVerdict[],
+  descriptor: Descriptor,
+  askedAtMs: number,
+): Promise<Decision> {
+  const turnMs = turnOf(verdicts);
+  if (turnMs === 0) return decision;
+  const { clock } = parts.steps;
+  const answeredAtMs = clock();
+  if (await parts.turns.sleep(turnMs, descriptor.signal, entries, verdicts)) return decision;
+  if (descriptor.reserve !== true) parts.reservations.keep(decision, entries, askedAtMs);
+  await parts.reservations.settle(decision, 0);
+  await parts.slots.release(decision);
+  return cancelledDecision(decision, verdicts, clock() - answeredAtMs);
 }
 
 /**

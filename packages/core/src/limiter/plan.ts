@@ -4,6 +4,7 @@ import { identityProblem, isIdentityInput } from '../keys/identity.js';
 import { describeValue } from '../policy/errors.js';
 import type { CompiledPolicy, Descriptor, StoreCheckOptions, StoreEntry } from '../types.js';
 import { checkCostRecord, resolveCost, selectPolicies } from './costs.js';
+import { checkOverloadFields, type OverloadPlanner, withOverload } from './overload-plan.js';
 
 /** The policies a limiter can apply, and where their keys live. */
 export interface PolicySet {
@@ -11,6 +12,8 @@ export interface PolicySet {
   readonly policies: readonly CompiledPolicy[];
   readonly byName: ReadonlyMap<string, CompiledPolicy>;
   readonly prefix: string;
+  /** Some policy takes a concurrency slot or may wait (`usesOverload`). */
+  readonly overload: boolean;
 }
 
 /** A planned check: one store entry per applying policy, and the store call's options. */
@@ -18,6 +21,8 @@ export interface CheckPlan {
   readonly entries: readonly StoreEntry[];
   /** The request record of an idempotent check (`descriptor.requestId`); undefined otherwise. */
   readonly options: StoreCheckOptions | undefined;
+  /** Some entry may wait for its turn (`maxWaitMs`): the check goes to the store, past the in-process steps. */
+  readonly waits: boolean;
 }
 
 /** The compiled policy called `name`; throws a TypeError naming the known policies otherwise. */
@@ -53,6 +58,7 @@ function validateDescriptor(set: PolicySet, descriptor: Descriptor, method: 'che
       `limiter.check: "requestId" must be a non-empty string, got ${describeValue(requestId)}`,
     );
   }
+  checkOverloadFields(descriptor, method);
   const { reserve } = descriptor;
   if (reserve !== undefined && typeof reserve !== 'boolean') {
     throw new TypeError(`limiter.${method}: "reserve" must be a boolean, got ${describeValue(reserve)}`);
@@ -70,16 +76,23 @@ export function planCheck(
   descriptor: Descriptor,
   method: 'check' | 'peek',
   recordTtlMs: number,
+  overload?: OverloadPlanner,
 ): CheckPlan {
   validateDescriptor(set, descriptor, method);
   const applying = selectPolicies(set.policies, set.byName, descriptor.policies, method);
   const tag = identityTag(set.prefix, descriptor.identity);
-  const entries = applying.map((p) => ({
+  const entries: StoreEntry[] = applying.map((p) => ({
     key: policyKey(tag, p, descriptor.route),
     policy: p,
     cost: resolveCost(p, descriptor, method),
   }));
-  if (method === 'peek' || descriptor.requestId === undefined) return { entries, options: undefined };
+  // Concurrency and waiting: only for a check of a limiter that has such policies, or asked to wait.
+  const waits =
+    method === 'check' &&
+    overload !== undefined &&
+    (set.overload || descriptor.maxWaitMs !== undefined) &&
+    withOverload(entries, descriptor, overload);
+  if (method === 'peek' || descriptor.requestId === undefined) return { entries, options: undefined, waits };
   const options: StoreCheckOptions = {
     requestKey: requestKey(
       tag,
@@ -88,5 +101,5 @@ export function planCheck(
     ),
     requestTtlMs: recordTtlMs,
   };
-  return { entries, options };
+  return { entries, options, waits };
 }

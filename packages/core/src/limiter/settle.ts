@@ -1,9 +1,10 @@
 /** `limiter.settle`: the actual cost of a reserved check, settled once, through the store layers. */
+
+import { holdsSlots } from '../algorithms/concurrency.js';
 import { ALGORITHMS } from '../algorithms/registry.js';
 import { describeValue } from '../policy/errors.js';
-import { fallbackFailMode } from '../policy/lease.js';
-import { chargedByRule } from '../stores/charge-rule.js';
 import type { Clock, Decision, PolicyResult, StoreEntry, StoreSettleEntry } from '../types.js';
+import { chargedOf } from './charged.js';
 import type { SettleUnits } from './limiter.js';
 import type { Steps } from './steps.js';
 import type { SettleAnswer, SettleWhere } from './store-answer.js';
@@ -44,23 +45,17 @@ export class Reservations {
    * `now()` as the check asked the store; the answer is now.
    */
   keep(decision: Decision, entries: readonly StoreEntry[], askedAtMs: number): void {
-    if (!decision.allowed) return;
-    // A leased policy's units were taken from the store: its settle goes to the store too.
-    let where: SettleWhere = 'store';
-    let asked = entries;
-    let verdicts: readonly PolicyResult[] = decision.results;
-    if (decision.source === 'local') {
-      // The local fallback decided the local entries alone, in one call of its own.
-      asked = entries.filter((e) => fallbackFailMode(e.policy) === 'local');
-      verdicts = decision.results.filter(
-        (_r, i) => fallbackFailMode((entries[i] as StoreEntry).policy) === 'local',
-      );
-      where = 'local';
-    } else if (decision.source !== 'store' && decision.source !== 'lease') return;
-    const flags = chargedByRule(asked, verdicts);
-    const charged = asked.filter((_e, i) => flags[i]);
-    if (charged.length === 0) return;
-    this.#byDecision.set(decision, { entries: charged, atMs: askedAtMs, byMs: this.clock(), where });
+    const charged = chargedOf(decision, entries);
+    if (charged === undefined) return;
+    // A concurrency slot is released, never settled.
+    const units = charged.entries.filter((e) => !holdsSlots(e.policy));
+    if (units.length === 0) return;
+    this.#byDecision.set(decision, {
+      entries: units,
+      atMs: askedAtMs,
+      byMs: this.clock(),
+      where: charged.where,
+    });
   }
 
   /**

@@ -1,6 +1,6 @@
 /** The store call: the store asked under the breaker and the deadline, its answer never a rejection. */
 import { monotonicNow } from '../monotonic.js';
-import type { Store, StoreCheckOptions, StoreEntry, StoreMode, StoreSettleEntry } from '../types.js';
+import type { SlotRef, Store, StoreCheckOptions, StoreEntry, StoreMode, StoreSettleEntry } from '../types.js';
 import type { BreakerPermit, CircuitBreaker } from './breaker.js';
 import { type StoreCallCounts, storeErrorCauseOf } from './counters.js';
 import { DeadlineQueue, StoreTimeoutError } from './deadline.js';
@@ -144,6 +144,32 @@ export class StoreCall {
     }
     if (permit !== undefined) this.#breakerAfter(permit, answer === 'unavailable');
     return answer;
+  }
+
+  /**
+   * Frees or renews concurrency slots in the store (`Store.releaseSlots` / `renewSlots`, the sync
+   * form when the store has it) within the deadline, past the breaker (a slot left held expires
+   * after its lease anyway). One flag per slot (release: it was held; renew: it still is), or
+   * undefined when the store failed, was late or holds no slots. Never rejects.
+   */
+  async slots(
+    action: 'release' | 'renew',
+    slots: readonly SlotRef[],
+  ): Promise<readonly boolean[] | undefined> {
+    const store = this.#store;
+    const sync = action === 'release' ? store.releaseSlotsSync : store.renewSlotsSync;
+    const async = action === 'release' ? store.releaseSlots : store.renewSlots;
+    try {
+      const flags =
+        sync !== undefined
+          ? sync.call(store, slots)
+          : async === undefined
+            ? undefined
+            : await this.#deadlines.run(() => async.call(store, slots));
+      return Array.isArray(flags) && flags.length === slots.length ? flags : undefined;
+    } catch {
+      return undefined;
+    }
   }
 
   /** Deletes the state behind `keys` in the store. Rejects on failure or when late. */

@@ -93,3 +93,9 @@ export interface DecisionEvent {
 
 /** Outcome labels of `sluice_decisions_total`. */
 export type MetricOutcome = 'allowed' | 'over_limit' | 'shadow_over_limit' | 'fail_open' | 'fail_closed';
+
+/** What `limiter.onSlotLost` listeners get: the policy only (no identity, no key). */
+export interface SlotLostEvent {
+  /** The concurrency policy whose slot was lost. */
+  readonly policy: string;
+}

@@ -28,10 +28,14 @@ export const OPTION_DEFAULTS = Object.freeze({
   localFallbackMaxKeys: 100_000,
   /** How long an idempotent check's decision is remembered, in milliseconds. */
   idempotencyTtlMs: 60_000,
+  /** Checks of one limiter waiting for their turn at once (`maxWaitMs`); past it a check is answered at once. */
+  maxWaiting: 1000,
   /** Rate-limit header format. */
   headers: 'draft-10' as 'draft-10' | 'draft-7' | 'draft-6' | 'legacy' | false,
   /** Show shadow policies in the headers. */
   shadowHeaders: false,
+  /** Status of a request a concurrency policy turned away. */
+  concurrencyStatus: 429 as 429 | 503,
   /** Force shadow mode on every policy used. */
   shadow: false,
   /** Prefix length grouping IPv6 clients in the default identity. */
@@ -56,6 +60,8 @@ export const OPTION_DEFAULTS = Object.freeze({
   policyCost: 1,
   /** Whether a policy is a shadow policy. */
   policyShadow: false,
+  /** A concurrency policy's slot lease (`leaseMs`): how long a slot lives without renewal, in milliseconds. */
+  concurrencyLeaseMs: 30_000,
   /** A policy's scope: one budget per identity. */
   policyScope: 'identity' as 'identity' | 'route',
   /** Keys with a lease held at once; dropping one drops its unspent units (under-use, never over). */

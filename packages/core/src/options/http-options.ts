@@ -223,6 +223,18 @@ export const HTTP_OPTIONS = Object.freeze({
     surfaces: HTTP,
     check: isBoolean,
   }),
+  /**
+   * Status of a request turned away by a concurrency policy alone (`algorithm: 'concurrency'`): 429
+   * (default), or 503 to say the service is overloaded rather than the client over its quota. Either
+   * way with `Retry-After` and a problem body.
+   */
+  concurrencyStatus: option<429 | 503>({
+    default: OPTION_DEFAULTS.concurrencyStatus,
+    defaultDoc: `\`${OPTION_DEFAULTS.concurrencyStatus}\``,
+    doc: 'Status of a request a concurrency policy turned away: 429 or 503.',
+    surfaces: HTTP,
+    check: (value, fail) => (value === 429 || value === 503 ? value : fail('must be 429 or 503')),
+  }),
   /** Prefix length grouping IPv6 clients in the default identity; default 56, `false` for whole addresses. */
   ipv6Subnet: option<number | false>({
     default: OPTION_DEFAULTS.ipv6Subnet,

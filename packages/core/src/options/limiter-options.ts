@@ -137,6 +137,18 @@ export const LIMITER_OPTIONS = Object.freeze({
       ),
     }),
   }),
+  /**
+   * Most checks of this limiter waiting for their turn at once (policies with `maxWaitMs`, or a
+   * descriptor's). Past it a check is answered at once (429 with the real wait), so a burst never
+   * queues more than this many requests in one process. Default 1000.
+   */
+  maxWaiting: option<number>({
+    default: OPTION_DEFAULTS.maxWaiting,
+    defaultDoc: `\`${OPTION_DEFAULTS.maxWaiting}\``,
+    doc: 'Most checks waiting for their turn at once in this process.',
+    surfaces: LIMITER,
+    check: positiveInteger,
+  }),
   /** Milliseconds since the epoch; `Date.now` by default. Injected in tests. */
   clock: option<Clock>({
     default: () => Date.now(),

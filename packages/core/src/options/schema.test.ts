@@ -35,6 +35,7 @@ describe('option schema', () => {
       'denyCache',
       'localFallback',
       'idempotency',
+      'maxWaiting',
       'clock',
       'onDecision',
     ]);

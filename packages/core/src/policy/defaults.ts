@@ -9,6 +9,7 @@ export const POLICY_DEFAULTS = Object.freeze({
   cost: OPTION_DEFAULTS.policyCost,
   shadow: OPTION_DEFAULTS.policyShadow,
   scope: OPTION_DEFAULTS.policyScope,
+  leaseMs: OPTION_DEFAULTS.concurrencyLeaseMs,
 });
 
 /** The fail modes an adapter's `failMode` option (and any policy) takes. */

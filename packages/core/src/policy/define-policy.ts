@@ -1,8 +1,10 @@
 /** `definePolicy`: validates a policy as written and compiles it to the units the algorithms use. */
+import { holdsSlots } from '../algorithms/concurrency.js';
 import { ALGORITHM_LIST, ALGORITHM_NAMES, ALGORITHMS, isAlgorithm } from '../algorithms/registry.js';
 import { OPTION_DEFAULTS } from '../options/defaults.js';
 import type { Algorithm, CompiledPolicy, CostInput, PolicyInput } from '../types.js';
 import { compileBan } from './ban.js';
+import { compileConcurrencyLimits, refuseLeaseMs } from './concurrency-policy.js';
 import { MAX_POLICY_NAME_LENGTH, POLICY_FAIL_MODES } from './defaults.js';
 import { parseDuration, parseRate } from './duration.js';
 import { PolicyError } from './errors.js';
@@ -22,6 +24,7 @@ const KNOWN_FIELDS: readonly string[] = [
   'ban',
   'lease',
   'local',
+  'leaseMs',
 ];
 
 const NAME = /^[A-Za-z0-9_][A-Za-z0-9_.-]*$/;
@@ -32,6 +35,13 @@ const compiled = new WeakSet<object>();
 /** True when `value` is a policy built by `definePolicy` (and not a copy of one). */
 export function isCompiledPolicy(value: unknown): value is CompiledPolicy {
   return typeof value === 'object' && value !== null && compiled.has(value);
+}
+
+/** Freezes a compiled policy and remembers it as built here. */
+function remember(policy: CompiledPolicy): CompiledPolicy {
+  const frozen = Object.freeze(policy);
+  compiled.add(frozen);
+  return frozen;
 }
 
 function isPositiveInteger(value: unknown): value is number {
@@ -73,6 +83,8 @@ export function costProblem(cost: unknown, algorithm: Algorithm, limit: number):
  * Token bucket and GCRA: `limit` per `window` (or `rate`) is the refill rate and `burst`
  * the capacity (default `limit`): `{ burst: 20, rate: '1/s' }` compiles to limit 20,
  * intervalMs 1000, windowMs 20000. Window algorithms admit `limit` units per `window`.
+ * Concurrency (`algorithm: 'concurrency'`): at most `limit` requests in flight, each slot living
+ * `leaseMs` unless renewed (default 30 s); compiled to windowMs = intervalMs = leaseMs.
  *
  * @param input the policy as the application writes it (or an already compiled policy)
  * @returns a frozen CompiledPolicy
@@ -121,6 +133,11 @@ export function definePolicy(input: PolicyInput | CompiledPolicy): CompiledPolic
   if (scope !== 'identity' && scope !== 'route') {
     throw new PolicyError('scope', p.scope, "must be 'identity' or 'route'", name);
   }
+  if (holdsSlots({ algorithm })) {
+    const limits = compileConcurrencyLimits(p, name);
+    return remember({ name, algorithm, ...limits, cost: 1, failMode, shadow, scope });
+  }
+  refuseLeaseMs(p, algorithm, name);
 
   // The rate: `rate`, or `limit` per `window`.
   let rateLimit: number;
@@ -208,7 +225,7 @@ export function definePolicy(input: PolicyInput | CompiledPolicy): CompiledPolic
       name,
     );
   }
-  const policy: CompiledPolicy = Object.freeze({
+  return remember({
     name,
     algorithm,
     limit,
@@ -222,8 +239,6 @@ export function definePolicy(input: PolicyInput | CompiledPolicy): CompiledPolic
     ...(lease !== undefined && { lease }),
     ...(local !== undefined && { local }),
   });
-  compiled.add(policy);
-  return policy;
 }
 
 /**

@@ -20,6 +20,7 @@ import {
   opsArb,
   policiesArb,
   policyArb,
+  type RateAlgorithm,
   runInvariants,
   startTimeArb,
 } from '../algorithms/testing.test-support.js';
@@ -803,7 +804,7 @@ describe('Redis memory per key', () => {
     const redis = ownRedis;
     // lua/README.md, "Memory per key": bytes after one request (limit 100 per minute) on the
     // 2-character key k4 and the 22-character key sluice:{user-00042}:p1.
-    const documented: Record<Algorithm, [number, number]> = {
+    const documented: Record<RateAlgorithm, [number, number]> = {
       gcra: [80, 104],
       'token-bucket': [80, 104],
       'sliding-window': [80, 104],

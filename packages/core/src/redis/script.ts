@@ -1,21 +1,15 @@
 /**
- * The decide script (lua/decide.lua + the algorithm files, embedded at build time) and
- * the codec between `StoreEntry[]` and its KEYS/ARGV/reply. Web-standard: no `node:`.
- *
- * One call carries one or more decisions (a batch), decided one after another in one
- * atomic script run. KEYS: per decision, its entries' keys in order, then its request
- * record key when there is one. ARGV: `[nowMs | '', policyCount, ...per policy: algorithm,
- * limit, windowMs, intervalMs, shadow ('1' | '0'), ...per decision: mode, requestTtlMs | '',
- * entryCount, ...per entry: policy index (1-based), cost]`; a decision that consumes one unit
- * of each of its policies without a request record (most of them) is sent as one item, its
- * policy indices joined by '+' ('1', '1+2').
- * The enforced entries of a decision are charged when every enforced entry allows, the shadow
- * entries when every entry allows: one call decides a mix of both. Reply:
- * integers, four per entry of every decision in order: `allowed` (1/0), `remaining`,
- * `resetMs`, `retryAfterMs` (ms, rounded up), and for a lease take (an entry with `leastCost`,
- * sent as cost `'<cost>><leastCost>'`) `chargedUnits`. See lua/decide.lua for the full contract.
+ * The decide script (lua/decide.lua + the algorithm files, embedded at build time) and the codec
+ * between `StoreEntry[]` and its KEYS/ARGV/reply (one or more decisions per call, each atomic).
+ * KEYS: per decision its entries' keys, ban keys, request record key. ARGV: nowMs, the policy
+ * table, then per decision its short form (policy indices joined by '+': one unit each) or mode,
+ * requestTtlMs, entryCount and per entry policy index and cost (`'<cost>><leastCost>'` for a lease
+ * take, `'1@<slotId>'` for a concurrency entry). Reply: four integers per entry (allowed,
+ * remaining, resetMs, retryAfterMs), five for a lease take (`chargedUnits`) and a concurrency
+ * entry (`reclaimed`). lua/decide.lua holds the full contract. Web-standard: no `node:`.
  */
 
+import { holdsSlots } from '../algorithms/concurrency.js';
 import { assertValidEntries } from '../algorithms/validate.js';
 import {
   DECIDE_SCRIPT_SHA1,
@@ -43,13 +37,18 @@ export const RESET_SCRIPT: { readonly source: string; readonly sha1: string } = 
 
 export { assertValidEntries };
 
-/** Number of reply items per entry (a lease take, an entry with `leastCost`, has one more). */
+/** Number of reply items per entry (a lease take and a concurrency entry have one more). */
 export const REPLY_ITEMS_PER_ENTRY = 4;
 
-/** Reply items of one decision's entries: four each, five for a lease take. */
+/** Whether an entry's reply has a fifth item: a lease take's `chargedUnits`, a concurrency entry's `reclaimed`. */
+function hasFifthItem(entry: StoreEntry): boolean {
+  return entry.leastCost !== undefined || holdsSlots(entry.policy);
+}
+
+/** Reply items of one decision's entries: four each, five for a lease take or a concurrency entry. */
 export function replyItemsOf(entries: readonly StoreEntry[]): number {
   let items = entries.length * REPLY_ITEMS_PER_ENTRY;
-  for (let i = 0; i < entries.length; i++) if ((entries[i] as StoreEntry).leastCost !== undefined) items += 1;
+  for (let i = 0; i < entries.length; i++) if (hasFifthItem(entries[i] as StoreEntry)) items += 1;
   return items;
 }
 
@@ -157,7 +156,7 @@ export class ScriptCall {
    * its KEYS; the caller passes both.
    */
   add(entries: readonly StoreEntry[], mode: StoreMode, requestKey?: string, requestTtlMs?: number): void {
-    assertValidEntries(entries);
+    assertValidEntries(entries, mode);
     if (requestTtlMs !== undefined && !(Number.isFinite(requestTtlMs) && requestTtlMs > 0)) {
       throw new Error(`store: "requestTtlMs" must be a positive number of milliseconds, got ${requestTtlMs}`);
     }
@@ -186,8 +185,9 @@ export class ScriptCall {
     const args = this.decisionArgs;
     args.push(mode, requestTtlMs === undefined ? '' : String(requestTtlMs), String(entries.length));
     for (let i = 0; i < entries.length; i++) {
-      const { policy, cost, leastCost } = entries[i] as StoreEntry;
+      const { policy, cost, leastCost, slotId } = entries[i] as StoreEntry;
       if (leastCost !== undefined) args.push(this.indexOf(policy), `${cost}>${leastCost}`);
+      else if (slotId !== undefined && mode === 'consume') args.push(this.indexOf(policy), `1@${slotId}`);
       else args.push(this.indexOf(policy), cost === 1 ? '1' : String(cost));
     }
   }
@@ -209,11 +209,11 @@ export class ScriptCall {
   }
 }
 
-/** True when every entry costs one unit and none is a lease take: a decision the short form carries. */
+/** True when every entry costs one unit, none a lease take nor a slot: a decision the short form carries. */
 function isUnitEach(entries: readonly StoreEntry[]): boolean {
   for (let i = 0; i < entries.length; i++) {
     const entry = entries[i] as StoreEntry;
-    if (entry.cost !== 1 || entry.leastCost !== undefined) return false;
+    if (entry.cost !== 1 || hasFifthItem(entry)) return false;
   }
   return true;
 }
@@ -276,8 +276,11 @@ export function decodeVerdicts(
         retryAfterMs: toNumber(reply[k + 3], 'retryAfterMs'),
       };
     }
-    if ((entries[i] as StoreEntry).leastCost !== undefined) {
-      verdict = { ...verdict, chargedUnits: toNumber(reply[k + REPLY_ITEMS_PER_ENTRY], 'chargedUnits') };
+    const entry = entries[i] as StoreEntry;
+    if (hasFifthItem(entry)) {
+      const fifth = toNumber(reply[k + REPLY_ITEMS_PER_ENTRY], 'fifth item');
+      if (entry.leastCost !== undefined) verdict = { ...verdict, chargedUnits: fifth };
+      else if (fifth > 0) verdict = { ...verdict, reclaimedSlots: fifth };
       k += 1;
     }
     verdicts.push(verdict);

@@ -48,12 +48,17 @@ export function encodeSettle(
 
 /** The settle script's reply: one flag per entry (true: settled). */
 export function decodeSettleReply(reply: unknown, entries: readonly StoreSettleEntry[]): boolean[] {
-  if (!Array.isArray(reply) || reply.length !== entries.length) {
-    throw new Error('store: unexpected settle script reply (shape)');
+  return decodeFlags(reply, entries.length, 'settle');
+}
+
+/** A reply of one flag (1 or 0) per item of a call to the `script` script ('settle', 'slots'). */
+export function decodeFlags(reply: unknown, count: number, script: string): boolean[] {
+  if (!Array.isArray(reply) || reply.length !== count) {
+    throw new Error(`store: unexpected ${script} script reply (shape)`);
   }
   return reply.map((item) => {
     if (item !== 0 && item !== 1 && item !== '0' && item !== '1') {
-      throw new Error('store: unexpected settle script reply (flag)');
+      throw new Error(`store: unexpected ${script} script reply (flag)`);
     }
     return item === 1 || item === '1';
   });

@@ -12,15 +12,17 @@
  * States live in one Float64Array (see memory-store-table.ts): about 220 bytes of heap per
  * key, a 25-character key included (measured by memory-store.test.ts).
  */
-import { ALGORITHMS, type AlgorithmParams, type Evaluation } from '../algorithms/index.js';
+import { ALGORITHMS, type AlgorithmParams, type Evaluation, holdsSlots } from '../algorithms/index.js';
 import { leaseTake } from '../algorithms/lease-take.js';
 import { wholeWaitMs } from '../algorithms/types.js';
 import { assertValidEntries } from '../algorithms/validate.js';
+import type { SlotRef } from '../model/store.js';
 import { OPTION_DEFAULTS } from '../options/defaults.js';
 import type { Clock, Store, StoreEntry, StoreMode, StoreSettleEntry, StoreVerdict } from '../types.js';
 import { chargesEntry } from './charge-rule.js';
-import { LruIndex, NO_SLOT } from './lru-index.js';
 import { BanTable, banInForce, banVerdict } from './memory-bans.js';
+import { RequestRecords } from './memory-records.js';
+import { reclaimSlots, releaseInTable, renewInTable } from './memory-slots.js';
 import { settleInTable } from './memory-store-settle.js';
 import { StateTable } from './memory-store-table.js';
 
@@ -48,12 +50,6 @@ export interface MemoryStoreCheckOptions {
   readonly requestTtlMs?: number;
 }
 
-interface RequestRecord {
-  readonly verdicts: readonly StoreVerdict[];
-  /** Replayed while the clock is at or before this. */
-  readonly expiresAtMs: number;
-}
-
 /** Same ceiling as lua/decide.lua MAX_TTL_MS. */
 const MAX_TTL_MS = 1e15;
 
@@ -65,10 +61,7 @@ export class MemoryStore implements Store {
   readonly #table: StateTable;
   readonly #maxKeys: number;
   /** Request records, least recently written first; bounded by maxKeys. */
-  /** Built at the first recorded request: most stores never record one. */
-  #recordIndex: LruIndex | undefined;
-  /** The record in each slot of `#recordIndex`. */
-  readonly #recordValues: (RequestRecord | undefined)[] = [];
+  readonly #records: RequestRecords;
   /** Ban states (`policy.ban`), by ban key; built at the first policy with a ban. */
   #bans: BanTable | undefined;
 
@@ -83,6 +76,7 @@ export class MemoryStore implements Store {
     this.#clock = options.clock ?? Date.now;
     this.#table = new StateTable(maxKeys);
     this.#maxKeys = maxKeys;
+    this.#records = new RequestRecords(maxKeys);
   }
 
   /** Number of keys held now (expired keys not yet swept included). */
@@ -127,7 +121,7 @@ export class MemoryStore implements Store {
     mode: StoreMode,
     options?: MemoryStoreCheckOptions,
   ): StoreVerdict[] {
-    assertValidEntries(entries);
+    assertValidEntries(entries, mode);
     if (mode !== 'consume' && mode !== 'peek') throw new Error(`MemoryStore: unknown mode ${String(mode)}`);
     const requestKey = options?.requestKey;
     const requestTtlMs = options?.requestTtlMs;
@@ -143,7 +137,7 @@ export class MemoryStore implements Store {
 
     let recordKey = mode === 'consume' ? requestKey : undefined;
     if (recordKey !== undefined) {
-      const record = this.#recordOf(recordKey);
+      const record = this.#records.get(recordKey);
       if (record !== undefined && now <= record.expiresAtMs) {
         if (record.verdicts.length === entries.length) return record.verdicts.map((v) => ({ ...v }));
         recordKey = undefined; // recorded for another set of entries: left alone
@@ -157,12 +151,13 @@ export class MemoryStore implements Store {
     let all = true; // every entry allows
     let enforced = true; // every enforced entry allows
     for (let i = 0; i < entries.length; i++) {
-      const { key, policy, cost, leastCost } = entries[i] as StoreEntry;
+      const { key, policy, cost, leastCost, slotId } = entries[i] as StoreEntry;
       const params: AlgorithmParams = {
         limit: policy.limit,
         windowMs: policy.windowMs,
         intervalMs: policy.intervalMs,
         cost,
+        slotId,
       };
       const state = this.#table.read(key, policy.algorithm, now);
       let e = ALGORITHMS[policy.algorithm].evaluate(state, now, params);
@@ -212,6 +207,12 @@ export class MemoryStore implements Store {
       if (takes !== undefined && takes[i] !== undefined) {
         verdicts[i] = { ...(verdicts[i] as StoreVerdict), chargedUnits: charge ? takes[i] : 0 };
       }
+      if (consume && holdsSlots(policy)) {
+        // A consuming check removes the expired slots, charged or not (lua/concurrency.lua).
+        if (!charge) reclaimSlots(this.#table, key, now);
+        const reclaimed = e.reclaimedSlots as number;
+        if (reclaimed > 0) verdicts[i] = { ...(verdicts[i] as StoreVerdict), reclaimedSlots: reclaimed };
+      }
       if (bannedUntil !== undefined && policy.ban !== undefined) {
         const bans = this.#bans as BanTable;
         verdicts[i] = banVerdict(
@@ -226,17 +227,13 @@ export class MemoryStore implements Store {
       }
     }
     if (charged) this.#table.sweep(now);
-    if (recordKey !== undefined) this.#record(recordKey, verdicts, now + (requestTtlMs as number), now);
+    if (recordKey !== undefined) this.#records.set(recordKey, verdicts, now + (requestTtlMs as number), now);
     return verdicts;
   }
 
   /** Settles a reservation, every entry at once, exactly as the settle script does (see `Store.settle`). */
   settle(entries: readonly StoreSettleEntry[]): Promise<boolean[]> {
-    try {
-      return Promise.resolve(this.settleSync(entries));
-    } catch (error) {
-      return Promise.reject(error);
-    }
+    return this.#promised(settleInTable, entries);
   }
 
   /** The synchronous form of `settle`. */
@@ -244,13 +241,41 @@ export class MemoryStore implements Store {
     return settleInTable(this.#table, entries, this.#now());
   }
 
+  /** Frees concurrency slots (see `Store.releaseSlots`): one flag per slot, true where it was held. */
+  releaseSlots(slots: readonly SlotRef[]): Promise<boolean[]> {
+    return this.#promised(releaseInTable, slots);
+  }
+
+  /** The synchronous form of `releaseSlots`. */
+  releaseSlotsSync(slots: readonly SlotRef[]): boolean[] {
+    return releaseInTable(this.#table, slots, this.#now());
+  }
+
+  /** Renews concurrency slots where still held (see `Store.renewSlots`): one flag per slot, false where lost. */
+  renewSlots(slots: readonly SlotRef[]): Promise<boolean[]> {
+    return this.#promised(renewInTable, slots);
+  }
+
+  /** The synchronous form of `renewSlots`. */
+  renewSlotsSync(slots: readonly SlotRef[]): boolean[] {
+    return renewInTable(this.#table, slots, this.#now());
+  }
+
+  /** `op` on the table now, as a promise (a throw rejects). */
+  #promised<T>(op: (table: StateTable, items: readonly T[], now: number) => boolean[], items: readonly T[]) {
+    try {
+      return Promise.resolve(op(this.#table, items, this.#now()));
+    } catch (error) {
+      return Promise.reject(error);
+    }
+  }
+
   /** Forget these keys (state keys, ban keys or request record keys). */
   reset(keys: readonly string[]): Promise<void> {
     for (const key of keys) {
       this.#table.delete(key);
       this.#bans?.delete(key);
-      const slot = this.#recordIndex?.delete(key);
-      if (slot !== undefined) this.#recordValues[slot] = undefined;
+      this.#records.delete(key);
     }
     return Promise.resolve();
   }
@@ -259,8 +284,7 @@ export class MemoryStore implements Store {
   clear(): void {
     this.#table.clear();
     this.#bans?.clear();
-    this.#recordIndex?.clear();
-    this.#recordValues.length = 0;
+    this.#records.clear();
   }
 
   /** The clock's time, checked. */
@@ -270,31 +294,5 @@ export class MemoryStore implements Store {
       throw new Error(`MemoryStore: the clock returned ${String(now)}, not a finite number`);
     }
     return now;
-  }
-
-  #record(key: string, verdicts: readonly StoreVerdict[], expiresAtMs: number, now: number): void {
-    this.#recordIndex ??= new LruIndex(this.#maxKeys);
-    const index = this.#recordIndex;
-    const values = this.#recordValues;
-    const held = index.delete(key);
-    if (held !== undefined) values[held] = undefined;
-    for (let i = 0; i < 2; i++) {
-      const oldest = index.oldest;
-      if (oldest === NO_SLOT || now <= (values[oldest] as RequestRecord).expiresAtMs) break;
-      index.delete(index.keyOf(oldest) as string);
-      values[oldest] = undefined;
-    }
-    if (index.size >= this.#maxKeys) {
-      const oldest = index.oldest;
-      index.delete(index.keyOf(oldest) as string);
-      values[oldest] = undefined;
-    }
-    const slot = index.add(key);
-    values[slot] = { verdicts: verdicts.map((v) => ({ ...v })), expiresAtMs };
-  }
-
-  #recordOf(key: string): RequestRecord | undefined {
-    const slot = this.#recordIndex?.slotOf(key);
-    return slot === undefined ? undefined : this.#recordValues[slot];
   }
 }

@@ -12,11 +12,13 @@ import { warnOnEvictingPolicy } from '../redis/memory-policy.js';
 import { encodeScriptNow, RESET_SCRIPT } from '../redis/script.js';
 import { ScriptBatcher } from '../redis/script-batcher.js';
 import { decodeSettleReply, encodeSettle, SETTLE_SCRIPT } from '../redis/settle-script.js';
+import { runSlotsScript } from '../redis/slots-script.js';
 import { isNoScriptError, isScriptTransport, type ScriptTransport } from '../redis/transport.js';
 import { evalClientTransport } from '../redis/transports/eval-client.js';
 import type {
   Clock,
   EvalClient,
+  SlotRef,
   Store,
   StoreCheckOptions,
   StoreEntry,
@@ -228,6 +230,26 @@ export class RedisStore implements Store {
     const { keys, args } = encodeSettle(widened, encodeScriptNow(this.clock?.()));
     this.batcher.flush();
     return decodeSettleReply(await this.transport.run(SETTLE_SCRIPT, keys, args), entries);
+  }
+
+  /**
+   * Frees concurrency slots (lua/slots.lua): one atomic call per hash tag (Redis Cluster: the keys
+   * of one call share a slot). Idempotent: a slot not held is left alone. One flag per slot: true
+   * where it was held. Checks still waiting in a batch go out first.
+   */
+  releaseSlots(slots: readonly SlotRef[]): Promise<boolean[]> {
+    this.batcher.flush();
+    return runSlotsScript(this.transport, slots, 'release', encodeScriptNow(this.clock?.()));
+  }
+
+  /**
+   * Renews concurrency slots to Redis's now plus their policy's lease (`windowMs`), only where
+   * still held: a slot that ran out or was freed is never taken again. One call per hash tag; one
+   * flag per slot: false where it was lost.
+   */
+  renewSlots(slots: readonly SlotRef[]): Promise<boolean[]> {
+    this.batcher.flush();
+    return runSlotsScript(this.transport, slots, 'renew', encodeScriptNow(this.clock?.()));
   }
 
   /** Decide-script calls, the checks they carried, and NOSCRIPT reloads, for metrics. */

@@ -1,0 +1,208 @@
+/**
+ * Concurrency slots through the limiter, on MemoryStore and on a real Redis: held from the
+ * decision until `release` (once), all or nothing with rate policies, renewed before their lease
+ * runs out, lost slots reported and never re-taken, `close()` freeing them, and the counters the
+ * metrics read. Timers are faked and the clock injected: no test sleeps.
+ */
+import { Redis } from 'ioredis';
+import { afterAll, afterEach, beforeAll, describe, expect, it, vi } from 'vitest';
+import { type RedisProcess, startRedis } from '../../../../test/support/redis-server.js';
+import { MemoryStore } from '../stores/memory-store.js';
+import { RedisStore } from '../stores/redis-store.js';
+import type { Clock, PolicyInput, SlotLostEvent, Store } from '../types.js';
+import { createLimiter } from './create-limiter.js';
+
+const START_MS = 1_764_400_000_500;
+const IN_FLIGHT: PolicyInput = { name: 'in-flight', algorithm: 'concurrency', limit: 2, leaseMs: 1000 };
+const RATE: PolicyInput = { name: 'rate', algorithm: 'fixed-window', limit: 3, window: '1m' };
+
+let server: RedisProcess;
+let redis: Redis;
+let prefixCount = 0;
+
+beforeAll(async () => {
+  server = await startRedis();
+  redis = new Redis(server.port, '127.0.0.1', { maxRetriesPerRequest: 1 });
+});
+afterAll(async () => {
+  redis.disconnect();
+  await server.stop();
+});
+afterEach(() => {
+  vi.useRealTimers();
+});
+
+const STORES: readonly { name: string; make: (clock: Clock) => Store }[] = [
+  { name: 'memory', make: (clock) => new MemoryStore({ clock }) },
+  { name: 'redis', make: (clock) => new RedisStore({ client: redis, clock }) },
+];
+
+/** A clock moved by hand, with the fake timers moved alongside it. */
+function handClock() {
+  let now = START_MS;
+  const clock = () => now;
+  const advance = async (ms: number) => {
+    now += ms;
+    await vi.advanceTimersByTimeAsync(ms);
+  };
+  /** Moves the clock alone: a process that was paused, its timers not run. */
+  const jump = (ms: number) => {
+    now += ms;
+  };
+  return { clock, advance, jump };
+}
+
+describe.each(STORES)('concurrency slots on $name', ({ make }) => {
+  /** Fleets of limiters over one store state, each test with keys of its own. */
+  function fleet(size: number, policies: PolicyInput[] = [IN_FLIGHT]) {
+    vi.useFakeTimers({ toFake: ['setTimeout', 'clearTimeout'] });
+    const hands = handClock();
+    const prefix = `slots${++prefixCount}`;
+    const store = make(hands.clock);
+    const limiters = Array.from({ length: size }, () =>
+      createLimiter({ policies, store, clock: hands.clock, prefix, denyCache: false }),
+    );
+    return { ...hands, limiters };
+  }
+
+  it('admits `limit` checks at once, denies the next until one is released, and releases once', async () => {
+    const { limiters } = fleet(2);
+    const [a, b] = limiters as [ReturnType<typeof createLimiter>, ReturnType<typeof createLimiter>];
+    const first = await a.check({ identity: 'u' });
+    const second = await b.check({ identity: 'u' });
+    expect([first.allowed, second.allowed]).toEqual([true, true]);
+    expect(a.hasSlots(first)).toBe(true);
+    const third = await a.check({ identity: 'u' });
+    expect(third).toMatchObject({ allowed: false, outcome: 'over_limit', policy: 'in-flight' });
+    expect(third.retryAfterMs).toBeGreaterThan(0);
+    expect(third.retryAfterMs).toBeLessThanOrEqual(1000);
+    expect(a.hasSlots(third)).toBe(false);
+    // Another identity has slots of its own.
+    expect((await a.check({ identity: 'v' })).allowed).toBe(true);
+
+    await a.release(first);
+    expect(a.hasSlots(first)).toBe(false);
+    expect((await b.check({ identity: 'u' })).allowed).toBe(true);
+    // A second release of the same decision frees nothing more.
+    await a.release(first);
+    expect((await a.check({ identity: 'u' })).allowed).toBe(false);
+    expect(a.counters.overload.held.get('in-flight')).toBe(1);
+  });
+
+  it('decides a slot and a rate policy all or nothing, both ways', async () => {
+    const { limiters } = fleet(1, [IN_FLIGHT, RATE]);
+    const limiter = limiters[0]!;
+    const held = [await limiter.check({ identity: 'u' }), await limiter.check({ identity: 'u' })];
+    expect(held.every((d) => d.allowed)).toBe(true);
+    // No slot: the rate policy is not charged.
+    const noSlot = await limiter.check({ identity: 'u' });
+    expect(noSlot).toMatchObject({ allowed: false, policy: 'in-flight' });
+    expect(noSlot.results.find((r) => r.policy === 'rate')?.remaining).toBe(1);
+    await limiter.release(held[0]!);
+    expect((await limiter.check({ identity: 'u' })).allowed).toBe(true);
+    await Promise.all(held.map((d) => limiter.release(d)));
+    // The rate is spent: the denied check takes no slot (a third check of the slot is admitted after).
+    const overRate = await limiter.check({ identity: 'u' });
+    expect(overRate).toMatchObject({ allowed: false, policy: 'rate' });
+    expect(limiter.hasSlots(overRate)).toBe(false);
+    const peek = await limiter.peek({ identity: 'u', policies: ['in-flight'] });
+    expect(peek.remaining).toBe(1);
+  });
+
+  it('takes one slot per check whatever the cost', async () => {
+    const { limiters } = fleet(1, [IN_FLIGHT, { ...RATE, limit: 100 }]);
+    const limiter = limiters[0]!;
+    const d = await limiter.check({ identity: 'u', cost: 7 });
+    expect(d.allowed).toBe(true);
+    expect(d.results.map((r) => [r.policy, r.cost])).toEqual([
+      ['in-flight', 1],
+      ['rate', 7],
+    ]);
+  });
+
+  it('renews a held slot before its lease runs out, so a long request keeps it', async () => {
+    const { limiters, advance } = fleet(2);
+    const [a, b] = limiters as [ReturnType<typeof createLimiter>, ReturnType<typeof createLimiter>];
+    const held = [await a.check({ identity: 'u' }), await a.check({ identity: 'u' })];
+    expect(held.every((d) => d.allowed)).toBe(true);
+    // Five leases later, the slots are still held: renewed every half lease.
+    for (let i = 0; i < 10; i++) await advance(500);
+    expect((await b.check({ identity: 'u' })).allowed).toBe(false);
+    expect(a.counters.overload.lost.get('in-flight') ?? 0).toBe(0);
+    await a.release(held[0]!);
+    expect((await b.check({ identity: 'u' })).allowed).toBe(true);
+  });
+
+  it('reclaims the slots of an instance that stopped renewing once their lease ran out, and counts them', async () => {
+    const { limiters, advance } = fleet(2);
+    const [dead, alive] = limiters as [ReturnType<typeof createLimiter>, ReturnType<typeof createLimiter>];
+    await dead.check({ identity: 'u' });
+    await dead.check({ identity: 'u' });
+    // The instance dies: its renewals stop (close() would release; a crash does not).
+    vi.clearAllTimers();
+    await advance(999);
+    expect((await alive.check({ identity: 'u' })).allowed).toBe(false);
+    await advance(2);
+    const after = await alive.check({ identity: 'u' });
+    expect(after.allowed).toBe(true);
+    expect(alive.counters.overload.reclaimed.get('in-flight')).toBe(2);
+  });
+
+  it('reports a slot lost when a renewal finds it taken back, and never takes it again', async () => {
+    const { limiters, jump, advance } = fleet(2);
+    const [paused, other] = limiters as [ReturnType<typeof createLimiter>, ReturnType<typeof createLimiter>];
+    const lost: SlotLostEvent[] = [];
+    paused.onSlotLost((event) => lost.push(event));
+    const held = await paused.check({ identity: 'u' });
+    expect(held.allowed).toBe(true);
+    // The process is paused past the lease; meanwhile another instance fills the slots.
+    jump(1500);
+    expect((await other.check({ identity: 'u' })).allowed).toBe(true);
+    expect((await other.check({ identity: 'u' })).allowed).toBe(true);
+    // Its renewal timer fires (half a lease after the check, by its own timers).
+    await advance(500);
+    expect(lost).toEqual([{ policy: 'in-flight' }]);
+    expect(paused.counters.overload.lost.get('in-flight')).toBe(1);
+    expect(paused.counters.overload.held.get('in-flight')).toBe(0);
+    // Never re-taken: the two other holders still fill the limit.
+    expect((await other.check({ identity: 'u' })).allowed).toBe(false);
+    await paused.release(held);
+    expect((await other.check({ identity: 'u' })).allowed).toBe(false);
+  });
+
+  it('close() frees every slot held', async () => {
+    const { limiters } = fleet(2);
+    const [a, b] = limiters as [ReturnType<typeof createLimiter>, ReturnType<typeof createLimiter>];
+    const held = [await a.check({ identity: 'u' }), await a.check({ identity: 'v' })];
+    await a.close();
+    expect(held.map((d) => a.hasSlots(d))).toEqual([false, false]);
+    expect(a.counters.overload.held.get('in-flight')).toBe(0);
+    expect((await b.check({ identity: 'u' })).allowed).toBe(true);
+    expect((await b.check({ identity: 'u' })).allowed).toBe(true);
+  });
+});
+
+describe('concurrency slots under failMode', () => {
+  it("a store failure admits a fail-open slot policy holding nothing, and 'local' holds the slot in-process", async () => {
+    const failing: Store = {
+      kind: 'down',
+      decide: () => Promise.reject(new Error('down')),
+      reset: () => Promise.resolve(),
+    };
+    const open = createLimiter({ policies: [{ ...IN_FLIGHT, failMode: 'open' }], store: failing });
+    const d = await open.check({ identity: 'u' });
+    expect(d).toMatchObject({ allowed: true, outcome: 'unavailable', source: 'fail-open' });
+    expect(open.hasSlots(d)).toBe(false);
+
+    const local = createLimiter({ policies: [{ ...IN_FLIGHT, failMode: 'local' }], store: failing });
+    const held = [await local.check({ identity: 'u' }), await local.check({ identity: 'u' })];
+    expect(held.map((x) => [x.allowed, x.source])).toEqual([
+      [true, 'local'],
+      [true, 'local'],
+    ]);
+    expect(held.map((x) => local.hasSlots(x))).toEqual([true, true]);
+    expect((await local.check({ identity: 'u' })).allowed).toBe(false);
+    await local.release(held[0]!);
+    expect((await local.check({ identity: 'u' })).allowed).toBe(true);
+  });
+});

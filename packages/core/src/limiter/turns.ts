@@ -1,0 +1,112 @@
+/**
+ * Waiting for a turn: a check the store admitted at a future turn (`maxWaitMs`) sleeps exactly
+ * until it on one timer; a cancel (the check's signal, `limiter.close()`) gives its units back.
+ */
+import type { Decision, PolicyResult, StoreEntry, StoreVerdict } from '../types.js';
+import { OverloadCounts } from './counters.js';
+import { buildDecision } from './decision.js';
+
+/** The turn of a check the store admitted: the longest `waitMs` of its verdicts, in ms (0: now). */
+export function turnOf(verdicts: readonly StoreVerdict[]): number {
+  let turnMs = 0;
+  for (let i = 0; i < verdicts.length; i++) {
+    const waitMs = verdicts[i]?.waitMs;
+    if (waitMs !== undefined && waitMs > turnMs) turnMs = waitMs;
+  }
+  return turnMs;
+}
+
+/** The policy whose turn is latest: the one a waiting check is counted under. */
+function waitingPolicy(entries: readonly StoreEntry[], verdicts: readonly StoreVerdict[]): string {
+  let at = 0;
+  for (let i = 1; i < verdicts.length; i++) {
+    if ((verdicts[i]?.waitMs ?? 0) > (verdicts[at]?.waitMs ?? 0)) at = i;
+  }
+  return (entries[at] as StoreEntry).policy.name;
+}
+
+/**
+ * The checks of one limiter waiting for their turn: at most `maxWaiting` at once (beyond it a check
+ * is planned without waiting, so it is answered at once), each on one timer, all woken by `cancelAll`.
+ */
+export class Turns {
+  /** The cancel of every check waiting now. */
+  readonly #cancels = new Set<() => void>();
+
+  /**
+   * @param maxWaiting most checks waiting at once in this process
+   * @param counts the limiter's overload counters (`waiting`, `admittedAfterWait`, `cancelledWaits`)
+   */
+  constructor(
+    private readonly maxWaiting: number,
+    private readonly counts: OverloadCounts,
+  ) {}
+
+  /** Whether another check may wait now. */
+  get open(): boolean {
+    return this.#cancels.size < this.maxWaiting;
+  }
+
+  /**
+   * Sleeps `turnMs` on one timer: true at the turn, false when `signal` aborted first (or had
+   * already) or `cancelAll` ran. Counted as waiting under the policy whose turn is latest.
+   */
+  async sleep(
+    turnMs: number,
+    signal: AbortSignal | undefined,
+    entries: readonly StoreEntry[],
+    verdicts: readonly StoreVerdict[],
+  ): Promise<boolean> {
+    const policy = waitingPolicy(entries, verdicts);
+    const { waiting } = this.counts;
+    OverloadCounts.add(waiting, policy, 1);
+    const turn = await this.#timer(turnMs, signal);
+    OverloadCounts.add(waiting, policy, -1);
+    OverloadCounts.add(turn ? this.counts.admittedAfterWait : this.counts.cancelledWaits, policy, 1);
+    return turn;
+  }
+
+  #timer(turnMs: number, signal: AbortSignal | undefined): Promise<boolean> {
+    if (signal?.aborted === true) return Promise.resolve(false);
+    return new Promise<boolean>((resolve) => {
+      const end = (turn: boolean): void => {
+        clearTimeout(timer);
+        signal?.removeEventListener('abort', cancel);
+        this.#cancels.delete(cancel);
+        resolve(turn);
+      };
+      const cancel = (): void => end(false);
+      const timer = setTimeout(end, turnMs, true);
+      signal?.addEventListener('abort', cancel, { once: true });
+      this.#cancels.add(cancel);
+    });
+  }
+
+  /** Cancels every check waiting now (`limiter.close()`): each gives its units back and is denied. */
+  cancelAll(): void {
+    for (const cancel of [...this.#cancels]) cancel();
+  }
+}
+
+/**
+ * The decision of a check whose wait was cancelled `leftMs` before its turn: denied, as if it had
+ * been answered at once (outcome `over_limit`; each waiting policy denies with the time that was
+ * left to its own turn; the others keep their results).
+ */
+export function cancelledDecision(
+  decision: Decision,
+  verdicts: readonly StoreVerdict[],
+  waitedMs: number,
+): Decision {
+  const results: PolicyResult[] = decision.results.map((result, i) => {
+    const waitMs = verdicts[i]?.waitMs;
+    if (waitMs === undefined || waitMs <= 0) return result;
+    return {
+      ...result,
+      allowed: false,
+      outcome: 'over_limit',
+      retryAfterMs: Math.max(1, Math.ceil(waitMs - waitedMs)),
+    };
+  });
+  return buildDecision(results, decision.source);
+}
