@@ -10,7 +10,7 @@ import {
   expectNeverMoreInFlight,
   expectQueuedFleet,
   startFleet,
-  stopWorkers,
+  stopFleet,
 } from '../core/overload-fleet.js';
 import { type RedisCluster, startRedisCluster } from '../support/redis-cluster.js';
 
@@ -22,7 +22,7 @@ beforeAll(async () => {
   workers = await startFleet(`cluster:${cluster.nodesEnv}`);
 });
 afterAll(async () => {
-  await stopWorkers(workers);
+  await stopFleet(workers);
   await cluster?.stop();
 });
 

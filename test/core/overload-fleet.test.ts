@@ -11,7 +11,7 @@ import {
   expectNeverMoreInFlight,
   expectQueuedFleet,
   startFleet,
-  stopWorkers,
+  stopFleet,
 } from './overload-fleet.js';
 
 let redis: RedisProcess;
@@ -22,7 +22,7 @@ beforeAll(async () => {
   workers = await startFleet(redis.url);
 });
 afterAll(async () => {
-  await stopWorkers(workers);
+  await stopFleet(workers);
   await redis?.stop();
 });
 

@@ -22,11 +22,24 @@ const SKEW_MS = 1;
 export async function startFleet(target: string, count = FLEET_SIZE): Promise<Worker[]> {
   const script = await bundleWorker('overload-worker');
   const workers = Array.from({ length: count }, (_, i) => startWorker(script, i, target, 1));
-  await Promise.all(workers.map((worker) => worker.next('ready')));
+  await Promise.all(workers.map(readyOrExited));
   return workers;
 }
 
-export { stopWorkers };
+/** Stops the workers still running (a SIGKILLed one is gone already). */
+export function stopFleet(workers: readonly Worker[]): Promise<void> {
+  return stopWorkers(
+    workers.filter((worker) => worker.child.exitCode === null && worker.child.signalCode === null),
+  );
+}
+
+/** Resolves once `worker` is ready; rejects when it exits before (a crash at start fails fast). */
+function readyOrExited(worker: Worker): Promise<unknown> {
+  const exited = new Promise((_, fail) =>
+    worker.child.once('exit', (code) => fail(new Error(`overload worker exited with ${code} before ready`))),
+  );
+  return Promise.race([worker.next('ready'), exited]);
+}
 
 /** The most intervals that overlap at one instant (an interval ends before one starting at its end). */
 export function maxOverlap(intervals: readonly (readonly [number, number])[]): number {

@@ -1,9 +1,9 @@
 /**
- * An overload worker: one OS process with one limiter on Redis or the Cluster, holding the
+ * An overload worker: one OS process with a limiter per policy on Redis or the Cluster, for the
  * example apps' overload policies with a short slot lease (`in-flight`: 3 in flight, lease 1 s;
  * `queued`: burst 5, 10/s, waits up to 1000 ms). Driven over IPC by overload-fleet.ts (bundled
- * with esbuild, started by contention-fleet.ts's startWorker); every time it reports is `performance.timeOrigin + now()`, one
- * clock for every process of the machine.
+ * with esbuild, started by contention-fleet.ts's startWorker); every time it reports is
+ * `performance.timeOrigin + now()`, one clock for every process of the machine.
  *
  * Parent -> worker: { type: 'concurrent', identity, clients, runMs } (each client loops: check,
  * hold 5..25 ms, release), { type: 'queued', identity, checks } (all at once), { type: 'hold',
@@ -12,6 +12,7 @@
  */
 import { Cluster, Redis } from 'ioredis';
 import { createLimiter } from '../../packages/core/src/limiter/create-limiter.js';
+import type { Limiter } from '../../packages/core/src/limiter/limiter.js';
 import { RedisStore } from '../../packages/core/src/stores/redis-store.js';
 import { OVERLOAD_POLICIES } from './overload-policies.js';
 
@@ -42,15 +43,25 @@ const client = target.startsWith('cluster:')
     )
   : new Redis(target);
 client.on('error', () => {});
+const store = new RedisStore({ client });
 
-const limiter = createLimiter({
-  policies: OVERLOAD_POLICIES,
-  prefix: 'overload-test',
-  store: new RedisStore({ client }),
-  timeoutMs: 2000,
-  denyCache: false,
-  breaker: false,
-});
+/** One limiter per policy, made at its first use (a scenario uses one policy). */
+const limiters = new Map<string, Limiter>();
+function limiterFor(policyName: string): Limiter {
+  let limiter = limiters.get(policyName);
+  if (limiter === undefined) {
+    limiter = createLimiter({
+      policies: OVERLOAD_POLICIES.filter((policy) => policy.name === policyName),
+      prefix: 'overload-test',
+      store,
+      timeoutMs: 2000,
+      denyCache: false,
+      breaker: false,
+    });
+    limiters.set(policyName, limiter);
+  }
+  return limiter;
+}
 
 /** Milliseconds on the machine's clock, comparable between processes. */
 const now = (): number => performance.timeOrigin + performance.now();
@@ -66,7 +77,8 @@ async function concurrentClient(identity: string, untilMs: number) {
   let denied = 0;
   let unavailable = 0;
   while (now() < untilMs) {
-    const decision = await limiter.check({ identity, policies: ['in-flight'] });
+    const limiter = limiterFor('in-flight');
+    const decision = await limiter.check({ identity });
     if (decision.allowed) {
       const admittedAt = now();
       await sleep(5 + Math.floor(Math.random() * 20));
@@ -97,11 +109,13 @@ async function handle(message: Message): Promise<void> {
     const sentAt = now();
     const decisions = await Promise.all(
       Array.from({ length: message.checks }, () =>
-        limiter.check({ identity: message.identity, policies: ['queued'] }).then((decision) => ({
-          outcome: decision.outcome,
-          allowed: decision.allowed,
-          atMs: now(),
-        })),
+        limiterFor('queued')
+          .check({ identity: message.identity })
+          .then((decision) => ({
+            outcome: decision.outcome,
+            allowed: decision.allowed,
+            atMs: now(),
+          })),
       ),
     );
     send({ type: 'queued', sentAt, decisions });
@@ -109,16 +123,17 @@ async function handle(message: Message): Promise<void> {
     const takenFrom = now();
     const decisions = await Promise.all(
       Array.from({ length: message.slots }, () =>
-        limiter.check({ identity: message.identity, policies: ['in-flight'] }),
+        limiterFor('in-flight').check({ identity: message.identity }),
       ),
     );
     send({ type: 'hold', takenFrom, takenBy: now(), admitted: decisions.filter((d) => d.allowed).length });
   } else if (message.type === 'probe') {
-    const decision = await limiter.check({ identity: message.identity, policies: ['in-flight'] });
+    const limiter = limiterFor('in-flight');
+    const decision = await limiter.check({ identity: message.identity });
     send({ type: 'probe', allowed: decision.allowed, outcome: decision.outcome, atMs: now() });
     if (decision.allowed) await limiter.release(decision);
   } else {
-    await limiter.close();
+    await Promise.all([...limiters.values()].map((limiter) => limiter.close()));
     client.disconnect();
     process.exit(0);
   }
@@ -132,6 +147,6 @@ void (async () => {
   if (client instanceof Cluster && client.status !== 'ready') {
     await new Promise<void>((resolve) => client.once('ready', () => resolve()));
   }
-  await limiter.peek({ identity: 'warm-up' });
+  await client.ping();
   send({ type: 'ready' });
 })();
