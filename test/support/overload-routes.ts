@@ -61,11 +61,11 @@ export async function expectConcurrentLimit(nodeFor: NodeFor, key: string): Prom
   expect(again.map((reply) => reply.status)).toEqual([200, 200, 200]);
 }
 
-/** `/concurrent?ms=N` out of range: 400 naming `ms`, no slot taken for long. */
+/** `/concurrent?ms=N` out of range: 400 naming `ms` and the value. */
 export async function expectConcurrentBadMs(nodeFor: NodeFor, key: string): Promise<void> {
   const reply = await request(`${nodeFor(0).url}/concurrent?ms=5001`, { headers: { 'x-api-key': key } });
   expect(reply.status).toBe(400);
-  expect(reply.text).toContain('"ms" must be a whole number from 0 to 5000');
+  expect(json(reply)).toEqual({ ok: false, error: '"ms" must be a whole number from 0 to 5000, got 5001' });
 }
 
 /**
