@@ -2,21 +2,21 @@
  * The decide script (lua/decide.lua + the algorithm files, embedded at build time) and
  * the codec between `StoreEntry[]` and its KEYS/ARGV/reply. Web-standard: no `node:`.
  *
- * One call carries one or more decisions (a batch), decided one after another in one
- * atomic script run. KEYS: per decision, its entries' keys in order, then its request
- * record key when there is one. ARGV: `[nowMs | '', policyCount, ...per policy: algorithm,
- * limit, windowMs, intervalMs, shadow ('1' | '0'), ...per decision: mode, requestTtlMs | '',
- * entryCount, ...per entry: policy index (1-based), cost]`; a decision that consumes one unit
- * of each of its policies without a request record (most of them) is sent as one item, its
- * policy indices joined by '+' ('1', '1+2').
- * The enforced entries of a decision are charged when every enforced entry allows, the shadow
- * entries when every entry allows: one call decides a mix of both. Reply:
- * integers, four per entry of every decision in order: `allowed` (1/0), `remaining`,
- * `resetMs`, `retryAfterMs` (ms, rounded up), and for a lease take (an entry with `leastCost`,
- * sent as cost `'<cost>><leastCost>'`) `chargedUnits`. See lua/decide.lua for the full contract.
+ * One call carries one or more decisions (a batch), decided one after another in one atomic
+ * script run. KEYS: per decision, its entries' keys in order, then its request record key when
+ * there is one. ARGV: `[nowMs | '', policyCount, ...per policy: algorithm, limit, windowMs,
+ * intervalMs, shadow ('1' | '0'), ...per decision: mode, requestTtlMs | '', entryCount, ...per
+ * entry: policy index (1-based), cost]`; a decision that consumes one unit of each of its
+ * policies without a request record (most of them) is one item, its policy indices joined by '+'
+ * ('1', '1+2'). The enforced entries of a decision are charged when every enforced entry allows,
+ * the shadow entries when every entry allows: one call decides a mix of both. Reply: integers, four per
+ * entry of every decision in order: `allowed` (1/0), `remaining`, `resetMs`, `retryAfterMs` (ms,
+ * rounded up; allowed with one > 0: a waiting entry's reserved turn, `waitMs`), and for a lease
+ * take (cost `'<cost>><leastCost>'`) `chargedUnits`. A waiting entry (`maxWaitMs` > 0) is sent as
+ * cost `'<cost>~<maxWaitMs>'`. See lua/decide.lua for the full contract.
  */
 
-import { assertValidEntries } from '../algorithms/validate.js';
+import { assertValidEntries, waitsForTurn } from '../algorithms/validate.js';
 import {
   DECIDE_SCRIPT_SHA1,
   DECIDE_SCRIPT_SOURCE,
@@ -186,8 +186,9 @@ export class ScriptCall {
     const args = this.decisionArgs;
     args.push(mode, requestTtlMs === undefined ? '' : String(requestTtlMs), String(entries.length));
     for (let i = 0; i < entries.length; i++) {
-      const { policy, cost, leastCost } = entries[i] as StoreEntry;
+      const { policy, cost, leastCost, maxWaitMs } = entries[i] as StoreEntry;
       if (leastCost !== undefined) args.push(this.indexOf(policy), `${cost}>${leastCost}`);
+      else if (waitsForTurn(maxWaitMs)) args.push(this.indexOf(policy), `${cost}~${maxWaitMs}`);
       else args.push(this.indexOf(policy), cost === 1 ? '1' : String(cost));
     }
   }
@@ -209,11 +210,11 @@ export class ScriptCall {
   }
 }
 
-/** True when every entry costs one unit and none is a lease take: a decision the short form carries. */
+/** True when every entry costs one unit, none a lease take nor waiting: a decision the short form carries. */
 function isUnitEach(entries: readonly StoreEntry[]): boolean {
   for (let i = 0; i < entries.length; i++) {
-    const entry = entries[i] as StoreEntry;
-    if (entry.cost !== 1 || entry.leastCost !== undefined) return false;
+    const { cost, leastCost, maxWaitMs } = entries[i] as StoreEntry;
+    if (cost !== 1 || leastCost !== undefined || waitsForTurn(maxWaitMs)) return false;
   }
   return true;
 }
@@ -275,6 +276,8 @@ export function decodeVerdicts(
         resetMs: toNumber(reply[k + 2], 'resetMs'),
         retryAfterMs: toNumber(reply[k + 3], 'retryAfterMs'),
       };
+      const waitMs = verdict.allowed ? verdict.retryAfterMs : 0; // allowed with a wait: a reserved turn
+      if (waitMs > 0) verdict = { ...verdict, retryAfterMs: 0, waitMs };
     }
     if ((entries[i] as StoreEntry).leastCost !== undefined) {
       verdict = { ...verdict, chargedUnits: toNumber(reply[k + REPLY_ITEMS_PER_ENTRY], 'chargedUnits') };

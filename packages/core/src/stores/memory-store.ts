@@ -14,13 +14,13 @@
  */
 import { ALGORITHMS, type AlgorithmParams, type Evaluation } from '../algorithms/index.js';
 import { leaseTake } from '../algorithms/lease-take.js';
-import { wholeWaitMs } from '../algorithms/types.js';
+import { reservedWaitMs, wholeWaitMs } from '../algorithms/types.js';
 import { assertValidEntries } from '../algorithms/validate.js';
 import { OPTION_DEFAULTS } from '../options/defaults.js';
 import type { Clock, Store, StoreEntry, StoreMode, StoreSettleEntry, StoreVerdict } from '../types.js';
 import { chargesEntry } from './charge-rule.js';
-import { LruIndex, NO_SLOT } from './lru-index.js';
 import { BanTable, banInForce, banVerdict } from './memory-bans.js';
+import { RequestRecords } from './memory-records.js';
 import { settleInTable } from './memory-store-settle.js';
 import { StateTable } from './memory-store-table.js';
 
@@ -48,12 +48,6 @@ export interface MemoryStoreCheckOptions {
   readonly requestTtlMs?: number;
 }
 
-interface RequestRecord {
-  readonly verdicts: readonly StoreVerdict[];
-  /** Replayed while the clock is at or before this. */
-  readonly expiresAtMs: number;
-}
-
 /** Same ceiling as lua/decide.lua MAX_TTL_MS. */
 const MAX_TTL_MS = 1e15;
 
@@ -64,11 +58,8 @@ export class MemoryStore implements Store {
   readonly #clock: Clock;
   readonly #table: StateTable;
   readonly #maxKeys: number;
-  /** Request records, least recently written first; bounded by maxKeys. */
-  /** Built at the first recorded request: most stores never record one. */
-  #recordIndex: LruIndex | undefined;
-  /** The record in each slot of `#recordIndex`. */
-  readonly #recordValues: (RequestRecord | undefined)[] = [];
+  /** Request records (idempotent checks), bounded by maxKeys. */
+  readonly #records: RequestRecords;
   /** Ban states (`policy.ban`), by ban key; built at the first policy with a ban. */
   #bans: BanTable | undefined;
 
@@ -83,6 +74,7 @@ export class MemoryStore implements Store {
     this.#clock = options.clock ?? Date.now;
     this.#table = new StateTable(maxKeys);
     this.#maxKeys = maxKeys;
+    this.#records = new RequestRecords(maxKeys);
   }
 
   /** Number of keys held now (expired keys not yet swept included). */
@@ -143,21 +135,23 @@ export class MemoryStore implements Store {
 
     let recordKey = mode === 'consume' ? requestKey : undefined;
     if (recordKey !== undefined) {
-      const record = this.#recordOf(recordKey);
+      const record = this.#records.get(recordKey);
       if (record !== undefined && now <= record.expiresAtMs) {
         if (record.verdicts.length === entries.length) return record.verdicts.map((v) => ({ ...v }));
         recordKey = undefined; // recorded for another set of entries: left alone
       }
     }
 
+    const consume = mode === 'consume';
     const evaluations: Evaluation<unknown>[] = new Array(entries.length);
+    let waits: number[] | undefined; // per entry that reserves a future turn: its wait (ms)
     let takes: number[] | undefined; // per lease take (`leastCost`): the units it charges if charged
     // Per entry of a policy with a ban: the end of its ban now in force, or 0 (undefined: no ban).
     let bannedUntil: number[] | undefined;
     let all = true; // every entry allows
     let enforced = true; // every enforced entry allows
     for (let i = 0; i < entries.length; i++) {
-      const { key, policy, cost, leastCost } = entries[i] as StoreEntry;
+      const { key, policy, cost, leastCost, maxWaitMs } = entries[i] as StoreEntry;
       const params: AlgorithmParams = {
         limit: policy.limit,
         windowMs: policy.windowMs,
@@ -182,6 +176,14 @@ export class MemoryStore implements Store {
         bannedUntil[i] = until;
         if (until !== 0) allowed = false;
       }
+      if (!allowed && consume && maxWaitMs !== undefined && (bannedUntil?.[i] ?? 0) === 0) {
+        const waitMs = reservedWaitMs(e, maxWaitMs);
+        allowed = waitMs > 0;
+        if (allowed) {
+          waits ??= new Array(entries.length);
+          waits[i] = waitMs;
+        }
+      }
       if (!allowed) {
         all = false;
         if (!policy.shadow) enforced = false;
@@ -189,26 +191,29 @@ export class MemoryStore implements Store {
       evaluations[i] = e;
     }
 
-    const consume = mode === 'consume';
     let charged = false;
     const verdicts: StoreVerdict[] = new Array(entries.length);
     for (let i = 0; i < entries.length; i++) {
       const e = evaluations[i] as Evaluation<unknown>;
       const { key, policy } = entries[i] as StoreEntry;
       const charge = consume && chargesEntry(policy.shadow, all, enforced);
+      const waitMs = charge ? waits?.[i] : undefined; // a reserved turn: charged into debt
       if (charge) {
         charged = true;
         let ttlMs = Math.ceil(e.chargedResetMs) + 1;
         if (ttlMs > MAX_TTL_MS) ttlMs = MAX_TTL_MS;
-        this.#table.write(key, policy.algorithm, e.charge(), now + ttlMs, now);
+        const module = ALGORITHMS[policy.algorithm];
+        const state = waitMs === undefined ? e.charge() : module.reserve?.(e.charge(), policy);
+        this.#table.write(key, policy.algorithm, state, now + ttlMs, now);
       }
       verdicts[i] = {
-        allowed: e.allowed,
+        allowed: e.allowed || waitMs !== undefined,
         remaining: charge ? e.chargedRemaining : e.remaining,
         // Whole ms, rounded up, as the decide script replies.
         resetMs: Math.ceil(charge ? e.chargedResetMs : e.resetMs),
-        retryAfterMs: wholeWaitMs(e.retryAfterMs),
+        retryAfterMs: waitMs === undefined ? wholeWaitMs(e.retryAfterMs) : 0,
       };
+      if (waitMs !== undefined) verdicts[i] = { ...(verdicts[i] as StoreVerdict), waitMs };
       if (takes !== undefined && takes[i] !== undefined) {
         verdicts[i] = { ...(verdicts[i] as StoreVerdict), chargedUnits: charge ? takes[i] : 0 };
       }
@@ -226,7 +231,7 @@ export class MemoryStore implements Store {
       }
     }
     if (charged) this.#table.sweep(now);
-    if (recordKey !== undefined) this.#record(recordKey, verdicts, now + (requestTtlMs as number), now);
+    if (recordKey !== undefined) this.#records.set(recordKey, verdicts, now + (requestTtlMs as number), now);
     return verdicts;
   }
 
@@ -249,8 +254,7 @@ export class MemoryStore implements Store {
     for (const key of keys) {
       this.#table.delete(key);
       this.#bans?.delete(key);
-      const slot = this.#recordIndex?.delete(key);
-      if (slot !== undefined) this.#recordValues[slot] = undefined;
+      this.#records.delete(key);
     }
     return Promise.resolve();
   }
@@ -259,8 +263,7 @@ export class MemoryStore implements Store {
   clear(): void {
     this.#table.clear();
     this.#bans?.clear();
-    this.#recordIndex?.clear();
-    this.#recordValues.length = 0;
+    this.#records.clear();
   }
 
   /** The clock's time, checked. */
@@ -270,31 +273,5 @@ export class MemoryStore implements Store {
       throw new Error(`MemoryStore: the clock returned ${String(now)}, not a finite number`);
     }
     return now;
-  }
-
-  #record(key: string, verdicts: readonly StoreVerdict[], expiresAtMs: number, now: number): void {
-    this.#recordIndex ??= new LruIndex(this.#maxKeys);
-    const index = this.#recordIndex;
-    const values = this.#recordValues;
-    const held = index.delete(key);
-    if (held !== undefined) values[held] = undefined;
-    for (let i = 0; i < 2; i++) {
-      const oldest = index.oldest;
-      if (oldest === NO_SLOT || now <= (values[oldest] as RequestRecord).expiresAtMs) break;
-      index.delete(index.keyOf(oldest) as string);
-      values[oldest] = undefined;
-    }
-    if (index.size >= this.#maxKeys) {
-      const oldest = index.oldest;
-      index.delete(index.keyOf(oldest) as string);
-      values[oldest] = undefined;
-    }
-    const slot = index.add(key);
-    values[slot] = { verdicts: verdicts.map((v) => ({ ...v })), expiresAtMs };
-  }
-
-  #recordOf(key: string): RequestRecord | undefined {
-    const slot = this.#recordIndex?.slotOf(key);
-    return slot === undefined ? undefined : this.#recordValues[slot];
   }
 }
