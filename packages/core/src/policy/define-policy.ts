@@ -7,6 +7,7 @@ import { MAX_POLICY_NAME_LENGTH, POLICY_FAIL_MODES } from './defaults.js';
 import { parseDuration, parseRate } from './duration.js';
 import { PolicyError } from './errors.js';
 import { compileLease, compileLocalStage } from './lease.js';
+import { compileMaxWait } from './max-wait.js';
 
 const KNOWN_FIELDS: readonly string[] = [
   'name',
@@ -22,6 +23,7 @@ const KNOWN_FIELDS: readonly string[] = [
   'ban',
   'lease',
   'local',
+  'maxWaitMs',
 ];
 
 const NAME = /^[A-Za-z0-9_][A-Za-z0-9_.-]*$/;
@@ -208,6 +210,7 @@ export function definePolicy(input: PolicyInput | CompiledPolicy): CompiledPolic
       name,
     );
   }
+  const maxWaitMs = compileMaxWait(p, algorithm, name);
   const policy: CompiledPolicy = Object.freeze({
     name,
     algorithm,
@@ -221,6 +224,7 @@ export function definePolicy(input: PolicyInput | CompiledPolicy): CompiledPolic
     ...(ban !== undefined && { ban }),
     ...(lease !== undefined && { lease }),
     ...(local !== undefined && { local }),
+    ...(maxWaitMs !== undefined && { maxWaitMs }),
   });
   compiled.add(policy);
   return policy;
