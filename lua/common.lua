@@ -36,6 +36,12 @@ local unpack = unpack
 -- packages/core/src/algorithms/ (lua.resultFields), which the registry lists.
 local ALGORITHMS = {}
 
+-- Waiting (decide.lua): the algorithms that can reserve a future turn register RESERVES[name] =
+-- function(r, limit, intervalMs), which turns the charge in result table r (charged beyond what
+-- is there) into its debt kept as time, so no read clamps or forgives it (token bucket, GCRA).
+-- The TypeScript twins are the modules' `reserve`.
+local RESERVES = {}
+
 -- A double as an exact decimal string ("-0" becomes "0"). A whole number below 2^53 is written
 -- with '%d': the digits '%.17g' writes, at under half its cost.
 local function fmt(x)
@@ -151,8 +157,10 @@ end
 local SETTLES = {}
 
 -- A bucket's (token bucket, GCRA) delta to settle: a charge as it is; a refund cut to at most
--- the reservation less what the policy earned back from reservedAt to `latest` (the latest time
--- the state saw: time gone backwards earns nothing back). Had the reservation never been made,
+-- the reservation less what the policy earned back from reservedAt (plus the reserved turn's
+-- wait: until its turn a reservation holds the bucket in debt) to `latest` (the latest time
+-- the state saw: time gone backwards earns nothing back; a debt's end, the last turn reserved,
+-- so a cancelled turn gives back only what no later turn stands on). Had the reservation never been made,
 -- the bucket would hold no more than that much more now: the refill since may have filled it
 -- (its key expired and came back fresh). 0: nothing left to refund. Twin: `bucketDelta`.
 local function bucket_delta(delta, latest, intervalMs, reservedAt, reserved)

@@ -64,6 +64,13 @@
 --                 slot it takes when charged (StoreEntry.slotId: anything after the first '@', at
 --                 least one character), required in mode 'consume'; in mode 'peek' '1' (a slot
 --                 given there is ignored). It has no short form (the short form carries no slot).
+--                 Or a waiting entry '<cost>~<maxWaitMs>' (maxWaitMs positive; only a policy
+--                 whose algorithm has RESERVES[algorithm]: token bucket, GCRA): in mode
+--                 'consume', when it denies (not banned) but its wait, ceil(retryAfterMs) and at
+--                 least 1, is at most maxWaitMs, it counts as allowing in phase 2, and when
+--                 charged it reserves that turn: charged now into debt (RESERVES), replied as
+--                 allowed with that wait (see Reply). Not charged (another entry denies): denied
+--                 as usual. Mode 'peek' never waits.
 --
 -- Phase 1 (per decision) evaluates every entry and writes nothing, but for a concurrency entry
 -- in mode 'consume', which removes its expired slots (concurrency.lua). Phase 2 (mode
@@ -82,7 +89,9 @@
 --                 left now
 --   resetMs       ms until this entry's quota is fully restored, rounded up
 --   retryAfterMs  ms until this entry could admit its cost, rounded up; 0 when allowed,
---                 -1 when never (cost > limit); when banned, the rest of the block if longer
+--                 -1 when never (cost > limit); when banned, the rest of the block if longer;
+--                 allowed 1 with retryAfterMs > 0: a waiting entry reserved its turn, this
+--                 many ms from now (the verdict's waitMs)
 --   and for a lease take a fifth item:
 --   chargedUnits  the units charged (0 when this entry was not charged)
 --   and for a concurrency entry a fifth item:
@@ -112,6 +121,8 @@ local anyBan = false
 local lease = false
 -- The concurrency entries' slot ids, by entry number (false: no concurrency entry in the call).
 local slots = false
+-- The waiting entries, by entry number: their maxWaitMs (false: no waiting entry in the call).
+local waits = false
 local policyCount = tonumber(ARGV[2])
 if policyCount == nil or policyCount < 1 or policyCount ~= floor(policyCount) then
   return redis.error_reply('ERR sluice: policyCount must be a positive integer')
@@ -148,7 +159,7 @@ for p = 1, policyCount do
   end
   policies[tostring(p)] = { algorithm = algorithm, name = name, whole = WHOLE_COSTS[name] == true,
     limit = limit, windowMs = windowMs, intervalMs = intervalMs, shadow = shadow == '1', ban = ban,
-    slots = name == 'concurrency' }
+    slots = name == 'concurrency', reserve = RESERVES[name] or false }
 end
 
 -- The decisions, parsed into two flat arrays (no table per decision or entry). Decision d
@@ -274,7 +285,16 @@ while argi <= argc do
       end
       if costArg ~= '1' then
         cost = positive(costArg)
-        if cost == nil then
+        if cost == nil and find(costArg, '~', 1, true) then
+          -- A waiting entry: '<cost>~<maxWaitMs>'.
+          local units, most = string.match(costArg, '^([^~]+)~([^~]+)$')
+          cost, most = positive(units or ''), positive(most or '')
+          if cost == nil or most == nil or not policy.reserve then
+            return redis.error_reply('ERR sluice: a waiting cost must be cost~maxWaitMs, both positive, on a token-bucket or gcra policy (entry ' .. i .. ', decision ' .. d .. ')')
+          end
+          waits = waits or {}
+          waits[nEntries + 1] = most
+        elseif cost == nil then
           -- A lease take: '<wantUnits>><leastUnits>'.
           local want, least = string.match(costArg, '^([^>]+)>([^>]+)$')
           cost, least = positive(want or ''), positive(least or '')
@@ -334,6 +354,25 @@ local reply = {}
 local nReply = 0
 -- Per entry position of the decision being decided: the units its lease take charges if charged.
 local takes = lease and {}
+-- Per entry position of the decision being decided: its reserved turn's wait if charged (false:
+-- it does not wait); read only for a waiting entry.
+local turns = waits and {}
+
+-- The wait of a waiting entry that denies: whole ms, rounded up past the noise, at least 1;
+-- false when it never admits (-1) or the wait is beyond maxWaitMs. Twin: `reservedWaitMs`.
+local function reserved_wait(retryAfterMs, maxWaitMs)
+  if not (retryAfterMs >= 0) then
+    return false
+  end
+  local wait = ceil(retryAfterMs - WAIT_NOISE_MS)
+  if wait < 1 then
+    wait = 1
+  end
+  if wait > maxWaitMs then
+    return false
+  end
+  return wait
+end
 
 -- One result table per entry position, reused by every decision of the call (an
 -- algorithm fills every field it reads back): nothing is allocated per decision.
@@ -477,12 +516,23 @@ local function decide(d)
       takes[i] = units
     end
     local ok = r.allowed
+    local banned = false
     if nBans and policy.ban then
       -- A ban in force denies, whatever the policy's state says.
-      if B.read(i, KEYS[nextBan]) then
+      banned = B.read(i, KEYS[nextBan])
+      if banned then
         ok = false
       end
       nextBan = nextBan + 1
+    end
+    local maxWait = waits and waits[e0 + i]
+    if maxWait then
+      -- A waiting entry that denies (not banned) reserves its turn when it comes soon enough.
+      turns[i] = false
+      if not ok and consume and not banned then
+        turns[i] = reserved_wait(r.retryAfterMs, maxWait)
+        ok = turns[i] ~= false
+      end
     end
     if not ok then
       all = false
@@ -497,7 +547,13 @@ local function decide(d)
   for i = 1, count do
     local r = results[i]
     local remaining, resetMs = r.remaining, r.resetMs
-    local charged = chargeAll or (chargeEnforced and not ent[2 * (e0 + i) - 1].shadow)
+    local policy = ent[2 * (e0 + i) - 1]
+    local charged = chargeAll or (chargeEnforced and not policy.shadow)
+    local turn = charged and waits and waits[e0 + i] and turns[i]
+    if turn then
+      -- A reserved turn: the charge kept as a debt until it.
+      policy.reserve(r, policy.limit, policy.intervalMs)
+    end
     if charged then
       local ttl = ceil(r.chargedResetMs) + 1
       if explicit and ttl < EXPLICIT_TTL_FLOOR_MS then
@@ -509,14 +565,14 @@ local function decide(d)
       r.write(r, ttl)
       remaining, resetMs = r.chargedRemaining, r.chargedResetMs
     end
-    reply[nReply + 1] = r.allowed and 1 or 0
+    reply[nReply + 1] = (r.allowed or turn) and 1 or 0
     reply[nReply + 2] = remaining
     reply[nReply + 3] = ceil(resetMs)
-    reply[nReply + 4] = ceil(r.retryAfterMs - WAIT_NOISE_MS)
+    reply[nReply + 4] = turn or ceil(r.retryAfterMs - WAIT_NOISE_MS)
     if nBans then
-      local ban = ent[2 * (e0 + i) - 1].ban
+      local ban = policy.ban
       if ban then
-        B.reply(ban, i, consume and not r.allowed, nReply)
+        B.reply(ban, i, consume and not (r.allowed or turn), nReply)
       end
     end
     nReply = nReply + 4

@@ -155,6 +155,17 @@ ALGORITHMS['gcra'] = function(r, key, saved, now, limit, windowMs, intervalMs, c
   r.key, r.left, r.ts, r.write = key, left, ts2, gcra_write
 end
 
+-- A reserved turn (waiting, decide.lua): the charge owes more than the burst; the debt is kept
+-- as time, a full burst owed from the turn on (nothing drains until then), which no read clamps.
+-- Twin: the module's `reserve`.
+RESERVES['gcra'] = function(r, limit, intervalMs)
+  if r.left > limit then
+    r.ts = r.ts + (r.left - limit) * intervalMs
+    r.left = limit
+    r.exact = false
+  end
+end
+
 -- ==== settle: the settle script only (embed-lua.mjs leaves it out of decide) ====
 
 -- Settle (lua/settle.lua): what is owed drained to now, then deltaUnits added (a charge) or
@@ -162,7 +173,7 @@ end
 -- bucket_delta). Owed beyond the burst is a debt, kept as time: a full
 -- burst owed at tsMs in the future (nothing drains until then, as after time went backwards), so
 -- no read clamps it; at most one limit of it. Drained (as good as expired): nothing.
-SETTLES['gcra'] = function(value, now, limit, windowMs, intervalMs, delta, reservedAt, reserved)
+SETTLES['gcra'] = function(value, now, limit, windowMs, intervalMs, delta, reservedAt, reserved, reservedBy, wait)
   local used, ts = tagged2(value, TAG_GCRA)
   if used == nil then
     return nil
@@ -180,7 +191,7 @@ SETTLES['gcra'] = function(value, now, limit, windowMs, intervalMs, delta, reser
   if ts <= now and used <= 0 then
     return nil
   end
-  delta = bucket_delta(delta, ts, intervalMs, reservedAt, reserved)
+  delta = bucket_delta(delta, ts, intervalMs, reservedAt + wait, reserved)
   if delta == 0 then
     return nil
   end

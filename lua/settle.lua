@@ -7,7 +7,7 @@
 -- ARGV[1]  nowMs: '' = use Redis TIME (production); a number = explicit time in ms since the
 --          epoch, 0 <= nowMs < 1e13 (tests), as in decide.lua (charged keys then get a TTL of
 --          at least EXPLICIT_TTL_FLOOR_MS)
--- Then eight per entry, in KEYS order:
+-- Then eight per entry, in KEYS order (nine when the call settles a reserved turn: waitMs):
 --   algorithm      an algorithm's name (packages/core/src/algorithms/registry.ts)
 --   limit          units (positive), windowMs (positive), intervalMs (positive): the policy's
 --   windowMs       numbers, as decide.lua takes them
@@ -21,6 +21,9 @@
 --   answeredAgoMs  ms since the check's answer came back (0 to reservedAgoMs): the reservation
 --                  was charged at nowMs - answeredAgoMs at the latest (a sliding log refunds only
 --                  its records up to then)
+--   waitMs         only in a call of nine per entry: the wait of the turn the check reserved
+--                  (>= 0; 0: none; see decide.lua): a bucket counts no refill before
+--                  nowMs - reservedAgoMs + waitMs (until its turn a reservation is a debt)
 --
 -- Per entry: a key that does not exist (expired, reset) is left alone, never recreated; so is
 -- a state another algorithm wrote, and a reservation whose window is over. A refund is capped
@@ -46,12 +49,16 @@ local function positive(value)
 end
 
 local count = #KEYS
-if #ARGV ~= 1 + 8 * count then
+-- Items per entry: 8, or 9 with waitMs (a count of KEYS tells them apart).
+local per = 8
+if #ARGV == 1 + 9 * count and count > 0 then
+  per = 9
+elseif #ARGV ~= 1 + 8 * count then
   return redis.error_reply('ERR sluice: expected ' .. (1 + 8 * count) .. ' arguments, got ' .. #ARGV)
 end
 local entries = {}
 for i = 1, count do
-  local base = 1 + 8 * (i - 1)
+  local base = 1 + per * (i - 1)
   local name = ARGV[base + 1]
   local settle = SETTLES[name]
   if settle == nil then
@@ -62,7 +69,10 @@ for i = 1, count do
     return redis.error_reply('ERR sluice: limit, windowMs and intervalMs must be positive numbers (entry ' .. i .. ')')
   end
   local delta, reserved = tonumber(ARGV[base + 5]), positive(ARGV[base + 6])
-  local ago, answered = tonumber(ARGV[base + 7]), tonumber(ARGV[base + 8])
+  local ago, answered, wait = tonumber(ARGV[base + 7]), tonumber(ARGV[base + 8]), 0
+  if per == 9 then
+    wait = tonumber(ARGV[base + 9])
+  end
   if delta == nil or delta ~= delta or delta == math.huge or delta == -math.huge then
     return redis.error_reply('ERR sluice: deltaUnits must be a finite number (entry ' .. i .. ')')
   end
@@ -78,8 +88,11 @@ for i = 1, count do
   if answered == nil or not (answered >= 0 and answered <= ago) then
     return redis.error_reply('ERR sluice: answeredAgoMs must be a number from 0 to reservedAgoMs (entry ' .. i .. ')')
   end
+  if wait == nil or not (wait >= 0 and wait < 1e13) then
+    return redis.error_reply('ERR sluice: waitMs must be a number from 0 to 1e13 (entry ' .. i .. ')')
+  end
   entries[i] = { settle = settle, limit = limit, windowMs = windowMs, intervalMs = intervalMs, delta = delta,
-    reserved = reserved, ago = ago, answered = answered }
+    reserved = reserved, ago = ago, answered = answered, wait = wait }
 end
 
 local now
@@ -104,7 +117,7 @@ for i = 1, count do
   end
   if value ~= nil then
     local text, keepMs = e.settle(value, now, e.limit, e.windowMs, e.intervalMs, e.delta, now - e.ago,
-      e.reserved, now - e.answered)
+      e.reserved, now - e.answered, e.wait)
     if text ~= nil then
       if e.delta < 0 then
         rcall('SET', key, text, 'KEEPTTL')

@@ -76,6 +76,16 @@ ALGORITHMS['token-bucket'] = function(r, key, saved, now, limit, windowMs, inter
   r.key, r.left, r.ts, r.write = key, left, ts, token_bucket_write
 end
 
+-- A reserved turn (waiting, decide.lua): the charge left the bucket below empty; the debt is
+-- kept as time, an empty bucket from the turn on (it earns nothing until then), which no read
+-- forgives. Twin: the module's `reserve`.
+RESERVES['token-bucket'] = function(r, limit, intervalMs)
+  if r.left < 0 then
+    r.ts = r.ts - r.left * intervalMs
+    r.left = 0
+  end
+end
+
 -- ==== settle: the settle script only (embed-lua.mjs leaves it out of decide) ====
 
 -- Settle (lua/settle.lua): the bucket refilled to now, then deltaUnits taken (a charge) or
@@ -84,7 +94,8 @@ end
 -- empty bucket counted from tsMs in the future (it earns nothing until then, as after time went
 -- backwards), so checks wait until it is repaid and no read clamps it; at most one limit of it.
 -- Full (as good as expired): nothing.
-SETTLES['token-bucket'] = function(value, now, limit, windowMs, intervalMs, delta, reservedAt, reserved)
+SETTLES['token-bucket'] = function(value, now, limit, windowMs, intervalMs, delta, reservedAt, reserved, reservedBy,
+    wait)
   local tokens, ts = parse2(value, 1)
   if tokens == nil then
     return nil
@@ -104,7 +115,7 @@ SETTLES['token-bucket'] = function(value, now, limit, windowMs, intervalMs, delt
   if ts <= now and tokens >= limit then
     return nil
   end
-  delta = bucket_delta(delta, ts, intervalMs, reservedAt, reserved)
+  delta = bucket_delta(delta, ts, intervalMs, reservedAt + wait, reserved)
   if delta == 0 then
     return nil
   end

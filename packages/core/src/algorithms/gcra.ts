@@ -1,5 +1,5 @@
 import { BUCKET_LIMITS } from './limits.js';
-import { defineAlgorithm } from './module.js';
+import { type CompiledLimits, defineAlgorithm } from './module.js';
 import { type AlgorithmFn, bucketDelta, type SettleFn, settleCeiling, whole } from './types.js';
 
 /**
@@ -145,11 +145,22 @@ const settle: SettleFn<GcraState> = (state, now, params) => {
   return { state: nextState, keepMs: nextState.tsMs + nextState.used * intervalMs - now };
 };
 
+/**
+ * A reserved turn (waiting): the charge owes more than the burst; the debt is kept as time, a
+ * full burst owed from the turn on (nothing drains until then), which no read clamps. Same
+ * arithmetic as `RESERVES['gcra']` in lua/gcra.lua.
+ */
+function reserve(charged: GcraState, { limit, intervalMs }: CompiledLimits): GcraState {
+  if (charged.used <= limit) return charged;
+  return { used: limit, tsMs: charged.tsMs + (charged.used - limit) * intervalMs };
+}
+
 /** GCRA (lua/gcra.lua): exact rate with a burst tolerance, one timestamp of state. */
 export const gcra = defineAlgorithm({
   name: 'gcra',
   evaluate,
   settle,
+  reserve,
   state: {
     kind: 'numbers',
     decode: (n, at) => ({ used: n[at] as number, tsMs: n[at + 1] as number }),

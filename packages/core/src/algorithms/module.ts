@@ -70,6 +70,8 @@ export interface WindowFacts {
    * window (the previous window's weight lasts a whole window more) and for the token bucket and
    * GCRA (a settle's debt of one limit takes a whole refill more to repay), 1 where the quota
    * comes back when the window or the record ends whatever was charged (fixed window, sliding log).
+   * Reserved turns (`maxWaitMs`) queue beyond it: a waiting policy's store may tell a wait of up to
+   * this plus its `maxWaitMs` (and a deny cache that holds this as the longest denies less long).
    */
   readonly longestWaitWindows: 1 | 2;
   /** The quota comes back at once on a window boundary (epoch-aligned windows), not gradually. */
@@ -107,6 +109,14 @@ export interface AlgorithmModule<N extends string = string, S = unknown> {
   readonly evaluate: AlgorithmFn<S>;
   /** The settle of a reservation: charge or refund the difference (its Lua twin's `SETTLES[name]`). */
   readonly settle: SettleFn<S>;
+  /**
+   * Waiting (an entry's `maxWaitMs`): the state an entry that reserves a future turn stores, from
+   * the state `evaluate`'s `charge()` returned for it (charged beyond what is there): the debt kept
+   * as time (a bucket empty, or GCRA's burst full, until the turn), which no read clamps or
+   * forgives. Its Lua twin is `RESERVES[name]`. Unset: the algorithm cannot wait (a store refuses
+   * `maxWaitMs` for it).
+   */
+  readonly reserve?: (charged: S, limits: CompiledLimits) => S;
   /** How MemoryStore keeps its state. */
   readonly state: StateCodec<S>;
   /** How a policy of it is checked and compiled. */

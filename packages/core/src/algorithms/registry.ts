@@ -32,6 +32,11 @@ export const ALGORITHMS: { readonly [A in Algorithm]: AlgorithmModule<A> } = (()
   return Object.freeze(byName) as { readonly [A in Algorithm]: AlgorithmModule<A> };
 })();
 
+/** The algorithms that can wait for a turn (`maxWaitMs`): those whose module reserves one. */
+export const WAITING_ALGORITHMS: readonly Algorithm[] = Object.freeze(
+  ALGORITHM_LIST.filter((m) => m.reserve !== undefined).map((m) => m.name),
+);
+
 const NAMES: ReadonlySet<unknown> = new Set(ALGORITHM_NAMES);
 
 /** True when `name` is a registered algorithm's name. */

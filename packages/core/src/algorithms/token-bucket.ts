@@ -1,5 +1,5 @@
 import { BUCKET_LIMITS } from './limits.js';
-import { defineAlgorithm } from './module.js';
+import { type CompiledLimits, defineAlgorithm } from './module.js';
 import { type AlgorithmFn, bucketDelta, type SettleFn, whole } from './types.js';
 
 /** Token bucket state: tokens counted at `tsMs` (the latest time seen). Mirrors lua/token-bucket.lua. */
@@ -91,11 +91,22 @@ const settle: SettleFn<TokenBucketState> = (state, now, params) => {
   };
 };
 
+/**
+ * A reserved turn (waiting): the charge left the bucket below empty; the debt is kept as time, an
+ * empty bucket from the turn on (it earns nothing until then), which no read forgives. Same
+ * arithmetic as `RESERVES['token-bucket']` in lua/token-bucket.lua.
+ */
+function reserve(charged: TokenBucketState, { intervalMs }: CompiledLimits): TokenBucketState {
+  if (charged.tokens >= 0) return charged;
+  return { tokens: 0, tsMs: charged.tsMs - charged.tokens * intervalMs };
+}
+
 /** The token bucket (lua/token-bucket.lua): capacity `burst`, refilled at the rate, fractional tokens. */
 export const tokenBucket = defineAlgorithm({
   name: 'token-bucket',
   evaluate,
   settle,
+  reserve,
   state: {
     kind: 'numbers',
     decode: (n, at) => ({ tokens: n[at] as number, tsMs: n[at + 1] as number }),

@@ -75,6 +75,11 @@ export interface SettleParams {
   readonly reservedByMs: number;
   /** The units the check charged (> 0): a refund is at most this. */
   readonly reservedUnits: number;
+  /**
+   * The check reserved a future turn this many ms after it was charged (its verdict's `waitMs`);
+   * unset or 0: none. A bucket counts no refill before the turn: until then it was in debt.
+   */
+  readonly waitMs?: number;
 }
 
 /** A settle's new state, and how long it must be kept (ms from now, before the TTL's +1). */
@@ -97,21 +102,25 @@ export function settleCeiling(held: number, limit: number): number {
 
 /**
  * A bucket's (token bucket, GCRA) `deltaUnits` to settle: a charge as it is; a refund cut to at
- * most the reservation less what the policy earned back from `reservedAtMs` to `latestMs` (the
- * latest time the state saw: time gone backwards earns nothing back). Had the reservation never
+ * most the reservation less what the policy earned back from `reservedAtMs` (plus the reserved
+ * turn's `waitMs`: until its turn a reservation holds the bucket in debt, earning nothing back
+ * toward full) to `latestMs` (the latest time the state saw: time gone backwards earns nothing
+ * back; a debt's end, the turn of the last reservation). Had the reservation never
  * been made, the bucket would hold no more than that much more now: the refill since may have
  * filled it (a full key expires and comes back fresh, then drained by others), and a refund of
- * that refill would add capacity the policy never had. 0: nothing left to refund. Same
- * arithmetic as `bucket_delta` in lua/common.lua.
+ * that refill would add capacity the policy never had; a turn reserved after this one keeps its
+ * place, so a cancelled turn gives back only what no later turn stands on. 0: nothing left to
+ * refund. Same arithmetic as `bucket_delta` in lua/common.lua.
  */
 export function bucketDelta(
   deltaUnits: number,
   latestMs: number,
-  { intervalMs, reservedAtMs, reservedUnits }: SettleParams,
+  { intervalMs, reservedAtMs, reservedUnits, waitMs }: SettleParams,
 ): number {
   if (deltaUnits >= 0) return deltaUnits;
   let most = reservedUnits;
-  if (latestMs > reservedAtMs) most = reservedUnits - (latestMs - reservedAtMs) / intervalMs;
+  const turnMs = reservedAtMs + (waitMs ?? 0);
+  if (latestMs > turnMs) most = reservedUnits - (latestMs - turnMs) / intervalMs;
   if (most <= 0) return 0;
   return Math.max(deltaUnits, -most);
 }
@@ -128,4 +137,16 @@ const WAIT_NOISE_MS = 1e-6;
  */
 export function wholeWaitMs(waitMs: number): number {
   return Math.ceil(waitMs - WAIT_NOISE_MS) + 0;
+}
+
+/**
+ * Waiting: the wait of an entry that denies now (`evaluation`) but reserves its future turn, in
+ * whole ms (at least 1), or 0 when it does not: it allows now, it can never admit (-1), or its turn
+ * (the wait it is told, rounded up) lies beyond `maxWaitMs` (unset: no waiting). The store checks
+ * bans first (a banned entry never waits). Same rule as `reserved_wait` in lua/decide.lua.
+ */
+export function reservedWaitMs(evaluation: Evaluation<unknown>, maxWaitMs: number | undefined): number {
+  if (evaluation.allowed || maxWaitMs === undefined || !(evaluation.retryAfterMs >= 0)) return 0;
+  const waitMs = Math.max(1, wholeWaitMs(evaluation.retryAfterMs));
+  return waitMs <= maxWaitMs ? waitMs : 0;
 }

@@ -1,7 +1,7 @@
 /** The checks every store runs on the entries of a check, from the algorithm registry's store rules. */
 import type { CompiledPolicy, SlotRef, StoreEntry, StoreMode, StoreSettleEntry } from '../types.js';
 import { holdsSlots } from './concurrency.js';
-import { ALGORITHMS, isAlgorithm } from './registry.js';
+import { ALGORITHMS, isAlgorithm, WAITING_ALGORITHMS } from './registry.js';
 
 /** Longest `slotId` a store takes (characters). */
 export const MAX_SLOT_ID_LENGTH = 128;
@@ -34,6 +34,35 @@ function assertPositive(field: string, value: unknown, policy: string): void {
   }
 }
 
+/** Throws unless `value` is unset or a finite number of ms >= 0 (`field` of an entry of `policy`). */
+function assertOptionalMs(field: string, value: unknown, policy: string): void {
+  if (value === undefined) return;
+  if (typeof value !== 'number' || !(value >= 0) || value === Number.POSITIVE_INFINITY) {
+    throw new Error(
+      `store: "${field}" must be a finite number of ms >= 0, got ${String(value)} (policy "${policy}")`,
+    );
+  }
+}
+
+/** Throws unless an entry's `maxWaitMs` (set) is 0, or > 0 on an algorithm that waits and no lease take. */
+function assertMaxWait({ policy, maxWaitMs, leastCost }: StoreEntry): void {
+  assertOptionalMs('maxWaitMs', maxWaitMs, policy.name);
+  if (maxWaitMs === 0) return;
+  if (ALGORITHMS[policy.algorithm].reserve === undefined) {
+    throw new Error(
+      `store: "maxWaitMs" works with ${WAITING_ALGORITHMS.join(' and ')} (they reserve a turn), got ${maxWaitMs} for ${policy.algorithm} (policy "${policy.name}")`,
+    );
+  }
+  if (leastCost !== undefined) {
+    throw new Error(`store: "maxWaitMs" cannot go with "leastCost" (a lease take) (policy "${policy.name}")`);
+  }
+}
+
+/** True when an entry's `maxWaitMs` asks it to wait for its turn (set and > 0; 0 is no waiting). */
+export function waitsForTurn(maxWaitMs: number | undefined): boolean {
+  return maxWaitMs !== undefined && maxWaitMs > 0;
+}
+
 /** Frozen policies whose own fields (limit, windowMs, intervalMs, algorithm) passed the checks. */
 const checkedPolicies = new WeakSet<CompiledPolicy>();
 
@@ -41,8 +70,9 @@ const checkedPolicies = new WeakSet<CompiledPolicy>();
  * Throws unless `entries` can be decided by a store: distinct keys, positive finite
  * limit / windowMs / intervalMs / cost, a registered algorithm, and what its store rules ask
  * (a whole cost and a limit of at most 1e15 for sliding-log), and a lease take's `leastCost` in
- * (0, cost], and a concurrency entry's cost 1 and `slotId` (required in mode 'consume').
- * Allocation-free: it runs on every check; a frozen policy's own fields are checked once.
+ * (0, cost], a concurrency entry's cost 1 and `slotId` (required in mode 'consume'), and a
+ * `maxWaitMs` (waiting) of 0 or more, > 0 only on an algorithm that waits and not with a lease
+ * take. Allocation-free: it runs on every check; a frozen policy's own fields are checked once.
  */
 export function assertValidEntries(entries: readonly StoreEntry[], mode?: StoreMode): void {
   for (let i = 0; i < entries.length; i++) {
@@ -80,6 +110,7 @@ export function assertValidEntries(entries: readonly StoreEntry[], mode?: StoreM
         );
       }
     }
+    if (entry.maxWaitMs !== undefined) assertMaxWait(entry);
     if (!known) {
       if (rules.maxLimit !== undefined && policy.limit > rules.maxLimit) {
         throw new Error(
@@ -94,12 +125,13 @@ export function assertValidEntries(entries: readonly StoreEntry[], mode?: StoreM
 /**
  * Throws unless `entries` can be settled: as `assertValidEntries` for the keys and policies (the
  * reserved units stand for the cost), a finite `actualUnits` >= 0, `reservedAgoMs` >= 0 and
- * `answeredAgoMs` (when set) from 0 to `reservedAgoMs` (a whole `actualUnits` where the algorithm
+ * `answeredAgoMs` (when set) from 0 to `reservedAgoMs`, `waitMs` (when set) >= 0 (a whole `actualUnits` where the algorithm
  * takes whole costs).
  */
 export function assertValidSettleEntries(entries: readonly StoreSettleEntry[]): void {
   assertValidEntries(entries.map((e) => ({ key: e.key, policy: e.policy, cost: e.reservedUnits })));
-  for (const { policy, actualUnits, reservedAgoMs, answeredAgoMs } of entries) {
+  for (const { policy, actualUnits, reservedAgoMs, answeredAgoMs, waitMs } of entries) {
+    assertOptionalMs('waitMs', waitMs, policy.name);
     if (typeof actualUnits !== 'number' || !(actualUnits >= 0) || actualUnits === Number.POSITIVE_INFINITY) {
       throw new Error(
         `store: "actualUnits" must be a finite number >= 0, got ${String(actualUnits)} (policy "${policy.name}")`,

@@ -1,6 +1,7 @@
 /** The overload fields of a planned check: a slot id per concurrency entry, a wait per waiting entry. */
 
 import { holdsSlots } from '../algorithms/concurrency.js';
+import { ALGORITHMS } from '../algorithms/registry.js';
 import { describeValue } from '../policy/errors.js';
 import type { CompiledPolicy, Descriptor, StoreEntry } from '../types.js';
 
@@ -12,12 +13,9 @@ export interface OverloadPlanner {
   readonly waitsOpen: boolean;
 }
 
-/** The algorithms that can reserve a future turn (`maxWaitMs`). */
-const WAITING_ALGORITHMS: ReadonlySet<string> = new Set(['token-bucket', 'gcra']);
-
-/** Whether `policy`'s algorithm can reserve a future turn. */
-export function canWait(policy: CompiledPolicy): boolean {
-  return WAITING_ALGORITHMS.has(policy.algorithm);
+/** Whether `policy`'s algorithm can reserve a future turn (its module has `reserve`: `WAITING_ALGORITHMS`). */
+function canWait(policy: CompiledPolicy): boolean {
+  return ALGORITHMS[policy.algorithm].reserve !== undefined;
 }
 
 /** True when some policy takes a slot or may wait: checks of it are planned with `withOverload`. */

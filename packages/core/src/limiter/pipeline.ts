@@ -152,7 +152,13 @@ export async function check(parts: LimiterParts, descriptor: Descriptor): Promis
   // 6. The decision: from the verdicts, or by the fail modes.
   let decision = decisionOf(entries, answer);
   if (span !== undefined) endCheckSpan(span, decision, answer);
-  if (descriptor.reserve === true) parts.reservations.keep(decision, entries, askedAtMs);
+  if (descriptor.reserve === true)
+    parts.reservations.keep(
+      decision,
+      entries,
+      askedAtMs,
+      answer instanceof StoreUnavailable ? undefined : answer.verdicts,
+    );
 
   // 7. Concurrency slots, held until `release`; a check admitted at a later turn waits for it.
   if (parts.overload) {
@@ -186,7 +192,7 @@ async function waitForTurn(
   const { clock } = parts.steps;
   const answeredAtMs = clock();
   if (await parts.turns.sleep(turnMs, descriptor.signal, entries, verdicts)) return decision;
-  if (descriptor.reserve !== true) parts.reservations.keep(decision, entries, askedAtMs);
+  if (descriptor.reserve !== true) parts.reservations.keep(decision, entries, askedAtMs, verdicts);
   await parts.reservations.settle(decision, 0);
   await parts.slots.release(decision);
   return cancelledDecision(decision, verdicts, clock() - answeredAtMs);

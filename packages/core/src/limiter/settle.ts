@@ -3,7 +3,7 @@
 import { holdsSlots } from '../algorithms/concurrency.js';
 import { ALGORITHMS } from '../algorithms/registry.js';
 import { describeValue } from '../policy/errors.js';
-import type { Clock, Decision, PolicyResult, StoreEntry, StoreSettleEntry } from '../types.js';
+import type { Clock, Decision, StoreEntry, StoreSettleEntry, StoreVerdict } from '../types.js';
 import { chargedOf } from './charged.js';
 import type { SettleUnits } from './limiter.js';
 import type { Steps } from './steps.js';
@@ -15,6 +15,8 @@ import type { SettleAnswer, SettleWhere } from './store-answer.js';
  */
 interface Reservation {
   readonly entries: readonly StoreEntry[];
+  /** Per entry, the turn it reserved (waiting: the verdict's `waitMs`); undefined where none. */
+  readonly waits: readonly (number | undefined)[] | undefined;
   readonly atMs: number;
   readonly byMs: number;
   readonly where: SettleWhere;
@@ -42,16 +44,27 @@ export class Reservations {
    * its leases or the local fallback made, exactly the entries the check charged (`chargedByRule`:
    * with a shadow policy denying, the enforced ones). A fail-open, fail-closed or denied decision
    * charged nothing to settle (fail-open and local: only the local entries). `askedAtMs` is
-   * `now()` as the check asked the store; the answer is now.
+   * `now()` as the check asked the store; the answer is now. `verdicts` (the store's) tell the turns
+   * a waiting check reserved.
    */
-  keep(decision: Decision, entries: readonly StoreEntry[], askedAtMs: number): void {
+  keep(
+    decision: Decision,
+    entries: readonly StoreEntry[],
+    askedAtMs: number,
+    verdicts?: readonly StoreVerdict[],
+  ): void {
     const charged = chargedOf(decision, entries);
     if (charged === undefined) return;
     // A concurrency slot is released, never settled.
     const units = charged.entries.filter((e) => !holdsSlots(e.policy));
     if (units.length === 0) return;
+    // A reserved turn: the store counts no refill before it when it settles (a cancel gives all back).
+    const waits = verdicts?.some((v) => v.waitMs !== undefined)
+      ? units.map((e) => verdicts[entries.indexOf(e)]?.waitMs)
+      : undefined;
     this.#byDecision.set(decision, {
       entries: units,
+      waits,
       atMs: askedAtMs,
       byMs: this.clock(),
       where: charged.where,
@@ -99,15 +112,25 @@ function settleEntries(
   const reservedAgoMs = Math.max(0, nowMs - reservation.atMs);
   const answeredAgoMs = Math.min(reservedAgoMs, Math.max(0, nowMs - reservation.byMs));
   const entries: StoreSettleEntry[] = [];
-  for (const { key, policy, cost } of reservation.entries) {
+  for (let i = 0; i < reservation.entries.length; i++) {
+    const { key, policy, cost } = reservation.entries[i] as StoreEntry;
     const actualUnits = unitsOf(policy.name) ?? cost;
     if (ALGORITHMS[policy.algorithm].store.wholeCosts && !Number.isInteger(actualUnits)) {
       throw new TypeError(
         `limiter.settle: "units" for policy "${policy.name}" (${policy.algorithm}) must be a whole number, got ${actualUnits}`,
       );
     }
-    if (actualUnits !== cost)
-      entries.push({ key, policy, reservedUnits: cost, actualUnits, reservedAgoMs, answeredAgoMs });
+    if (actualUnits === cost) continue;
+    const waitMs = reservation.waits?.[i];
+    entries.push({
+      key,
+      policy,
+      reservedUnits: cost,
+      actualUnits,
+      reservedAgoMs,
+      answeredAgoMs,
+      ...(waitMs !== undefined && { waitMs }),
+    });
   }
   return entries;
 }

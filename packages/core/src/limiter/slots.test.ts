@@ -32,18 +32,36 @@ afterEach(() => {
   vi.useRealTimers();
 });
 
-const STORES: readonly { name: string; make: (clock: Clock) => Store }[] = [
-  { name: 'memory', make: (clock) => new MemoryStore({ clock }) },
-  { name: 'redis', make: (clock) => new RedisStore({ client: redis, clock }) },
+/** Lets I/O and promise callbacks run (setImmediate is not faked), without moving the fake time. */
+async function settleIo(): Promise<void> {
+  for (let i = 0; i < 20; i++) await new Promise((resolve) => setImmediate(resolve));
+}
+
+/**
+ * Each store, and how to wait until the calls sent to it were answered: Redis answers one
+ * connection's commands in order, so a PING sent after them returns after their replies.
+ */
+const STORES: readonly { name: string; make: (clock: Clock) => Store; flush: () => Promise<unknown> }[] = [
+  { name: 'memory', make: (clock) => new MemoryStore({ clock }), flush: settleIo },
+  {
+    name: 'redis',
+    make: (clock) => new RedisStore({ client: redis, clock }),
+    flush: async () => {
+      await settleIo();
+      await redis.ping();
+      await settleIo();
+    },
+  },
 ];
 
-/** A clock moved by hand, with the fake timers moved alongside it. */
-function handClock() {
+/** A clock moved by hand, with the fake timers moved alongside it; `flush` waits for the store's answers. */
+function handClock(flush: () => Promise<unknown>) {
   let now = START_MS;
   const clock = () => now;
   const advance = async (ms: number) => {
     now += ms;
     await vi.advanceTimersByTimeAsync(ms);
+    await flush();
   };
   /** Moves the clock alone: a process that was paused, its timers not run. */
   const jump = (ms: number) => {
@@ -52,11 +70,11 @@ function handClock() {
   return { clock, advance, jump };
 }
 
-describe.each(STORES)('concurrency slots on $name', ({ make }) => {
+describe.each(STORES)('concurrency slots on $name', ({ make, flush }) => {
   /** Fleets of limiters over one store state, each test with keys of its own. */
   function fleet(size: number, policies: PolicyInput[] = [IN_FLIGHT]) {
     vi.useFakeTimers({ toFake: ['setTimeout', 'clearTimeout'] });
-    const hands = handClock();
+    const hands = handClock(flush);
     const prefix = `slots${++prefixCount}`;
     const store = make(hands.clock);
     const limiters = Array.from({ length: size }, () =>

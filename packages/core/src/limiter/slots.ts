@@ -158,7 +158,12 @@ export class HeldSlots {
     for (const holding of this.#live) {
       if (holding.renewAtMs <= nowMs + holding.leaseMs * RENEW_BATCH_LEASE) due.push(holding);
     }
-    await Promise.all([this.#renew(due, 'store'), this.#renew(due, 'local')]);
+    try {
+      await Promise.all([this.#renew(due, 'store'), this.#renew(due, 'local')]);
+    } catch {
+      // A renewal that threw (a store that throws rather than rejects) is tried again as a failure.
+      for (const holding of due) holding.renewAtMs = nowMs + holding.leaseMs * RENEW_BATCH_LEASE;
+    }
     let next = Number.POSITIVE_INFINITY;
     for (const holding of this.#live) next = Math.min(next, holding.renewAtMs);
     if (next !== Number.POSITIVE_INFINITY) this.#schedule(next);
@@ -169,15 +174,16 @@ export class HeldSlots {
     if (holdings.length === 0) return;
     const slots = holdings.flatMap((h) => h.slots);
     const { store, fallback } = this.stepsOf();
+    // The store renews at its now, at or after this: the next renewal is due half a lease after it.
+    const sentAtMs = this.clock();
     const flags =
       where === 'local' ? localStore(fallback)?.renewSlotsSync?.(slots) : await store.slots('renew', slots);
-    const nowMs = this.clock();
     let at = 0;
     for (const holding of holdings) {
       const count = holding.slots.length;
       // A failed renewal is tried again soon: the slot may still be held.
       holding.renewAtMs =
-        nowMs + holding.leaseMs * (flags === undefined ? RENEW_BATCH_LEASE : RENEW_AFTER_LEASE);
+        sentAtMs + holding.leaseMs * (flags === undefined ? RENEW_BATCH_LEASE : RENEW_AFTER_LEASE);
       if (flags !== undefined && this.#live.has(holding)) {
         holding.slots = holding.slots.filter((slot, i) => flags[at + i] !== false || this.#lost(slot));
       }

@@ -82,9 +82,13 @@ export class Turns {
     });
   }
 
-  /** Cancels every check waiting now (`limiter.close()`): each gives its units back and is denied. */
+  /**
+   * Cancels every check waiting now (`limiter.close()`): each gives its units back and is denied.
+   * The latest turn first: a turn gives back only the units no later turn stands on, so in this
+   * order every one of them gives all back.
+   */
   cancelAll(): void {
-    for (const cancel of [...this.#cancels]) cancel();
+    for (const cancel of [...this.#cancels].reverse()) cancel();
   }
 }
 

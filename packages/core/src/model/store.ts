@@ -91,6 +91,12 @@ export interface StoreSettleEntry {
    * Unset: `reservedAgoMs` (a store that decided at once).
    */
   readonly answeredAgoMs?: number;
+  /**
+   * The entry's verdict `waitMs` when the check reserved a future turn (waiting): the store counts
+   * no refill before that turn, so a cancel (`actualUnits: 0` before the turn) gives back every
+   * reserved unit no later turn stands on. Unset or 0: no turn was reserved.
+   */
+  readonly waitMs?: number;
 }
 
 /** What the store is asked to do. */

@@ -9,6 +9,7 @@ import { MAX_POLICY_NAME_LENGTH, POLICY_FAIL_MODES } from './defaults.js';
 import { parseDuration, parseRate } from './duration.js';
 import { PolicyError } from './errors.js';
 import { compileLease, compileLocalStage } from './lease.js';
+import { compileMaxWait } from './max-wait.js';
 
 const KNOWN_FIELDS: readonly string[] = [
   'name',
@@ -25,6 +26,7 @@ const KNOWN_FIELDS: readonly string[] = [
   'lease',
   'local',
   'leaseMs',
+  'maxWaitMs',
 ];
 
 const NAME = /^[A-Za-z0-9_][A-Za-z0-9_.-]*$/;
@@ -225,6 +227,7 @@ export function definePolicy(input: PolicyInput | CompiledPolicy): CompiledPolic
       name,
     );
   }
+  const maxWaitMs = compileMaxWait(p, algorithm, name);
   return remember({
     name,
     algorithm,
@@ -238,6 +241,7 @@ export function definePolicy(input: PolicyInput | CompiledPolicy): CompiledPolic
     ...(ban !== undefined && { ban }),
     ...(lease !== undefined && { lease }),
     ...(local !== undefined && { local }),
+    ...(maxWaitMs !== undefined && { maxWaitMs }),
   });
 }
 

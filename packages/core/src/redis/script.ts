@@ -4,13 +4,15 @@
  * KEYS: per decision its entries' keys, ban keys, request record key. ARGV: nowMs, the policy
  * table, then per decision its short form (policy indices joined by '+': one unit each) or mode,
  * requestTtlMs, entryCount and per entry policy index and cost (`'<cost>><leastCost>'` for a lease
- * take, `'1@<slotId>'` for a concurrency entry). Reply: four integers per entry (allowed,
- * remaining, resetMs, retryAfterMs), five for a lease take (`chargedUnits`) and a concurrency
- * entry (`reclaimed`). lua/decide.lua holds the full contract. Web-standard: no `node:`.
+ * take, `'1@<slotId>'` for a concurrency entry, `'<cost>~<maxWaitMs>'` for a waiting entry).
+ * Reply: four integers per entry (allowed, remaining, resetMs, retryAfterMs; allowed with a
+ * retryAfterMs > 0: a waiting entry's reserved turn, `waitMs`), five for a lease take
+ * (`chargedUnits`) and a concurrency entry (`reclaimed`). lua/decide.lua holds the full contract.
+ * Web-standard: no `node:`.
  */
 
 import { holdsSlots } from '../algorithms/concurrency.js';
-import { assertValidEntries } from '../algorithms/validate.js';
+import { assertValidEntries, waitsForTurn } from '../algorithms/validate.js';
 import {
   DECIDE_SCRIPT_SHA1,
   DECIDE_SCRIPT_SOURCE,
@@ -185,9 +187,10 @@ export class ScriptCall {
     const args = this.decisionArgs;
     args.push(mode, requestTtlMs === undefined ? '' : String(requestTtlMs), String(entries.length));
     for (let i = 0; i < entries.length; i++) {
-      const { policy, cost, leastCost, slotId } = entries[i] as StoreEntry;
+      const { policy, cost, leastCost, slotId, maxWaitMs } = entries[i] as StoreEntry;
       if (leastCost !== undefined) args.push(this.indexOf(policy), `${cost}>${leastCost}`);
       else if (slotId !== undefined && mode === 'consume') args.push(this.indexOf(policy), `1@${slotId}`);
+      else if (waitsForTurn(maxWaitMs)) args.push(this.indexOf(policy), `${cost}~${maxWaitMs}`);
       else args.push(this.indexOf(policy), cost === 1 ? '1' : String(cost));
     }
   }
@@ -209,11 +212,11 @@ export class ScriptCall {
   }
 }
 
-/** True when every entry costs one unit, none a lease take nor a slot: a decision the short form carries. */
+/** True when every entry costs one unit, none a lease take, a slot nor waiting: a decision the short form carries. */
 function isUnitEach(entries: readonly StoreEntry[]): boolean {
   for (let i = 0; i < entries.length; i++) {
     const entry = entries[i] as StoreEntry;
-    if (entry.cost !== 1 || hasFifthItem(entry)) return false;
+    if (entry.cost !== 1 || hasFifthItem(entry) || waitsForTurn(entry.maxWaitMs)) return false;
   }
   return true;
 }
@@ -275,6 +278,8 @@ export function decodeVerdicts(
         resetMs: toNumber(reply[k + 2], 'resetMs'),
         retryAfterMs: toNumber(reply[k + 3], 'retryAfterMs'),
       };
+      const waitMs = verdict.allowed ? verdict.retryAfterMs : 0; // allowed with a wait: a reserved turn
+      if (waitMs > 0) verdict = { ...verdict, retryAfterMs: 0, waitMs };
     }
     const entry = entries[i] as StoreEntry;
     if (hasFifthItem(entry)) {

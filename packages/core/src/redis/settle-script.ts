@@ -2,7 +2,7 @@
  * The settle script (lua/settle.lua + the algorithms' settle parts, embedded at build time) and
  * the codec between `StoreSettleEntry[]` and its KEYS/ARGV/reply. Web-standard: no `node:`.
  */
-import { assertValidSettleEntries } from '../algorithms/validate.js';
+import { assertValidSettleEntries, waitsForTurn } from '../algorithms/validate.js';
 import { SETTLE_SCRIPT_SHA1, SETTLE_SCRIPT_SOURCE } from '../generated/scripts.js';
 import type { StoreSettleEntry } from '../types.js';
 import { argsOf } from './script.js';
@@ -20,7 +20,8 @@ export const SETTLE_SCRIPT: { readonly source: string; readonly sha1: string } =
  * KEYS and ARGV of a settle script call (lua/settle.lua): the entries' keys; the time (`nowArg`,
  * from `encodeScriptNow`), then per entry its algorithm, limit, windowMs, intervalMs, the units to
  * charge (actual - reserved; negative: a refund), the reserved units, and the ms since the check
- * was asked and since its answer came back (the reservation was charged in between).
+ * was asked and since its answer came back (the reservation was charged in between), and when
+ * some entry reserved a turn, each entry's wait for it (`waitMs`, '0' for none).
  */
 export function encodeSettle(
   entries: readonly StoreSettleEntry[],
@@ -29,7 +30,9 @@ export function encodeSettle(
   assertValidSettleEntries(entries);
   const keys: string[] = [];
   const args: string[] = [nowArg];
-  for (const { key, policy, reservedUnits, actualUnits, reservedAgoMs, answeredAgoMs } of entries) {
+  // A ninth item per entry only when a reserved turn is settled (lua/settle.lua takes 8 or 9).
+  const waits = entries.some((e) => waitsForTurn(e.waitMs));
+  for (const { key, policy, reservedUnits, actualUnits, reservedAgoMs, answeredAgoMs, waitMs } of entries) {
     keys.push(key);
     const [algorithm, limit, windowMs, intervalMs] = argsOf(policy);
     args.push(
@@ -42,6 +45,7 @@ export function encodeSettle(
       String(reservedAgoMs),
       String(answeredAgoMs ?? reservedAgoMs),
     );
+    if (waits) args.push(waitMs === undefined ? '0' : String(waitMs));
   }
   return { keys, args };
 }

@@ -21,7 +21,7 @@ export function settleInTable(
   assertValidSettleEntries(entries);
   const settled: boolean[] = new Array(entries.length);
   for (let i = 0; i < entries.length; i++) {
-    const { key, policy, reservedUnits, actualUnits, reservedAgoMs, answeredAgoMs } = entries[
+    const { key, policy, reservedUnits, actualUnits, reservedAgoMs, answeredAgoMs, waitMs } = entries[
       i
     ] as StoreSettleEntry;
     settled[i] = false;
@@ -37,6 +37,7 @@ export function settleInTable(
       reservedAtMs: now - reservedAgoMs,
       reservedByMs: now - (answeredAgoMs ?? reservedAgoMs),
       reservedUnits,
+      waitMs,
     });
     if (next === undefined) continue;
     let expiresAtMs = table.expiresAt(key) as number;

@@ -14,7 +14,7 @@
  */
 import { ALGORITHMS, type AlgorithmParams, type Evaluation, holdsSlots } from '../algorithms/index.js';
 import { leaseTake } from '../algorithms/lease-take.js';
-import { wholeWaitMs } from '../algorithms/types.js';
+import { reservedWaitMs, wholeWaitMs } from '../algorithms/types.js';
 import { assertValidEntries } from '../algorithms/validate.js';
 import type { SlotRef } from '../model/store.js';
 import { OPTION_DEFAULTS } from '../options/defaults.js';
@@ -144,14 +144,16 @@ export class MemoryStore implements Store {
       }
     }
 
+    const consume = mode === 'consume';
     const evaluations: Evaluation<unknown>[] = new Array(entries.length);
+    let waits: number[] | undefined; // per entry that reserves a future turn: its wait (ms)
     let takes: number[] | undefined; // per lease take (`leastCost`): the units it charges if charged
     // Per entry of a policy with a ban: the end of its ban now in force, or 0 (undefined: no ban).
     let bannedUntil: number[] | undefined;
     let all = true; // every entry allows
     let enforced = true; // every enforced entry allows
     for (let i = 0; i < entries.length; i++) {
-      const { key, policy, cost, leastCost, slotId } = entries[i] as StoreEntry;
+      const { key, policy, cost, leastCost, slotId, maxWaitMs } = entries[i] as StoreEntry;
       const params: AlgorithmParams = {
         limit: policy.limit,
         windowMs: policy.windowMs,
@@ -177,6 +179,14 @@ export class MemoryStore implements Store {
         bannedUntil[i] = until;
         if (until !== 0) allowed = false;
       }
+      if (!allowed && consume && maxWaitMs !== undefined && (bannedUntil?.[i] ?? 0) === 0) {
+        const waitMs = reservedWaitMs(e, maxWaitMs);
+        allowed = waitMs > 0;
+        if (allowed) {
+          waits ??= new Array(entries.length);
+          waits[i] = waitMs;
+        }
+      }
       if (!allowed) {
         all = false;
         if (!policy.shadow) enforced = false;
@@ -184,26 +194,29 @@ export class MemoryStore implements Store {
       evaluations[i] = e;
     }
 
-    const consume = mode === 'consume';
     let charged = false;
     const verdicts: StoreVerdict[] = new Array(entries.length);
     for (let i = 0; i < entries.length; i++) {
       const e = evaluations[i] as Evaluation<unknown>;
       const { key, policy } = entries[i] as StoreEntry;
       const charge = consume && chargesEntry(policy.shadow, all, enforced);
+      const waitMs = charge ? waits?.[i] : undefined; // a reserved turn: charged into debt
       if (charge) {
         charged = true;
         let ttlMs = Math.ceil(e.chargedResetMs) + 1;
         if (ttlMs > MAX_TTL_MS) ttlMs = MAX_TTL_MS;
-        this.#table.write(key, policy.algorithm, e.charge(), now + ttlMs, now);
+        const module = ALGORITHMS[policy.algorithm];
+        const state = waitMs === undefined ? e.charge() : module.reserve?.(e.charge(), policy);
+        this.#table.write(key, policy.algorithm, state, now + ttlMs, now);
       }
       verdicts[i] = {
-        allowed: e.allowed,
+        allowed: e.allowed || waitMs !== undefined,
         remaining: charge ? e.chargedRemaining : e.remaining,
         // Whole ms, rounded up, as the decide script replies.
         resetMs: Math.ceil(charge ? e.chargedResetMs : e.resetMs),
-        retryAfterMs: wholeWaitMs(e.retryAfterMs),
+        retryAfterMs: waitMs === undefined ? wholeWaitMs(e.retryAfterMs) : 0,
       };
+      if (waitMs !== undefined) verdicts[i] = { ...(verdicts[i] as StoreVerdict), waitMs };
       if (takes !== undefined && takes[i] !== undefined) {
         verdicts[i] = { ...(verdicts[i] as StoreVerdict), chargedUnits: charge ? takes[i] : 0 };
       }

@@ -1,0 +1,220 @@
+/**
+ * Waiting for a turn through the limiter, on MemoryStore and on a real Redis: a check over the
+ * limit whose turn comes within `maxWaitMs` is admitted exactly at it (never early), one whose turn
+ * is further is answered at once with the real wait, a cancel (signal, `close()`) gives the units
+ * back, `maxWaiting` bounds the waiters, and the descriptor's `maxWaitMs` overrides the policy's.
+ * Timers are faked and the clock injected: no test sleeps.
+ */
+import { Redis } from 'ioredis';
+import { afterAll, afterEach, beforeAll, describe, expect, it, vi } from 'vitest';
+import { type RedisProcess, startRedis } from '../../../../test/support/redis-server.js';
+import { MemoryStore } from '../stores/memory-store.js';
+import { RedisStore } from '../stores/redis-store.js';
+import type { Clock, Decision, PolicyInput, Store } from '../types.js';
+import { createLimiter } from './create-limiter.js';
+import type { Limiter } from './limiter.js';
+
+const START_MS = 1_764_400_000_500;
+/** Burst 5, one unit every 100 ms; a request may wait up to 1 s for its turn. */
+const QUEUED: PolicyInput = {
+  name: 'queued',
+  algorithm: 'token-bucket',
+  burst: 5,
+  rate: '10/s',
+  maxWaitMs: 1000,
+};
+
+let server: RedisProcess;
+let redis: Redis;
+let prefixCount = 0;
+
+beforeAll(async () => {
+  server = await startRedis();
+  redis = new Redis(server.port, '127.0.0.1', { maxRetriesPerRequest: 1 });
+});
+afterAll(async () => {
+  redis.disconnect();
+  await server.stop();
+});
+afterEach(() => {
+  vi.useRealTimers();
+});
+
+const STORES: readonly { name: string; make: (clock: Clock) => Store }[] = [
+  { name: 'memory', make: (clock) => new MemoryStore({ clock }) },
+  { name: 'redis', make: (clock) => new RedisStore({ client: redis, clock }) },
+];
+
+/** Lets I/O and promise callbacks run (setImmediate is not faked), without moving the fake time. */
+async function settleIo(times = 20): Promise<void> {
+  for (let i = 0; i < times; i++) await new Promise((resolve) => setImmediate(resolve));
+}
+
+/** Lets I/O run until `limiter` has `count` checks waiting under `policy` (the store answered them). */
+async function untilWaiting(limiter: Limiter, count: number, policy = 'queued'): Promise<void> {
+  for (let i = 0; i < 5000 && (limiter.counters.overload.waiting.get(policy) ?? 0) < count; i++) {
+    await new Promise((resolve) => setImmediate(resolve));
+  }
+  expect(limiter.counters.overload.waiting.get(policy)).toBe(count);
+}
+
+/** A check in flight, and whether it resolved yet. */
+function track(promise: Promise<Decision>) {
+  const state: { decision: Decision | undefined } = { decision: undefined };
+  void promise.then((d) => {
+    state.decision = d;
+  });
+  return state;
+}
+
+describe.each(STORES)('waiting for a turn on $name', ({ make }) => {
+  function setUp(policies: PolicyInput[] = [QUEUED], options: { maxWaiting?: number } = {}) {
+    vi.useFakeTimers({ toFake: ['setTimeout', 'clearTimeout'] });
+    let now = START_MS;
+    const clock = () => now;
+    const limiter = createLimiter({
+      policies,
+      store: make(clock),
+      clock,
+      prefix: `turns${++prefixCount}`,
+      ...options,
+    });
+    const advance = async (ms: number) => {
+      now += ms;
+      await vi.advanceTimersByTimeAsync(ms);
+      await settleIo();
+    };
+    return { limiter, advance };
+  }
+
+  /** Spends the burst of `identity` (under `policies`, all when unset). */
+  async function spendBurst(limiter: Limiter, identity = 'u', units = 5, policies?: string[]): Promise<void> {
+    for (let i = 0; i < units; i++) {
+      expect((await limiter.check({ identity, ...(policies && { policies }) })).allowed).toBe(true);
+    }
+  }
+
+  it('admits a check over the limit exactly at its turn, not before', async () => {
+    const { limiter, advance } = setUp();
+    await spendBurst(limiter);
+    const first = track(limiter.check({ identity: 'u' }));
+    const second = track(limiter.check({ identity: 'u' }));
+    await untilWaiting(limiter, 2);
+    await advance(99);
+    expect(first.decision).toBeUndefined();
+    await advance(1);
+    expect(first.decision).toMatchObject({ allowed: true, outcome: 'allowed', policy: 'queued' });
+    expect(second.decision).toBeUndefined();
+    await advance(99);
+    expect(second.decision).toBeUndefined();
+    await advance(1);
+    expect(second.decision?.allowed).toBe(true);
+    expect(limiter.counters.overload.waiting.get('queued')).toBe(0);
+    expect(limiter.counters.overload.admittedAfterWait.get('queued')).toBe(2);
+  });
+
+  it('answers at once, with the real wait, a check whose turn lies past maxWaitMs', async () => {
+    const { limiter } = setUp();
+    await spendBurst(limiter);
+    // Ten turns of 100 ms are taken: the next one is 1100 ms away.
+    const waiting = Array.from({ length: 10 }, () => track(limiter.check({ identity: 'u' })));
+    await untilWaiting(limiter, 10);
+    const late = await limiter.check({ identity: 'u' });
+    expect(late).toMatchObject({ allowed: false, outcome: 'over_limit', policy: 'queued' });
+    expect(late.retryAfterMs).toBe(1100);
+    expect(waiting.every((w) => w.decision === undefined)).toBe(true);
+    await limiter.close();
+  });
+
+  it('gives the units back when the signal aborts a wait, and the next check gets the earlier turn', async () => {
+    const { limiter, advance } = setUp();
+    await spendBurst(limiter);
+    const controller = new AbortController();
+    const aborted = track(limiter.check({ identity: 'u', signal: controller.signal }));
+    await untilWaiting(limiter, 1);
+    await advance(40);
+    controller.abort();
+    await settleIo();
+    expect(aborted.decision).toMatchObject({ allowed: false, outcome: 'over_limit', policy: 'queued' });
+    expect(aborted.decision?.retryAfterMs).toBe(60);
+    expect(limiter.counters.overload.cancelledWaits.get('queued')).toBe(1);
+    // The turn 100 ms after the burst is free again: the next check waits 60 ms, not 160.
+    const next = track(limiter.check({ identity: 'u' }));
+    await untilWaiting(limiter, 1);
+    await advance(59);
+    expect(next.decision).toBeUndefined();
+    await advance(1);
+    expect(next.decision?.allowed).toBe(true);
+  });
+
+  it('a check whose signal was aborted already reserves nothing for long', async () => {
+    const { limiter } = setUp();
+    await spendBurst(limiter);
+    const decision = await limiter.check({ identity: 'u', signal: AbortSignal.abort() });
+    expect(decision).toMatchObject({ allowed: false, outcome: 'over_limit' });
+    const peek = await limiter.peek({ identity: 'u' });
+    expect(peek.retryAfterMs).toBe(100);
+  });
+
+  it('close() cancels every wait and gives the units back', async () => {
+    const { limiter } = setUp();
+    await spendBurst(limiter);
+    const waiters = [track(limiter.check({ identity: 'u' })), track(limiter.check({ identity: 'u' }))];
+    await untilWaiting(limiter, 2);
+    await limiter.close();
+    await settleIo();
+    expect(waiters.map((w) => w.decision?.allowed)).toEqual([false, false]);
+    expect((await limiter.peek({ identity: 'u' })).retryAfterMs).toBe(100);
+  });
+
+  it('answers at once past maxWaiting checks waiting in this process', async () => {
+    const { limiter } = setUp([QUEUED], { maxWaiting: 2 });
+    await spendBurst(limiter);
+    const waiters = [track(limiter.check({ identity: 'u' })), track(limiter.check({ identity: 'u' }))];
+    await untilWaiting(limiter, 2);
+    const third = await limiter.check({ identity: 'u' });
+    expect(third).toMatchObject({ allowed: false, retryAfterMs: 300 });
+    expect(waiters.every((w) => w.decision === undefined)).toBe(true);
+    await limiter.close();
+  });
+
+  it("the descriptor's maxWaitMs overrides the policy's: 0 never waits, a number lets another policy wait", async () => {
+    const plain: PolicyInput = { name: 'plain', algorithm: 'gcra', burst: 2, rate: '10/s' };
+    const { limiter, advance } = setUp([QUEUED, plain]);
+    await spendBurst(limiter, 'u', 5, ['queued']);
+    const noWait = await limiter.check({ identity: 'u', maxWaitMs: 0, policies: ['queued'] });
+    expect(noWait).toMatchObject({ allowed: false, retryAfterMs: 100 });
+    await spendBurst(limiter, 'v', 2, ['plain']);
+    expect((await limiter.check({ identity: 'v', policies: ['plain'] })).allowed).toBe(false);
+    const waits = track(limiter.check({ identity: 'v', policies: ['plain'], maxWaitMs: 500 }));
+    await untilWaiting(limiter, 1, 'plain');
+    expect(waits.decision).toBeUndefined();
+    await advance(100);
+    expect(waits.decision?.allowed).toBe(true);
+  });
+
+  it('with several policies, waits for the turn when every one admits, and a denial reserves nothing', async () => {
+    const slow: PolicyInput = {
+      name: 'slow',
+      algorithm: 'token-bucket',
+      burst: 1,
+      rate: '4/s',
+      maxWaitMs: 1000,
+    };
+    const { limiter, advance } = setUp([QUEUED, slow]);
+    expect((await limiter.check({ identity: 'u' })).allowed).toBe(true);
+    // queued has 4 left; slow is empty: its turn is 250 ms away.
+    const both = track(limiter.check({ identity: 'u' }));
+    await untilWaiting(limiter, 1, 'slow');
+    await advance(249);
+    expect(both.decision).toBeUndefined();
+    await advance(1);
+    expect(both.decision?.allowed).toBe(true);
+    // slow's next turn is 250 ms away: past this check's 100 ms, so it is denied at once and
+    // charges queued nothing.
+    const before = (await limiter.peek({ identity: 'u', policies: ['queued'] })).remaining;
+    const tooFar = await limiter.check({ identity: 'u', maxWaitMs: 100 });
+    expect(tooFar).toMatchObject({ allowed: false, policy: 'slow', retryAfterMs: 250 });
+    expect((await limiter.peek({ identity: 'u', policies: ['queued'] })).remaining).toBe(before);
+  });
+});
