@@ -129,8 +129,8 @@ export async function expectQueuedTurns(nodeFor: NodeFor, key: string): Promise<
   for (const { reply, atMs } of denied) {
     expect(reply.status, reply.text).toBe(429);
     expect(Number(reply.headers['retry-after'])).toBeGreaterThanOrEqual(1);
-    // Answered at once, not after sleeping in vain.
-    expect(atMs).toBeLessThan(admitted[QUEUED.burst]!);
+    // Answered at once, not after sleeping in vain (it would have slept at least 1000 ms).
+    expect(atMs, `denied at ${atMs.toFixed(0)} ms; ${figures}`).toBeLessThan(QUEUED.maxWaitMs / 4);
   }
   // The burst's round trip bounds the client's view of when the first charge happened.
   const roundTripMs = admitted[QUEUED.burst - 1]!;
@@ -148,7 +148,9 @@ export async function expectQueuedTurns(nodeFor: NodeFor, key: string): Promise<
  * `/queued`: waiting requests whose clients go away give their turns back. The burst (5) and 5
  * waiters (turns 100..500 ms) at once; the waiters are aborted once the burst is answered; a
  * request sent then is admitted at about the first waiter's turn (100 ms), where without the
- * turns given back it would wait until 600 ms.
+ * turns given back it would wait until 600 ms. The waiters go to one node: a cancelled turn gives
+ * back only what no later turn stands on, so turns come back whole when cancelled latest first,
+ * which one process does and several processes cancelling at once need not.
  */
 export async function expectAbortGivesTurnBack(nodeFor: NodeFor, key: string): Promise<void> {
   const headers = { 'x-api-key': key };
@@ -156,9 +158,7 @@ export async function expectAbortGivesTurnBack(nodeFor: NodeFor, key: string): P
   const burst = Array.from({ length: QUEUED.burst }, (_, i) =>
     request(`${nodeFor(i).url}/queued`, { headers }),
   );
-  const waiters = Array.from({ length: 5 }, (_, i) =>
-    openRequest(`${nodeFor(QUEUED.burst + i).url}/queued`, headers),
-  );
+  const waiters = Array.from({ length: 5 }, () => openRequest(`${nodeFor(0).url}/queued`, headers));
   const burstReplies = await Promise.all(burst);
   expect(burstReplies.map((reply) => reply.status)).toEqual([200, 200, 200, 200, 200]);
   // Let the waiters' checks reach the store (each reserves its turn), then go away.
