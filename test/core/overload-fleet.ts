@@ -5,7 +5,7 @@
  * none is early; a SIGKILLed holder's slots come back when their lease ends, not before.
  */
 import { randomUUID } from 'node:crypto';
-import { expect } from 'vitest';
+import { afterAll, beforeAll, describe, expect, test } from 'vitest';
 import { bundleWorker } from './bundle-worker.js';
 import { startWorker, stopWorkers, type Worker } from './contention-fleet.js';
 import { WORKER_LEASE_MS } from './overload-policies.js';
@@ -148,4 +148,38 @@ export async function expectKilledHolderReclaimed(workers: readonly Worker[]): P
   // Not before the lease ends (taken no earlier than takenFrom), and soon after it (taken by takenBy).
   expect(admittedAt!).toBeGreaterThanOrEqual((held.takenFrom as number) + WORKER_LEASE_MS - SKEW_MS);
   expect(admittedAt!).toBeLessThanOrEqual((held.takenBy as number) + WORKER_LEASE_MS + 300);
+}
+
+/** A store the fleet runs on: its target for the workers, and how to stop it. */
+export interface FleetStore {
+  readonly target: string;
+  stop(): Promise<void>;
+}
+
+/** The fleet's three proofs on the store `start` brings up, under `title`. */
+export function describeFleet(title: string, start: () => Promise<FleetStore>): void {
+  describe(title, () => {
+    let store: FleetStore | undefined;
+    let workers: Worker[] = [];
+    beforeAll(async () => {
+      store = await start();
+      workers = await startFleet(store.target);
+    });
+    afterAll(async () => {
+      await stopFleet(workers);
+      await store?.stop();
+    });
+
+    test('in-flight (limit 3): never more than 3 in flight for one identity at any moment', async () => {
+      await expectNeverMoreInFlight(workers);
+    });
+
+    test('queued (burst 5, 10/s, waits up to 1 s): never beyond the rate over any interval, spread, none early', async () => {
+      await expectQueuedFleet(workers);
+    });
+
+    test('SIGKILL of a process holding 3 slots: reclaimed when the lease (1 s) ends, not before', async () => {
+      await expectKilledHolderReclaimed(workers);
+    });
+  });
 }
