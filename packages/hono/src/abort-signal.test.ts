@@ -19,7 +19,7 @@ function setup() {
   const app = new Hono<RateLimitEnv>();
   app.use('*', rateLimit({ limiter, identity: () => 'tenant' }));
   app.get('/queued', (c) => c.json({ ok: true }));
-  const fetchQueued = (signal?: AbortSignal) =>
+  const fetchQueued = async (signal?: AbortSignal): Promise<Response> =>
     app.fetch(new Request('http://localhost/queued', signal === undefined ? {} : { signal }));
   return { fetchQueued };
 }
