@@ -11,7 +11,7 @@ export type ConcurrencyState = ReadonlyMap<string, number>;
 export const CONCURRENCY = 'concurrency';
 
 /** True for a policy of the algorithm that holds slots (`algorithm: 'concurrency'`). */
-export function holdsSlots(policy: { readonly algorithm: string }): boolean {
+export function holdsSlots(policy: { readonly algorithm?: string }): boolean {
   return policy.algorithm === CONCURRENCY;
 }
 

@@ -110,6 +110,7 @@ async function replay(
       if (charged) taken.push({ ref: { key, policy, slotId }, expiry: now + policy.windowMs });
       continue;
     }
+    if (op.kind !== 'release' && op.kind !== 'renew') continue;
     const held = taken[op.pick % Math.max(1, taken.length)];
     if (held === undefined) continue;
     const wasLive = (held.expiry ?? -1) > now;
