@@ -4,11 +4,12 @@
  * limit in flight, the rate charged for admitted checks only), and release and renew of the slots
  * of identities spread over the primaries (one call per hash tag, never CROSSSLOT).
  */
-import { Cluster } from 'ioredis';
+import type { Cluster } from 'ioredis';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { definePolicy } from '../../packages/core/src/policy/define-policy.js';
 import type { SlotRef, StoreEntry } from '../../packages/core/src/types.js';
 import { type RedisCluster, startRedisCluster } from '../support/redis-cluster.js';
+import { connectCluster } from './connect.js';
 import { RedisStore } from './core.js';
 import { keySlot } from './key-slot.js';
 
@@ -23,16 +24,7 @@ const prefix = () => `cc${process.pid}x${++runId}`;
 
 beforeAll(async () => {
   cluster = await startRedisCluster();
-  for (let i = 0; i < CONNECTIONS; i++) {
-    const client = new Cluster(
-      cluster.seeds.map((s) => ({ ...s })),
-      { scaleReads: 'master' },
-    );
-    client.on('error', () => {});
-    if (client.status !== 'ready')
-      await new Promise<void>((resolve) => client.once('ready', () => resolve()));
-    clients.push(client);
-  }
+  for (let i = 0; i < CONNECTIONS; i++) clients.push(await connectCluster(cluster));
 });
 
 afterAll(async () => {

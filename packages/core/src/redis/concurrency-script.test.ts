@@ -2,32 +2,23 @@
  * Concurrency slots in the decide script (lua/concurrency.lua) and the slots script (lua/slots.lua),
  * on a real redis-server, through RedisStore with an explicit clock (and Redis TIME for the TTL).
  */
-import { Redis } from 'ioredis';
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { type RedisProcess, startRedis } from '../../../../test/support/redis-server.js';
+import { beforeAll, describe, expect, it } from 'vitest';
+import { useRedis } from '../../../../test/support/redis-fixture.js';
 import { definePolicy } from '../policy/define-policy.js';
 import { RedisStore } from '../stores/redis-store.js';
 import type { CompiledPolicy, StoreEntry } from '../types.js';
 import { DECIDE_SCRIPT, encodeScriptArgs, encodeScriptKeys } from './script.js';
 import { SLOTS_SCRIPT } from './slots-script.js';
 
-let server: RedisProcess;
-let redis: Redis;
+const fixture = useRedis();
 let now = 1_764_400_000_000.25;
 let store: RedisStore;
 let run = 0;
 /** A key of its own for each test. */
 const fresh = (): string => `cc${++run}:{id${run}}:in-flight`;
 
-beforeAll(async () => {
-  server = await startRedis();
-  redis = new Redis(server.port, '127.0.0.1', { maxRetriesPerRequest: 1 });
-  store = new RedisStore({ client: redis, clock: () => now, maxBatch: 1 });
-});
-
-afterAll(async () => {
-  redis?.disconnect();
-  await server?.stop();
+beforeAll(() => {
+  store = new RedisStore({ client: fixture.client, clock: () => now, maxBatch: 1 });
 });
 
 const LEASE_MS = 1000;
@@ -41,7 +32,7 @@ const take = (key: string, policy: CompiledPolicy, slotId: string): StoreEntry =
 });
 /** The sorted set at `key`: [member, score] pairs, lowest score first. */
 async function members(key: string): Promise<[string, number][]> {
-  const flat = await redis.zrange(key, 0, -1, 'WITHSCORES');
+  const flat = await fixture.admin.zrange(key, 0, -1, 'WITHSCORES');
   const out: [string, number][] = [];
   for (let i = 0; i < flat.length; i += 2) out.push([flat[i] as string, Number(flat[i + 1])]);
   return out;
@@ -103,16 +94,16 @@ describe('a concurrency entry in the decide script', () => {
 
   it('keeps the key no longer than its latest slot (Redis TIME)', async () => {
     const key = fresh();
-    const timeStore = new RedisStore({ client: redis, maxBatch: 1 });
+    const timeStore = new RedisStore({ client: fixture.client, maxBatch: 1 });
     const p = definePolicy({ name: 'in-flight', algorithm: 'concurrency', limit: 3, leaseMs: '5s' });
     await timeStore.decide([take(key, p, 'a')], 'consume');
-    const ttl = await redis.pttl(key);
+    const ttl = await fixture.admin.pttl(key);
     expect(ttl).toBeGreaterThan(4900);
     expect(ttl).toBeLessThanOrEqual(5001);
     expect(await timeStore.renewSlots([{ key, policy: p, slotId: 'a' }])).toEqual([true]);
-    expect(await redis.pttl(key)).toBeGreaterThan(4900);
+    expect(await fixture.admin.pttl(key)).toBeGreaterThan(4900);
     expect(await timeStore.releaseSlots([{ key, policy: p, slotId: 'a' }])).toEqual([true]);
-    expect(await redis.exists(key)).toBe(0);
+    expect(await fixture.admin.exists(key)).toBe(0);
   });
 
   it('is all or nothing with a rate entry in one call, both ways', async () => {
@@ -128,14 +119,14 @@ describe('a concurrency entry in the decide script', () => {
     await store.releaseSlots([{ key, policy: p, slotId: 'a' }]);
     // The rate denies: no slot is taken.
     expect((await store.decide(both('b'), 'consume')).map((v) => v.allowed)).toEqual([true, false]);
-    expect(await redis.exists(key)).toBe(0);
+    expect(await fixture.admin.exists(key)).toBe(0);
     // The slot denies: no rate unit is charged.
     const other = fresh();
     const otherRate = other.replace('in-flight', 'rate');
     await store.decide([take(other, p, 'x')], 'consume');
     const check = [take(other, p, 'y'), { key: otherRate, policy: rate, cost: 1 }];
     expect((await store.decide(check, 'consume')).map((v) => v.allowed)).toEqual([false, true]);
-    expect(await redis.exists(otherRate)).toBe(0);
+    expect(await fixture.admin.exists(otherRate)).toBe(0);
     expect((await members(other)).map(([m]) => m)).toEqual(['x']);
   });
 
@@ -167,7 +158,7 @@ describe('a concurrency entry in the decide script', () => {
 
   it("reads another algorithm's state at the key as no slots and replaces it on a charge", async () => {
     const key = fresh();
-    await redis.set(key, '5|1764400000000');
+    await fixture.admin.set(key, '5|1764400000000');
     expect((await store.decide([take(key, slots(1), 'a')], 'consume'))[0]?.allowed).toBe(true);
     expect((await members(key)).map(([m]) => m)).toEqual(['a']);
   });
@@ -191,18 +182,18 @@ describe('a concurrency entry in the decide script', () => {
     const entries = [take(key, p, 'a')];
     const args = encodeScriptArgs(entries, 'consume', now);
     const raw = (edit: (a: string) => string) =>
-      redis.eval(DECIDE_SCRIPT.source, 1, ...encodeScriptKeys(entries), ...args.map(edit));
+      fixture.admin.eval(DECIDE_SCRIPT.source, 1, ...encodeScriptKeys(entries), ...args.map(edit));
     await expect(raw((a) => (a === '1@a' ? '2@a' : a))).rejects.toThrow(/costs 1@<slotId>/);
     await expect(raw((a) => (a === '1@a' ? '1' : a))).rejects.toThrow(/costs 1@<slotId>/);
     const short = [...args.slice(0, 7), '1'];
-    await expect(redis.eval(DECIDE_SCRIPT.source, 1, key, ...short)).rejects.toThrow(/full form/);
-    expect(await redis.exists(key)).toBe(0);
+    await expect(fixture.admin.eval(DECIDE_SCRIPT.source, 1, key, ...short)).rejects.toThrow(/full form/);
+    expect(await fixture.admin.exists(key)).toBe(0);
   });
 });
 
 describe('the slots script', () => {
   it('carries the SHA1 that SCRIPT LOAD returns', async () => {
-    expect(await redis.script('LOAD', SLOTS_SCRIPT.source)).toBe(SLOTS_SCRIPT.sha1);
+    expect(await fixture.admin.script('LOAD', SLOTS_SCRIPT.source)).toBe(SLOTS_SCRIPT.sha1);
   });
 
   it('releases a held slot once (idempotent), and a released slot frees its place at once', async () => {

@@ -4,29 +4,17 @@
  * and each keeps the slot invariants against a model of the slots held, frozen and moving clocks.
  */
 import fc from 'fast-check';
-import { Redis } from 'ioredis';
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { type RedisProcess, startRedis } from '../../../../test/support/redis-server.js';
+import { describe, expect, it } from 'vitest';
+import { useRedis } from '../../../../test/support/redis-fixture.js';
 import { definePolicy } from '../policy/define-policy.js';
 import type { CompiledPolicy, SlotRef, Store, StoreEntry } from '../types.js';
 import { MemoryStore } from './memory-store.js';
 import { RedisStore } from './redis-store.js';
 
-let server: RedisProcess;
-let redis: Redis;
+const fixture = useRedis();
 let now = 0;
 const clock = (): number => now;
 let run = 0;
-
-beforeAll(async () => {
-  server = await startRedis();
-  redis = new Redis(server.port, '127.0.0.1', { maxRetriesPerRequest: 1 });
-});
-
-afterAll(async () => {
-  redis?.disconnect();
-  await server?.stop();
-});
 
 /** One step of a history: a check (taking a new slot), a peek, a release, a renew, or time passing. */
 type Op =
@@ -144,7 +132,7 @@ describe.each([
   });
 
   it('RedisStore keeps them too, and answers every step exactly as MemoryStore', async () => {
-    const redisStore = new RedisStore({ client: redis, clock, maxBatch: 1 });
+    const redisStore = new RedisStore({ client: fixture.client, clock, maxBatch: 1 });
     await fc.assert(
       fc.asyncProperty(caseArb(moving), async ({ limit, leaseMs, start, ops }) => {
         const policy = policyOf(limit, leaseMs);
