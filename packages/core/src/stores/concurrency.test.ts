@@ -144,6 +144,27 @@ describe.each([
   });
 });
 
+describe('RedisStore slots in a batch', () => {
+  it('decides checks issued together in one script call, in order, as MemoryStore decides them one by one', async () => {
+    const store = new RedisStore({ client: fixture.client, clock });
+    const memory = new MemoryStore({ clock });
+    const policy = policyOf(3, 1000);
+    const rate = definePolicy({ name: 'rate', algorithm: 'gcra', burst: 5, rate: '1/h' });
+    now = 1_800_000_000_000;
+    const checks = Array.from({ length: 8 }, (_, i): StoreEntry[] => {
+      const who = `{b${run}-${i % 2}}`;
+      const slot: StoreEntry = { key: `${who}:in-flight`, policy, cost: 1, slotId: `s${i}` };
+      return i % 3 === 0 ? [slot, { key: `${who}:rate`, policy: rate, cost: 1 }] : [slot];
+    });
+    run++;
+    const calls = store.scriptStats.calls;
+    const batched = await Promise.all(checks.map((entries) => store.decide(entries, 'consume')));
+    expect(store.scriptStats.calls - calls).toBe(1);
+    expect(batched).toEqual(checks.map((entries) => memory.decideSync(entries, 'consume')));
+    expect(batched.filter((v) => v[0]?.allowed)).toHaveLength(6);
+  });
+});
+
 describe('MemoryStore slots', () => {
   it('reclaims an expired slot while the key lives on, as the script does', () => {
     const store = new MemoryStore({ clock });
