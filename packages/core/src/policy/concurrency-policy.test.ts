@@ -1,6 +1,7 @@
 import { describe, expect, it } from 'vitest';
 import { ALGORITHMS } from '../algorithms/registry.js';
-import { longestWaitMs } from '../limiter/deny-cache.js';
+import { DenialMemory } from '../limiter/denial-memory.js';
+import { deniedFromMemory, longestWaitMs, rememberDenied } from '../limiter/deny-cache.js';
 import { OPTION_DEFAULTS } from '../options/defaults.js';
 import type { PolicyInput } from '../types.js';
 import { definePolicy } from './define-policy.js';
@@ -84,5 +85,22 @@ describe('a concurrency policy', () => {
     const p = definePolicy({ ...base, leaseMs: '10s' });
     expect(longestWaitMs(p.algorithm, p.windowMs)).toBe(10_000);
     expect(ALGORITHMS.concurrency.windows.resetsOnBoundary).toBe(false);
+  });
+
+  it('is denied by the deny cache no longer than its retryAfterMs', () => {
+    const policy = definePolicy({ ...base, leaseMs: '10s' });
+    const memory = new DenialMemory(100, 60_000);
+    const entries = [{ key: 'k', policy, cost: 1 }];
+    const at = 1_000_000;
+    expect(
+      rememberDenied(
+        memory,
+        entries,
+        [{ allowed: false, remaining: 0, resetMs: 9000, retryAfterMs: 400 }],
+        at,
+      ),
+    ).toBe(true);
+    expect(deniedFromMemory(memory, entries, at + 398)?.[0]?.allowed).toBe(false);
+    expect(deniedFromMemory(memory, entries, at + 400)).toBeUndefined();
   });
 });

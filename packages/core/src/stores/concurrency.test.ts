@@ -6,6 +6,8 @@
 import fc from 'fast-check';
 import { describe, expect, it } from 'vitest';
 import { useRedis } from '../../../../test/support/redis-fixture.js';
+import { LocalFallback } from '../limiter/local-fallback.js';
+import { StoreUnavailable } from '../limiter/store-answer.js';
 import { definePolicy } from '../policy/define-policy.js';
 import type { CompiledPolicy, SlotRef, Store, StoreEntry } from '../types.js';
 import { MemoryStore } from './memory-store.js';
@@ -197,5 +199,22 @@ describe('MemoryStore slots', () => {
     store.decideSync([{ key: 'k4', policy, cost: 1, slotId: 't' }], 'consume');
     expect(store.releaseSlotsSync([{ key: 'k4', policy, slotId: 't' }])).toEqual([true]);
     expect(store.size).toBeLessThanOrEqual(1);
+  });
+});
+
+describe("failMode 'local'", () => {
+  it('decides slots in the in-process fallback while the store cannot, and frees them there', () => {
+    const fallback = new LocalFallback(clock, 100);
+    const policy = definePolicy({ name: 'in-flight', algorithm: 'concurrency', limit: 2, failMode: 'local' });
+    const key = 'f:{x}:in-flight';
+    now = 2_000_000;
+    const check = (slotId: string) =>
+      fallback.decide([{ key, policy, cost: 1, slotId }], 'consume', new StoreUnavailable('error'))
+        .localVerdicts?.[0];
+    expect(check('a')).toMatchObject({ allowed: true, remaining: 1 });
+    expect(check('b')).toMatchObject({ allowed: true, remaining: 0 });
+    expect(check('c')).toMatchObject({ allowed: false, retryAfterMs: 30_000 });
+    expect(fallback.memory?.releaseSlotsSync([{ key, policy, slotId: 'a' }])).toEqual([true]);
+    expect(check('c')).toMatchObject({ allowed: true, remaining: 0 });
   });
 });
