@@ -196,6 +196,16 @@ describe('the slots script', () => {
     expect(await fixture.admin.script('LOAD', SLOTS_SCRIPT.source)).toBe(SLOTS_SCRIPT.sha1);
   });
 
+  it('loads itself again after SCRIPT FLUSH (EVALSHA, then EVAL on NOSCRIPT)', async () => {
+    const key = fresh();
+    const p = slots(1);
+    await store.decide([take(key, p, 'a')], 'consume');
+    await fixture.admin.script('FLUSH');
+    expect(await store.renewSlots([{ key, policy: p, slotId: 'a' }])).toEqual([true]);
+    await fixture.admin.script('FLUSH');
+    expect(await store.releaseSlots([{ key, policy: p, slotId: 'a' }])).toEqual([true]);
+  });
+
   it('releases a held slot once (idempotent), and a released slot frees its place at once', async () => {
     const key = fresh();
     const p = slots(1);
