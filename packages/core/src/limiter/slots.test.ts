@@ -188,6 +188,23 @@ describe.each(STORES)('concurrency slots on $name', ({ make, flush }) => {
     expect((await other.check({ identity: 'u' })).allowed).toBe(false);
   });
 
+  it('never remembers a concurrency denial in the deny cache: a release admits the next check at once', async () => {
+    vi.useFakeTimers({ toFake: ['setTimeout', 'clearTimeout'] });
+    const { clock } = handClock(flush);
+    const limiter = createLimiter({
+      policies: [IN_FLIGHT, { ...RATE, limit: 100 }],
+      store: make(clock),
+      clock,
+      prefix: `slots${++prefixCount}`,
+    });
+    const held = [await limiter.check({ identity: 'u' }), await limiter.check({ identity: 'u' })];
+    expect((await limiter.check({ identity: 'u' })).source).toBe('store');
+    await limiter.release(held[0]!);
+    const next = await limiter.check({ identity: 'u' });
+    expect(next).toMatchObject({ allowed: true, source: 'store' });
+    expect(limiter.counters.remembered['deny-cache']).toBe(0);
+  });
+
   it('close() frees every slot held', async () => {
     const { limiters } = fleet(2);
     const [a, b] = limiters as [ReturnType<typeof createLimiter>, ReturnType<typeof createLimiter>];

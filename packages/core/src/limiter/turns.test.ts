@@ -218,3 +218,19 @@ describe.each(STORES)('waiting for a turn on $name', ({ make }) => {
     expect((await limiter.peek({ identity: 'u', policies: ['queued'] })).remaining).toBe(before);
   });
 });
+
+describe('waiting while the store is down', () => {
+  it("nothing waits under failMode 'local': the in-process fallback answers at once", async () => {
+    const down: Store = {
+      kind: 'down',
+      decide: () => Promise.reject(new Error('down')),
+      reset: async () => {},
+    };
+    const limiter = createLimiter({ policies: [{ ...QUEUED, failMode: 'local' }], store: down });
+    for (let i = 0; i < 5; i++) expect((await limiter.check({ identity: 'u' })).allowed).toBe(true);
+    const over = await limiter.check({ identity: 'u' });
+    expect(over).toMatchObject({ allowed: false, source: 'local' });
+    expect(over.retryAfterMs).toBeGreaterThan(0);
+    expect(limiter.counters.overload.waiting.size).toBe(0);
+  });
+});
