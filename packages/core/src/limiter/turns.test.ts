@@ -5,9 +5,8 @@
  * back, `maxWaiting` bounds the waiters, and the descriptor's `maxWaitMs` overrides the policy's.
  * Timers are faked and the clock injected: no test sleeps.
  */
-import { Redis } from 'ioredis';
-import { afterAll, afterEach, beforeAll, describe, expect, it, vi } from 'vitest';
-import { type RedisProcess, startRedis } from '../../../../test/support/redis-server.js';
+import { afterEach, describe, expect, it, vi } from 'vitest';
+import { useRedis } from '../../../../test/support/redis-fixture.js';
 import { MemoryStore } from '../stores/memory-store.js';
 import { RedisStore } from '../stores/redis-store.js';
 import type { Clock, Decision, PolicyInput, Store } from '../types.js';
@@ -24,25 +23,16 @@ const QUEUED: PolicyInput = {
   maxWaitMs: 1000,
 };
 
-let server: RedisProcess;
-let redis: Redis;
+const redis = useRedis();
 let prefixCount = 0;
 
-beforeAll(async () => {
-  server = await startRedis();
-  redis = new Redis(server.port, '127.0.0.1', { maxRetriesPerRequest: 1 });
-});
-afterAll(async () => {
-  redis.disconnect();
-  await server.stop();
-});
 afterEach(() => {
   vi.useRealTimers();
 });
 
 const STORES: readonly { name: string; make: (clock: Clock) => Store }[] = [
   { name: 'memory', make: (clock) => new MemoryStore({ clock }) },
-  { name: 'redis', make: (clock) => new RedisStore({ client: redis, clock }) },
+  { name: 'redis', make: (clock) => new RedisStore({ client: redis.client, clock }) },
 ];
 
 /** Lets I/O and promise callbacks run (setImmediate is not faked), without moving the fake time. */
