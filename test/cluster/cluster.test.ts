@@ -7,9 +7,9 @@
  */
 
 import fc from 'fast-check';
-import { Cluster, Redis } from 'ioredis';
+import { type Cluster, Redis } from 'ioredis';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { type RedisCluster, startRedisCluster } from '../support/redis-cluster.js';
+import { connectCluster, type RedisCluster, startRedisCluster } from '../support/redis-cluster.js';
 import { type RedisProcess, startRedis } from '../support/redis-server.js';
 import {
   type Algorithm,
@@ -51,14 +51,8 @@ function recording(client: Cluster | Redis): EvalClient {
   };
 }
 
-async function connect(): Promise<Cluster> {
-  const client = new Cluster(
-    cluster.seeds.map((s) => ({ ...s })),
-    { scaleReads: 'master' },
-  );
-  client.on('error', () => {});
-  if (client.status !== 'ready') await new Promise<void>((resolve) => client.once('ready', () => resolve()));
-  return client;
+function connect(): Promise<Cluster> {
+  return connectCluster(cluster);
 }
 
 /** Seconds to the next whole `windowSeconds` boundary of Redis time. */

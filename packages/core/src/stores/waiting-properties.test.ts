@@ -5,28 +5,16 @@
  * a cancel gives the next check the turn it would have had.
  */
 import fc from 'fast-check';
-import { Redis } from 'ioredis';
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { type RedisProcess, startRedis } from '../../../../test/support/redis-server.js';
-import { costArb, policyArb, timeStepArb } from '../algorithms/testing.test-support.js';
+import { describe, expect, it } from 'vitest';
+import { useRedis } from '../../../../test/support/redis-fixture.js';
+import { costArb, policyArb } from '../algorithms/testing.test-support.js';
 import type { CompiledPolicy, StoreEntry, StoreVerdict } from '../types.js';
 import { memorySettleSide, redisSettleSide, type SettleSide } from './settle.test-support.js';
 import { runWaitOps, type Turn, turnBoundBreach, type WaitOp, waitOpsArb } from './waiting.test-support.js';
 
-let server: RedisProcess;
-let redis: Redis;
+const redis = useRedis();
 let run = 0;
 const fresh = (): string => `wp${++run}`;
-
-beforeAll(async () => {
-  server = await startRedis();
-  redis = new Redis(server.port, '127.0.0.1', { maxRetriesPerRequest: 1 });
-});
-
-afterAll(async () => {
-  redis?.disconnect();
-  await server?.stop();
-});
 
 const T0 = 1_764_400_200_000;
 const BUCKETS = ['token-bucket', 'gcra'] as const;
@@ -44,44 +32,41 @@ const twoPoliciesArb: fc.Arbitrary<CompiledPolicy[]> = fc
     { ...b, name: 'b' },
   ]);
 
+/**
+ * Histories of `policiesArb`'s policies (one identity) on both stores in lockstep: same verdicts
+ * and settles, turns within maxWaitMs (`runWaitOps`) and each policy's turns within its bound.
+ */
+function lockstepProperty(policiesArb: fc.Arbitrary<CompiledPolicy[]>, frozen: boolean, numRuns: number) {
+  return fc.assert(
+    fc.asyncProperty(
+      policiesArb.chain((ps) => fc.tuple(fc.constant(ps), waitOpsArb(ps, frozen))),
+      async ([policies, ops]) => {
+        const sides = [memorySettleSide(), redisSettleSide(redis.client)];
+        const turns = await runWaitOps(sides, policies, ops, T0, fresh());
+        for (const [i, policy] of policies.entries())
+          expect(turnBoundBreach(policy, turns[i] as Turn[])).toBeUndefined();
+      },
+    ),
+    { numRuns },
+  );
+}
+
 describe.each(CLOCKS)('waiting with a %s clock, both stores in lockstep', (_, frozen) => {
-  it.each(BUCKETS)(
-    '%s: same verdicts, turns within maxWaitMs and the bound, cancels included',
-    async (algorithm) => {
-      await fc.assert(
-        fc.asyncProperty(
-          policyArb(algorithm).chain((p) => fc.tuple(fc.constant([p]), waitOpsArb([p], frozen))),
-          async ([policies, ops]) => {
-            const sides = [memorySettleSide(), redisSettleSide(redis)];
-            const turns = await runWaitOps(sides, policies, ops, T0, fresh());
-            for (const [i, policy] of policies.entries())
-              expect(turnBoundBreach(policy, turns[i] as Turn[])).toBeUndefined();
-          },
-        ),
-        { numRuns: 40 },
-      );
-    },
+  it.each(BUCKETS)('%s: same verdicts, turns within maxWaitMs and the bound, cancels included', (algorithm) =>
+    lockstepProperty(
+      policyArb(algorithm).map((p) => [p]),
+      frozen,
+      40,
+    ),
   );
 
-  it('two policies of one identity, costs above 1: each reserves its own turn, all or nothing', async () => {
-    await fc.assert(
-      fc.asyncProperty(
-        twoPoliciesArb.chain((ps) => fc.tuple(fc.constant(ps), waitOpsArb(ps, frozen))),
-        async ([policies, ops]) => {
-          const sides = [memorySettleSide(), redisSettleSide(redis)];
-          const turns = await runWaitOps(sides, policies, ops, T0, fresh());
-          for (const [i, policy] of policies.entries())
-            expect(turnBoundBreach(policy, turns[i] as Turn[])).toBeUndefined();
-        },
-      ),
-      { numRuns: 30 },
-    );
-  });
+  it('two policies of one identity, costs above 1: each reserves its own turn, all or nothing', () =>
+    lockstepProperty(twoPoliciesArb, frozen, 30));
 });
 
 describe.each([
   ['MemoryStore', memorySettleSide],
-  ['RedisStore', (): SettleSide => redisSettleSide(redis)],
+  ['RedisStore', (): SettleSide => redisSettleSide(redis.client)],
 ] as const)('%s: a cancel restores the turn for the next check', (_, sideOf) => {
   it.each(BUCKETS)(
     '%s: the next check gets the wait it would have had without the reservation',

@@ -2,33 +2,21 @@
  * Waiting for a turn (`StoreEntry.maxWaitMs`) in both stores: MemoryStore and RedisStore (the decide
  * and settle scripts on a real redis-server) at one explicit clock, same verdicts.
  */
-import { Redis } from 'ioredis';
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { type RedisProcess, startRedis } from '../../../../test/support/redis-server.js';
+import { describe, expect, it } from 'vitest';
+import { useRedis } from '../../../../test/support/redis-fixture.js';
 import { makePolicy } from '../algorithms/testing.test-support.js';
 import { banKeyOf } from '../keys/build-keys.js';
 import type { CompiledPolicy, StoreEntry, StoreVerdict } from '../types.js';
 import { memorySettleSide, redisSettleSide, type SettleSide } from './settle.test-support.js';
 
-let server: RedisProcess;
-let redis: Redis;
+const redis = useRedis();
 let run = 0;
 /** A key of an identity no other test used. */
 const fresh = (name = 'p'): string => `w${++run}:{i${run}}:${name}`;
 
-beforeAll(async () => {
-  server = await startRedis();
-  redis = new Redis(server.port, '127.0.0.1', { maxRetriesPerRequest: 1 });
-});
-
-afterAll(async () => {
-  redis?.disconnect();
-  await server?.stop();
-});
-
 const SIDES = [
   ['MemoryStore', memorySettleSide],
-  ['RedisStore', (): SettleSide => redisSettleSide(redis)],
+  ['RedisStore', (): SettleSide => redisSettleSide(redis.client)],
 ] as const;
 
 /** A whole ms start, on a window boundary of every policy below. */
@@ -199,7 +187,7 @@ describe.each(SIDES)('%s: waiting for a turn', (_, sideOf) => {
 
 describe('a reserved turn in Redis', () => {
   it('keeps its key until the debt is repaid and the bucket full (TTL), beyond one window', async () => {
-    const side = redisSettleSide(redis);
+    const side = redisSettleSide(redis.client);
     // One unit back every 200 s; turns up to an hour ahead (beyond the 600 s TTL floor of explicit time).
     const policy = makePolicy('token-bucket', 2, 400_000, 'slow');
     const entry: StoreEntry = { key: fresh(), policy, cost: 1, maxWaitMs: 3_600_000 };
@@ -213,10 +201,10 @@ describe('a reserved turn in Redis', () => {
       retryAfterMs: 0,
       waitMs: 2_000_000,
     });
-    const ttl = await redis.pttl(entry.key);
+    const ttl = await redis.admin.pttl(entry.key);
     expect(ttl).toBeGreaterThan(2_400_000 - 60_000);
     expect(ttl).toBeLessThanOrEqual(2_400_001);
-    expect(await redis.get(entry.key)).toBe(`0|${T0 + 2_000_000}`);
-    expect(await redis.exists(banKeyOf(entry.key))).toBe(0);
+    expect(await redis.admin.get(entry.key)).toBe(`0|${T0 + 2_000_000}`);
+    expect(await redis.admin.exists(banKeyOf(entry.key))).toBe(0);
   });
 });
