@@ -29,6 +29,9 @@
 --   forgives what is over it), and the cap applies at tsMs, so the wait it gives holds as
 --   the clock moves on: no wait exceeds limit * intervalMs by more than 2 DELTA, and a
 --   client that waits the reported retryAfterMs is admitted.
+-- Waiting (RESERVES below, decide.lua): a turn reserved beyond the burst is charged now, what
+--   is owed beyond the burst kept as time: "g<limit>|<turnMs>", a full burst until the turn
+--   (TAT = turn + limit * intervalMs), so later checks queue behind it.
 -- Returns (see decide.lua): allowed when used + cost fits the limit (see above);
 --   remaining = whole units left; resetMs = TAT - now (0 when nothing is owed);
 --   retryAfterMs = (used + cost - limit) * intervalMs + (tsMs - now) (0 when allowed, -1

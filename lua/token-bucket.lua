@@ -10,7 +10,10 @@
 --   any positive number).
 -- Other limits: the tokens read under any limit or interval, capped at the limit and at
 --   a debt of this policy's slack, so a changed policy never waits longer than its own
---   (limit + slack) * intervalMs.
+--   (limit + slack) * intervalMs beyond a debt kept as time (a settle's, a reserved turn's).
+-- Waiting (RESERVES below, decide.lua): a turn reserved when the bucket holds too few tokens
+--   is charged now, its debt kept as time: "0|<turnMs>", empty until the turn, so later
+--   checks queue behind it.
 -- Clock: elapsed = nowMs - tsMs, clamped at 0: when time goes backwards the bucket is
 --   frozen at the later time, so it never gains tokens.
 -- Slack: comparisons allow 0.001 / intervalMs tokens (at most 0.5), the refill of one
