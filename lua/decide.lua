@@ -61,10 +61,11 @@
 --                 if at least least, else with least, so a denial says when least could
 --                 pass). A decision with a request record has no lease takes.
 --                 Or a waiting entry '<cost>~<maxWaitMs>' (maxWaitMs positive; only a policy
---                 whose algorithm has RESERVES[algorithm]: token bucket, GCRA): in mode
+--                 whose algorithm is in WAITS, from the registry: token bucket, GCRA): in mode
 --                 'consume', when it denies (not banned) but its wait, ceil(retryAfterMs) and at
 --                 least 1, is at most maxWaitMs, it counts as allowing in phase 2, and when
---                 charged it reserves that turn: charged now into debt (RESERVES), replied as
+--                 charged it reserves that turn: charged now, the debt kept as time (its
+--                 algorithm's write, told the turn), replied as
 --                 allowed with that wait (see Reply). Not charged (another entry denies): denied
 --                 as usual. Mode 'peek' never waits.
 --
@@ -148,8 +149,7 @@ for p = 1, policyCount do
       escalatedMs = tonumber(escalatedMs) }
   end
   policies[tostring(p)] = { algorithm = algorithm, name = name, whole = WHOLE_COSTS[name] == true,
-    limit = limit, windowMs = windowMs, intervalMs = intervalMs, shadow = shadow == '1', ban = ban,
-    reserve = RESERVES[name] or false }
+    limit = limit, windowMs = windowMs, intervalMs = intervalMs, shadow = shadow == '1', ban = ban }
 end
 
 -- The decisions, parsed into two flat arrays (no table per decision or entry). Decision d
@@ -262,7 +262,7 @@ while argi <= argc do
           -- A waiting entry: '<cost>~<maxWaitMs>'.
           local units, most = string.match(costArg, '^([^~]+)~([^~]+)$')
           cost, most = positive(units or ''), positive(most or '')
-          if cost == nil or most == nil or not policy.reserve then
+          if cost == nil or most == nil or not WAITS[policy.name] then
             return redis.error_reply('ERR sluice: a waiting cost must be cost~maxWaitMs, both positive, on a token-bucket or gcra policy (entry ' .. i .. ', decision ' .. d .. ')')
           end
           waits = waits or {}
@@ -330,22 +330,6 @@ local takes = lease and {}
 -- Per entry position of the decision being decided: its reserved turn's wait if charged (false:
 -- it does not wait); read only for a waiting entry.
 local turns = waits and {}
-
--- The wait of a waiting entry that denies: whole ms, rounded up past the noise, at least 1;
--- false when it never admits (-1) or the wait is beyond maxWaitMs. Twin: `reservedWaitMs`.
-local function reserved_wait(retryAfterMs, maxWaitMs)
-  if not (retryAfterMs >= 0) then
-    return false
-  end
-  local wait = ceil(retryAfterMs - WAIT_NOISE_MS)
-  if wait < 1 then
-    wait = 1
-  end
-  if wait > maxWaitMs then
-    return false
-  end
-  return wait
-end
 
 -- One result table per entry position, reused by every decision of the call (an
 -- algorithm fills every field it reads back): nothing is allocated per decision.
@@ -492,11 +476,18 @@ local function decide(d)
     end
     local maxWait = waits and waits[e0 + i]
     if maxWait then
-      -- A waiting entry that denies (not banned) reserves its turn when it comes soon enough.
+      -- A waiting entry that denies (not banned, not never) reserves its turn when its wait, in
+      -- whole ms rounded up past the noise and at least 1, is at most maxWaitMs. Twin:
+      -- `reservedWaitMs`.
       turns[i] = false
-      if not ok and consume and not banned then
-        turns[i] = reserved_wait(r.retryAfterMs, maxWait)
-        ok = turns[i] ~= false
+      if not ok and consume and not banned and r.retryAfterMs >= 0 then
+        local wait = ceil(r.retryAfterMs - WAIT_NOISE_MS)
+        if wait < 1 then
+          wait = 1
+        end
+        if wait <= maxWait then
+          turns[i], ok = wait, true
+        end
       end
     end
     if not ok then
@@ -515,10 +506,6 @@ local function decide(d)
     local policy = ent[2 * (e0 + i) - 1]
     local charged = chargeAll or (chargeEnforced and not policy.shadow)
     local turn = charged and waits and waits[e0 + i] and turns[i]
-    if turn then
-      -- A reserved turn: the charge kept as a debt until it.
-      policy.reserve(r, policy.limit, policy.intervalMs)
-    end
     if charged then
       local ttl = ceil(r.chargedResetMs) + 1
       if explicit and ttl < EXPLICIT_TTL_FLOOR_MS then
@@ -527,7 +514,8 @@ local function decide(d)
       if ttl > MAX_TTL_MS then
         ttl = MAX_TTL_MS
       end
-      r.write(r, ttl)
+      -- A reserved turn: the write keeps its debt as time (told the policy's numbers).
+      r.write(r, ttl, turn and policy)
       remaining, resetMs = r.chargedRemaining, r.chargedResetMs
     end
     reply[nReply + 1] = (r.allowed or turn) and 1 or 0

@@ -11,7 +11,7 @@
 -- Other limits: the tokens read under any limit or interval, capped at the limit and at
 --   a debt of this policy's slack, so a changed policy never waits longer than its own
 --   (limit + slack) * intervalMs beyond a debt kept as time (a settle's, a reserved turn's).
--- Waiting (RESERVES below, decide.lua): a turn reserved when the bucket holds too few tokens
+-- Waiting (the write's `turn`, decide.lua): a turn reserved when the bucket holds too few tokens
 --   is charged now, its debt kept as time: "0|<turnMs>", empty until the turn, so later
 --   checks queue behind it.
 -- Clock: elapsed = nowMs - tsMs, clamped at 0: when time goes backwards the bucket is
@@ -24,8 +24,15 @@
 --   retryAfterMs = ms until `cost` tokens are there (0 when allowed, -1 when
 --   cost > limit: never). A charge subtracts cost and writes "<tokens>|<tsMs>" with a TTL.
 
-local function token_bucket_write(r, ttlMs)
-  rcall('SET', r.key, fmt(r.left) .. '|' .. fmt_time(r.ts), 'PX', ttlMs)
+-- `turn` (the policy table, decide.lua): a reserved turn left the bucket below empty; the debt is
+-- kept as time, an empty bucket until the turn (it earns nothing until then), which no read
+-- forgives. Twin: the module's `reserve`.
+local function token_bucket_write(r, ttlMs, turn)
+  local left, ts = r.left, r.ts
+  if turn and left < 0 then
+    left, ts = 0, ts - left * turn.intervalMs
+  end
+  rcall('SET', r.key, fmt(left) .. '|' .. fmt_time(ts), 'PX', ttlMs)
 end
 
 ALGORITHMS['token-bucket'] = function(r, key, saved, now, limit, windowMs, intervalMs, cost)
@@ -77,16 +84,6 @@ ALGORITHMS['token-bucket'] = function(r, key, saved, now, limit, windowMs, inter
   r.chargedRemaining = whole(left + slack, limit)
   r.chargedResetMs = (ts - now) + (limit - left) * intervalMs
   r.key, r.left, r.ts, r.write = key, left, ts, token_bucket_write
-end
-
--- A reserved turn (waiting, decide.lua): the charge left the bucket below empty; the debt is
--- kept as time, an empty bucket from the turn on (it earns nothing until then), which no read
--- forgives. Twin: the module's `reserve`.
-RESERVES['token-bucket'] = function(r, limit, intervalMs)
-  if r.left < 0 then
-    r.ts = r.ts - r.left * intervalMs
-    r.left = 0
-  end
 end
 
 -- ==== settle: the settle script only (embed-lua.mjs leaves it out of decide) ====

@@ -69,6 +69,7 @@ function luaRegistryPart() {
     }
   }
   const whole = ALGORITHM_LIST.filter((m) => m.store.wholeCosts).map((m) => `[${luaString(m.name)}] = true`);
+  const waits = ALGORITHM_LIST.filter((m) => m.reserve !== undefined).map((m) => `[${luaString(m.name)}] = true`);
   const max = ALGORITHM_LIST.filter((m) => m.store.maxLimit !== undefined).map(
     (m) => `[${luaString(m.name)}] = ${luaNumber(m.store.maxLimit)}`,
   );
@@ -90,6 +91,8 @@ function luaRegistryPart() {
 local WHOLE_COSTS = { ${whole.join(', ')} }
 -- The largest limit an algorithm takes, where it has one.
 local MAX_LIMITS = { ${max.join(', ')} }
+-- The algorithms that can reserve a turn (waiting): their write keeps a turn's debt as time.
+local WAITS = { ${waits.join(', ')} }
 
 -- A result table with every field any algorithm sets, up front: allocated at its final size,
 -- it is never rehashed as an algorithm fills it (an algorithm sets every field it reads).
