@@ -465,27 +465,24 @@ local function decide(d)
       takes[i] = units
     end
     local ok = r.allowed
-    local banned = false
     if nBans and policy.ban then
       -- A ban in force denies, whatever the policy's state says.
-      banned = B.read(i, KEYS[nextBan])
-      if banned then
+      if B.read(i, KEYS[nextBan]) then
         ok = false
       end
       nextBan = nextBan + 1
     end
-    local maxWait = waits and waits[e0 + i]
-    if maxWait then
+    if waits and waits[e0 + i] then
       -- A waiting entry that denies (not banned, not never) reserves its turn when its wait, in
       -- whole ms rounded up past the noise and at least 1, is at most maxWaitMs. Twin:
       -- `reservedWaitMs`.
       turns[i] = false
-      if not ok and consume and not banned and r.retryAfterMs >= 0 then
+      if not r.allowed and consume and not (nBans and policy.ban and B.banned[i]) and r.retryAfterMs >= 0 then
         local wait = ceil(r.retryAfterMs - WAIT_NOISE_MS)
         if wait < 1 then
           wait = 1
         end
-        if wait <= maxWait then
+        if wait <= waits[e0 + i] then
           turns[i], ok = wait, true
         end
       end
@@ -503,9 +500,9 @@ local function decide(d)
   for i = 1, count do
     local r = results[i]
     local remaining, resetMs = r.remaining, r.resetMs
-    local policy = ent[2 * (e0 + i) - 1]
-    local charged = chargeAll or (chargeEnforced and not policy.shadow)
-    local turn = charged and waits and waits[e0 + i] and turns[i]
+    local charged = chargeAll or (chargeEnforced and not ent[2 * (e0 + i) - 1].shadow)
+    -- A reserved turn (waiting): its wait, else false.
+    local turn = waits and charged and waits[e0 + i] and turns[i]
     if charged then
       local ttl = ceil(r.chargedResetMs) + 1
       if explicit and ttl < EXPLICIT_TTL_FLOOR_MS then
@@ -514,16 +511,24 @@ local function decide(d)
       if ttl > MAX_TTL_MS then
         ttl = MAX_TTL_MS
       end
-      -- A reserved turn: the write keeps its debt as time (told the policy's numbers).
-      r.write(r, ttl, turn and policy)
+      if turn then
+        -- The write keeps a reserved turn's debt as time (told the policy's numbers).
+        r.write(r, ttl, ent[2 * (e0 + i) - 1])
+      else
+        r.write(r, ttl)
+      end
       remaining, resetMs = r.chargedRemaining, r.chargedResetMs
     end
-    reply[nReply + 1] = (r.allowed or turn) and 1 or 0
+    reply[nReply + 1] = r.allowed and 1 or 0
     reply[nReply + 2] = remaining
     reply[nReply + 3] = ceil(resetMs)
-    reply[nReply + 4] = turn or ceil(r.retryAfterMs - WAIT_NOISE_MS)
+    reply[nReply + 4] = ceil(r.retryAfterMs - WAIT_NOISE_MS)
+    if turn then
+      -- Allowed with a wait: the reserved turn.
+      reply[nReply + 1], reply[nReply + 4] = 1, turn
+    end
     if nBans then
-      local ban = policy.ban
+      local ban = ent[2 * (e0 + i) - 1].ban
       if ban then
         B.reply(ban, i, consume and not (r.allowed or turn), nReply)
       end

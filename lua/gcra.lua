@@ -56,19 +56,20 @@ end
 -- kept as time, a full burst owed until the turn (nothing drains until then), which no read
 -- clamps. Twin: the module's `reserve`.
 local function gcra_write(r, ttlMs, turn)
-  local used, ts = r.left, r.ts
-  local text
+  local used = r.left
   if turn and used > turn.limit then
-    used, ts = turn.limit, ts + (used - turn.limit) * turn.intervalMs
-    text = fmt(used)
-  elseif r.exact then
+    rcall('SET', r.key, 'g' .. fmt(turn.limit) .. '|' .. fmt(r.ts + (used - turn.limit) * turn.intervalMs), 'PX', ttlMs)
+    return
+  end
+  local text
+  if r.exact then
     -- A whole number of ticks below 10^13: '%.13g' writes its exact decimal, the
     -- shortest that reads back as the same double.
     text = format('%.13g', used)
   else
     text = fmt(used)
   end
-  rcall('SET', r.key, 'g' .. text .. '|' .. fmt_time(ts), 'PX', ttlMs)
+  rcall('SET', r.key, 'g' .. text .. '|' .. fmt_time(r.ts), 'PX', ttlMs)
 end
 
 ALGORITHMS['gcra'] = function(r, key, saved, now, limit, windowMs, intervalMs, cost)

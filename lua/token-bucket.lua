@@ -28,11 +28,11 @@
 -- kept as time, an empty bucket until the turn (it earns nothing until then), which no read
 -- forgives. Twin: the module's `reserve`.
 local function token_bucket_write(r, ttlMs, turn)
-  local left, ts = r.left, r.ts
-  if turn and left < 0 then
-    left, ts = 0, ts - left * turn.intervalMs
+  if turn and r.left < 0 then
+    rcall('SET', r.key, '0|' .. fmt(r.ts - r.left * turn.intervalMs), 'PX', ttlMs)
+    return
   end
-  rcall('SET', r.key, fmt(left) .. '|' .. fmt_time(ts), 'PX', ttlMs)
+  rcall('SET', r.key, fmt(r.left) .. '|' .. fmt_time(r.ts), 'PX', ttlMs)
 end
 
 ALGORITHMS['token-bucket'] = function(r, key, saved, now, limit, windowMs, intervalMs, cost)
