@@ -262,7 +262,7 @@ while argi <= argc do
           -- A waiting entry: '<cost>~<maxWaitMs>'.
           local units, most = string.match(costArg, '^([^~]+)~([^~]+)$')
           cost, most = positive(units or ''), positive(most or '')
-          if cost == nil or most == nil or not WAITS[policy.name] then
+          if cost == nil or most == nil or not find(WAITS, ' ' .. policy.name .. ' ', 1, true) then
             return redis.error_reply('ERR sluice: a waiting cost must be cost~maxWaitMs, both positive, on a token-bucket or gcra policy (entry ' .. i .. ', decision ' .. d .. ')')
           end
           waits = waits or {}
