@@ -69,7 +69,9 @@ function luaRegistryPart() {
     }
   }
   const whole = ALGORITHM_LIST.filter((m) => m.store.wholeCosts).map((m) => `[${luaString(m.name)}] = true`);
-  const waits = ALGORITHM_LIST.filter((m) => m.reserve !== undefined).map((m) => luaString(m.name).slice(1, -1));
+  const waits = ALGORITHM_LIST.filter((m) => m.reserve !== undefined).map((m) =>
+    luaString(m.name).slice(1, -1),
+  );
   const max = ALGORITHM_LIST.filter((m) => m.store.maxLimit !== undefined).map(
     (m) => `[${luaString(m.name)}] = ${luaNumber(m.store.maxLimit)}`,
   );
