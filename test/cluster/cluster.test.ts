@@ -7,9 +7,9 @@
  */
 
 import fc from 'fast-check';
-import { type Cluster, Redis } from 'ioredis';
+import { Cluster, Redis } from 'ioredis';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { connectCluster, type RedisCluster, startRedisCluster } from '../support/redis-cluster.js';
+import { type RedisCluster, startRedisCluster } from '../support/redis-cluster.js';
 import { type RedisProcess, startRedis } from '../support/redis-server.js';
 import {
   type Algorithm,
@@ -51,8 +51,14 @@ function recording(client: Cluster | Redis): EvalClient {
   };
 }
 
-function connect(): Promise<Cluster> {
-  return connectCluster(cluster);
+async function connect(): Promise<Cluster> {
+  const client = new Cluster(
+    cluster.seeds.map((s) => ({ ...s })),
+    { scaleReads: 'master' },
+  );
+  client.on('error', () => {});
+  if (client.status !== 'ready') await new Promise<void>((resolve) => client.once('ready', () => resolve()));
+  return client;
 }
 
 /** Seconds to the next whole `windowSeconds` boundary of Redis time. */

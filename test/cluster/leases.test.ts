@@ -4,9 +4,9 @@
  * allows per identity, leave at most instances x units unused, make about one script call per
  * lease (counted on every primary), and stay all or nothing beside an unleased policy.
  */
-import { Redis } from 'ioredis';
-import { describe, expect, it } from 'vitest';
-import { useRedisCluster } from '../support/cluster-fixture.js';
+import { Cluster, Redis } from 'ioredis';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { type RedisCluster, startRedisCluster } from '../support/redis-cluster.js';
 import { createLimiter, type Decision, identityTag, type PolicyInput, RedisStore } from './core.js';
 
 const INSTANCES = 4;
@@ -14,14 +14,33 @@ const UNITS = 10;
 const NO_REFILL = '366d';
 const IDENTITIES = ['tenant-a', 'tenant-b', 'tenant-c', 'tenant-d', 'tenant-e', 'tenant-f'];
 
-const fixture = useRedisCluster(INSTANCES);
-const { clients } = fixture;
+let cluster: RedisCluster;
+const clients: Cluster[] = [];
 let runId = 0;
 const prefix = () => `l${process.pid}x${++runId}`;
 
+beforeAll(async () => {
+  cluster = await startRedisCluster();
+  for (let i = 0; i < INSTANCES; i++) {
+    const client = new Cluster(
+      cluster.seeds.map((s) => ({ ...s })),
+      { scaleReads: 'master' },
+    );
+    client.on('error', () => {});
+    if (client.status !== 'ready')
+      await new Promise<void>((resolve) => client.once('ready', () => resolve()));
+    clients.push(client);
+  }
+});
+
+afterAll(async () => {
+  for (const client of clients) client.disconnect();
+  await cluster?.stop();
+});
+
 /** Script calls run so far, summed over the primaries. */
 async function scriptCalls(): Promise<number> {
-  const { primaries } = await fixture.cluster.topology();
+  const { primaries } = await cluster.topology();
   let calls = 0;
   for (const { port } of primaries) {
     const node = new Redis(port, '127.0.0.1');
@@ -84,7 +103,7 @@ describe('leases on the Cluster', () => {
     const slots = await Promise.all(
       IDENTITIES.map((id) => clients[0]!.cluster('KEYSLOT', `${identityTag('x', id)}:leased`)),
     );
-    const { primaries } = await fixture.cluster.topology();
+    const { primaries } = await cluster.topology();
     const owners = new Set(
       slots.map(
         (slot) =>

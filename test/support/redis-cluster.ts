@@ -5,7 +5,6 @@
  * own temporary directories is touched.
  */
 import { execFile } from 'node:child_process';
-import { Cluster } from 'ioredis';
 import { canListen } from './free-port.js';
 import { type RedisProcess, startRedis } from './redis-server.js';
 
@@ -125,17 +124,6 @@ function parseTopology(text: string): ClusterTopology {
   }
   primaries.sort((a, b) => (a.slots[0]?.[0] ?? 0) - (b.slots[0]?.[0] ?? 0));
   return { primaries, replicas };
-}
-
-/** An ioredis Cluster client of `cluster` that reads from the primaries, resolved once it is ready. */
-export async function connectCluster(cluster: RedisCluster): Promise<Cluster> {
-  const client = new Cluster(
-    cluster.seeds.map((s) => ({ ...s })),
-    { scaleReads: 'master' },
-  );
-  client.on('error', () => {});
-  if (client.status !== 'ready') await new Promise<void>((resolve) => client.once('ready', () => resolve()));
-  return client;
 }
 
 /**
