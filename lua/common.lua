@@ -52,16 +52,11 @@ local unpack = unpack
 -- string, or nil when the key is absent or holds another type; `slot` is a concurrency entry's
 -- slot id in mode 'consume' (nil otherwise: the other algorithms ignore it). An
 -- algorithm sets every field it reads back, and the common ones: allowed, remaining,
--- resetMs, retryAfterMs, chargedRemaining, chargedResetMs, key, write (r.write(r, ttlMs)
--- charges). Its name, its file and the other fields it sets are declared by its module in
+-- resetMs, retryAfterMs, chargedRemaining, chargedResetMs, key, write (r.write(r, ttlMs, turn)
+-- charges; `turn`, the entry's policy table when the charge reserves a future turn, else false:
+-- see WAITS and decide.lua). Its name, its file and the other fields it sets are declared by its module in
 -- packages/core/src/algorithms/ (lua.resultFields), which the registry lists.
 local ALGORITHMS = {}
-
--- Waiting (decide.lua): the algorithms that can reserve a future turn register RESERVES[name] =
--- function(r, limit, intervalMs), which turns the charge in result table r (charged beyond what
--- is there) into its debt kept as time, so no read clamps or forgives it (token bucket, GCRA).
--- The TypeScript twins are the modules' `reserve`.
-local RESERVES = {}
 
 -- A double as an exact decimal string ("-0" becomes "0"). A whole number below 2^53 is written
 -- with '%d': the digits '%.17g' writes, at under half its cost.

@@ -70,6 +70,9 @@ function luaRegistryPart() {
     }
   }
   const whole = ALGORITHM_LIST.filter((m) => m.store.wholeCosts).map((m) => `[${luaString(m.name)}] = true`);
+  const waits = ALGORITHM_LIST.filter((m) => m.reserve !== undefined).map((m) =>
+    luaString(m.name).slice(1, -1),
+  );
   const max = ALGORITHM_LIST.filter((m) => m.store.maxLimit !== undefined).map(
     (m) => `[${luaString(m.name)}] = ${luaNumber(m.store.maxLimit)}`,
   );
@@ -91,6 +94,9 @@ function luaRegistryPart() {
 local WHOLE_COSTS = { ${whole.join(', ')} }
 -- The largest limit an algorithm takes, where it has one.
 local MAX_LIMITS = { ${max.join(', ')} }
+-- The algorithms that can reserve a turn (waiting; their write keeps a turn's debt as time), as
+-- one string ' <name> <name> ': a constant, where a table would be built on every call.
+local WAITS = ' ${waits.join(' ')} '
 
 -- A result table with every field any algorithm sets, up front: allocated at its final size,
 -- it is never rehashed as an algorithm fills it (an algorithm sets every field it reads).
