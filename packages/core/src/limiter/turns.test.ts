@@ -40,6 +40,12 @@ async function settleIo(times = 20): Promise<void> {
   for (let i = 0; i < times; i++) await new Promise((resolve) => setImmediate(resolve));
 }
 
+/** Lets I/O run (setImmediate is not faked) until `done()` holds, or fails after 5000 turns. */
+async function until(done: () => boolean): Promise<void> {
+  for (let i = 0; i < 5000 && !done(); i++) await new Promise((resolve) => setImmediate(resolve));
+  expect(done()).toBe(true);
+}
+
 /** Lets I/O run until `limiter` has `count` checks waiting under `policy` (the store answered them). */
 async function untilWaiting(limiter: Limiter, count: number, policy = 'queued'): Promise<void> {
   for (let i = 0; i < 5000 && (limiter.counters.overload.waiting.get(policy) ?? 0) < count; i++) {
@@ -124,7 +130,7 @@ describe.each(STORES)('waiting for a turn on $name', ({ make }) => {
     await untilWaiting(limiter, 1);
     await advance(40);
     controller.abort();
-    await settleIo();
+    await until(() => aborted.decision !== undefined);
     expect(aborted.decision).toMatchObject({ allowed: false, outcome: 'over_limit', policy: 'queued' });
     expect(aborted.decision?.retryAfterMs).toBe(60);
     expect(limiter.counters.overload.cancelledWaits.get('queued')).toBe(1);
@@ -152,7 +158,7 @@ describe.each(STORES)('waiting for a turn on $name', ({ make }) => {
     const waiters = [track(limiter.check({ identity: 'u' })), track(limiter.check({ identity: 'u' }))];
     await untilWaiting(limiter, 2);
     await limiter.close();
-    await settleIo();
+    await until(() => waiters.every((w) => w.decision !== undefined));
     expect(waiters.map((w) => w.decision?.allowed)).toEqual([false, false]);
     expect((await limiter.peek({ identity: 'u' })).retryAfterMs).toBe(100);
   });
