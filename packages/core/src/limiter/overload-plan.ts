@@ -13,9 +13,18 @@ export interface OverloadPlanner {
   readonly waitsOpen: boolean;
 }
 
-/** Whether `policy`'s algorithm can reserve a future turn (its module has `reserve`: `WAITING_ALGORITHMS`). */
+/**
+ * Whether a check may wait for `policy`: its algorithm reserves a future turn (its module has
+ * `reserve`: `WAITING_ALGORITHMS`), and it is enforced and decided in the store alone (a shadow
+ * policy never holds a request back; a lease or local stage answers in-process).
+ */
 function canWait(policy: CompiledPolicy): boolean {
-  return ALGORITHMS[policy.algorithm].reserve !== undefined;
+  return (
+    ALGORITHMS[policy.algorithm].reserve !== undefined &&
+    !policy.shadow &&
+    policy.lease === undefined &&
+    policy.local === undefined
+  );
 }
 
 /** True when some policy takes a slot or may wait: checks of it are planned with `withOverload`. */

@@ -230,3 +230,31 @@ describe('waiting while the store is down', () => {
     expect(limiter.counters.overload.waiting.size).toBe(0);
   });
 });
+
+describe('which policies a check waits for', () => {
+  it('never for a shadow policy, nor one with a lease or a local stage, whatever the descriptor asks', async () => {
+    const clock = () => START_MS;
+    const limiter = createLimiter({
+      policies: [
+        { name: 'shadowed', algorithm: 'token-bucket', burst: 1, rate: '10/s', shadow: true },
+        {
+          name: 'leased',
+          algorithm: 'token-bucket',
+          burst: 1,
+          rate: '10/s',
+          lease: { units: 1, ttlMs: 1000 },
+        },
+        { name: 'staged', algorithm: 'gcra', burst: 1, rate: '10/s', local: { burst: 1, rate: '10/s' } },
+      ],
+      store: new MemoryStore({ clock }),
+      clock,
+    });
+    for (const name of ['shadowed', 'leased', 'staged']) {
+      expect((await limiter.check({ identity: 'u', policies: [name] })).results[0]?.allowed).toBe(true);
+      const again = await limiter.check({ identity: 'u', policies: [name], maxWaitMs: 1000 });
+      expect(again.results[0]).toMatchObject({ allowed: false, outcome: 'over_limit' });
+      expect(again.outcome).toBe(name === 'shadowed' ? 'allowed' : 'over_limit');
+    }
+    expect(limiter.counters.overload.waiting.size).toBe(0);
+  });
+});
