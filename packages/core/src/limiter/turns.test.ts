@@ -258,3 +258,22 @@ describe('which policies a check waits for', () => {
     expect(limiter.counters.overload.waiting.size).toBe(0);
   });
 });
+
+describe('a timer that fires early', () => {
+  it('never admits before the limiter clock reads the turn: the timer is armed again for the rest', async () => {
+    vi.useFakeTimers({ toFake: ['setTimeout', 'clearTimeout'] });
+    let now = START_MS;
+    const clock = () => now;
+    const limiter = createLimiter({ policies: [QUEUED], store: new MemoryStore({ clock }), clock });
+    for (let i = 0; i < 5; i++) await limiter.check({ identity: 'u' });
+    const waiter = track(limiter.check({ identity: 'u' }));
+    await untilWaiting(limiter, 1);
+    // The timer's 100 ms pass while the clock moved 99 (Node's timers fire up to 1 ms early).
+    now += 99;
+    await vi.advanceTimersByTimeAsync(100);
+    expect(waiter.decision).toBeUndefined();
+    now += 1;
+    await vi.advanceTimersByTimeAsync(1);
+    expect(waiter.decision?.allowed).toBe(true);
+  });
+});
