@@ -31,7 +31,7 @@ export interface RequestFacts {
   readonly marker?: object;
   /**
    * The request's abort signal, fired when the client goes away: called only for a request that
-   * may wait for its turn (a policy with `maxWaitMs`), so a waiting request the client gave up on
+   * waits for its turn (a policy with `maxWaitMs`), so a waiting request the client gave up on
    * gives its turn back. Node adapters pass `abortSignalOf(res)`; Web runtimes `() => request.signal`.
    */
   readonly abortSignal?: () => AbortSignal;
@@ -147,8 +147,9 @@ export function createLimitRequest<Req>(
     if (cost !== undefined) descriptor.cost = cost;
     if (choice.policyNames !== undefined) descriptor.policies = choice.policyNames;
     if (reserve) descriptor.reserve = true;
-    // A request that may wait for its turn gives it back when the client goes away.
-    if (facts.abortSignal !== undefined && mayWait(choice)) descriptor.signal = facts.abortSignal();
+    // A request that waits for its turn gives it back when the client goes away (the signal is
+    // made only then).
+    if (facts.abortSignal !== undefined) descriptor.signal = facts.abortSignal;
     return descriptor;
   };
 
@@ -206,13 +207,6 @@ export function createLimitRequest<Req>(
 }
 
 const SKIPPED: Promise<undefined> = Promise.resolve(undefined);
-
-/** Whether a check of `choice` may wait for its turn: one of its policies has `maxWaitMs`. */
-function mayWait(choice: PolicyChoice): boolean {
-  const { limiter, policyNames } = choice;
-  if (policyNames === undefined) return limiter.policies.some((p) => p.maxWaitMs !== undefined);
-  return policyNames.some((name) => limiter.policy(name).maxWaitMs !== undefined);
-}
 
 /**
  * A cost record as the chosen policies read it: with `policies` answering policies of its own, the

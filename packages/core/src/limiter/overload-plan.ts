@@ -45,12 +45,15 @@ export function checkOverloadFields(descriptor: Descriptor, method: 'check' | 'p
   }
   if (
     signal !== undefined &&
+    typeof signal !== 'function' &&
     (typeof signal !== 'object' ||
       signal === null ||
       typeof signal.aborted !== 'boolean' ||
       typeof signal.addEventListener !== 'function')
   ) {
-    throw new TypeError(`limiter.${method}: "signal" must be an AbortSignal, got ${describeValue(signal)}`);
+    throw new TypeError(
+      `limiter.${method}: "signal" must be an AbortSignal or a function returning one, got ${describeValue(signal)}`,
+    );
   }
 }
 

@@ -191,7 +191,9 @@ async function waitForTurn(
   if (turnMs === 0) return decision;
   const { clock } = parts.steps;
   const answeredAtMs = clock();
-  if (await parts.turns.sleep(turnMs, descriptor.signal, entries, verdicts)) return decision;
+  const { signal } = descriptor;
+  const aborts = typeof signal === 'function' ? signal() : signal;
+  if (await parts.turns.sleep(turnMs, aborts, entries, verdicts)) return decision;
   if (descriptor.reserve !== true) parts.reservations.keep(decision, entries, askedAtMs, verdicts);
   await parts.reservations.settle(decision, 0);
   await parts.slots.release(decision);

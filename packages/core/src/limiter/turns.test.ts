@@ -143,6 +143,27 @@ describe.each(STORES)('waiting for a turn on $name', ({ make }) => {
     expect(next.decision?.allowed).toBe(true);
   });
 
+  it('makes the signal from a function only for a check that waits', async () => {
+    const { limiter, advance } = setUp();
+    let made = 0;
+    const controller = new AbortController();
+    const signal = () => {
+      made++;
+      return controller.signal;
+    };
+    await spendBurst(limiter);
+    expect(made).toBe(0);
+    const waiting = track(limiter.check({ identity: 'u', signal }));
+    await untilWaiting(limiter, 1);
+    expect(made).toBe(1);
+    controller.abort();
+    await until(() => waiting.decision !== undefined);
+    expect(waiting.decision?.allowed).toBe(false);
+    await advance(100);
+    expect((await limiter.check({ identity: 'v', signal })).allowed).toBe(true);
+    expect(made).toBe(1);
+  });
+
   it('a check whose signal was aborted already reserves nothing for long', async () => {
     const { limiter } = setUp();
     await spendBurst(limiter);

@@ -55,7 +55,8 @@ export interface Descriptor {
   readonly maxWaitMs?: number;
   /**
    * Cancels a check waiting for its turn: the reserved units are given back and the check resolves
-   * denied (`over_limit`, `retryAfterMs` the time that was left to its turn).
+   * denied (`over_limit`, `retryAfterMs` the time that was left to its turn). Or a function that
+   * makes it, called only when the check waits (nothing is made for a check answered at once).
    */
-  readonly signal?: AbortSignal;
+  readonly signal?: AbortSignal | (() => AbortSignal);
 }
