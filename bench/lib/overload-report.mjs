@@ -32,7 +32,7 @@ export function renderOverloadMarkdown(overload) {
       ]),
     ),
     '',
-    `Lateness of waiting checks: \`queued\` (burst 5, 10/s, maxWaitMs 1000), ${overload.perIdentity} checks of each of ${overload.lateIdentities} identities sent at once per round; lateness = admitted time - turn (real clock), over the checks that waited, with the turn counted from the send (includes the store's answer) and from the identity's first admission (the wait's own precision, a lower bound). Admitted can exceed the expected count by a few when the clock moves on while a burst is sent. Early: admissions before their turn (must be 0), with the earliest's lateness.`,
+    `Lateness of waiting checks: \`queued\` (burst 5, 10/s, maxWaitMs 1000), ${overload.perIdentity} checks of each of ${overload.lateIdentities} identities sent at once per round; lateness = admitted time - turn (real clock), over the checks that waited, with the turn counted from the send (on Redis it includes the store's answer behind the burst) and from the identity's first admission (on Redis, the wait's own precision; on MemoryStore, which answers at the send, the first admission resolves after the whole burst is decided, so there it reads negative and the send is the reference). Admitted can exceed the expected count by a few when the clock moves on while a burst is sent. Early: admissions before their turn (must be 0), with the earliest's lateness.`,
     '',
     table(
       [

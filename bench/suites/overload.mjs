@@ -17,8 +17,10 @@
  *   real clock (`performance.now()`), p50/p99/max over the checks that waited, two ways: from the
  *   send (the turn counted from when the first check was sent: includes the store's answer, which
  *   on Redis waits behind the other checks of the burst), and from the first admission (counted
- *   from when the identity's first check came back admitted, at or after its bucket started: the
- *   precision of the wait itself, a lower bound). Early: judged on
+ *   from when the identity's first check came back admitted: on Redis about when the waiting
+ *   checks' answers came back too, so it shows the wait's own precision; on MemoryStore the store
+ *   answers at the send and the first admission resolves only after the whole burst was decided,
+ *   so there the figure is negative and the send is the reference). Early: judged on
  *   the stores' own clock (`Date.now()`, Redis TIME: whole ms of the system clock), an admission
  *   read before t0 + (k - 4) * 100, t0 the clock just before the first check was sent (the bucket
  *   started at or after it), so every one counted is before its turn; must be 0.
