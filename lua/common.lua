@@ -22,6 +22,27 @@ local tonumber, type = tonumber, type
 local floor, ceil = math.floor, math.ceil
 local find, sub, format, byte = string.find, string.sub, string.format, string.byte
 local rcall, rpcall = redis.call, redis.pcall
+
+-- A written key's TTL with an explicit time (tests) is at least this, so the test's clock, not
+-- Redis's, decides; no TTL is longer than MAX_TTL_MS.
+local EXPLICIT_TTL_FLOOR_MS = 600000
+local MAX_TTL_MS = 1e15
+
+-- The script's now in ms, from ARGV[1]: '' = Redis TIME (microsecond precision, fractional ms
+-- kept: production); a number = an explicit time, 0 <= nowMs < 1e13 (tests). Returns now and
+-- whether it was explicit; nil for a bad argument (the script replies BAD_NOW).
+local BAD_NOW = 'ERR sluice: nowMs must be a number from 0 to 1e13 (ms since the epoch)'
+local function script_now(arg)
+  if arg ~= '' then
+    local now = tonumber(arg)
+    if now == nil or not (now >= 0 and now < 1e13) then
+      return nil, true
+    end
+    return now, true
+  end
+  local t = rcall('TIME')
+  return tonumber(t[1]) * 1000 + tonumber(t[2]) / 1000, false
+end
 local unpack = unpack
 
 -- Every algorithm registers itself here: ALGORITHMS[name] = function(r, key, saved, nowMs,
@@ -31,16 +52,11 @@ local unpack = unpack
 -- string, or nil when the key is absent or holds another type; `slot` is a concurrency entry's
 -- slot id in mode 'consume' (nil otherwise: the other algorithms ignore it). An
 -- algorithm sets every field it reads back, and the common ones: allowed, remaining,
--- resetMs, retryAfterMs, chargedRemaining, chargedResetMs, key, write (r.write(r, ttlMs)
--- charges). Its name, its file and the other fields it sets are declared by its module in
+-- resetMs, retryAfterMs, chargedRemaining, chargedResetMs, key, write (r.write(r, ttlMs, turn)
+-- charges; `turn`, the entry's policy table when the charge reserves a future turn, else false:
+-- see WAITS and decide.lua). Its name, its file and the other fields it sets are declared by its module in
 -- packages/core/src/algorithms/ (lua.resultFields), which the registry lists.
 local ALGORITHMS = {}
-
--- Waiting (decide.lua): the algorithms that can reserve a future turn register RESERVES[name] =
--- function(r, limit, intervalMs), which turns the charge in result table r (charged beyond what
--- is there) into its debt kept as time, so no read clamps or forgives it (token bucket, GCRA).
--- The TypeScript twins are the modules' `reserve`.
-local RESERVES = {}
 
 -- A double as an exact decimal string ("-0" becomes "0"). A whole number below 2^53 is written
 -- with '%d': the digits '%.17g' writes, at under half its cost.

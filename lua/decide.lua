@@ -65,10 +65,11 @@
 --                 least one character), required in mode 'consume'; in mode 'peek' '1' (a slot
 --                 given there is ignored). It has no short form (the short form carries no slot).
 --                 Or a waiting entry '<cost>~<maxWaitMs>' (maxWaitMs positive; only a policy
---                 whose algorithm has RESERVES[algorithm]: token bucket, GCRA): in mode
+--                 whose algorithm is in WAITS, from the registry: token bucket, GCRA): in mode
 --                 'consume', when it denies (not banned) but its wait, ceil(retryAfterMs) and at
 --                 least 1, is at most maxWaitMs, it counts as allowing in phase 2, and when
---                 charged it reserves that turn: charged now into debt (RESERVES), replied as
+--                 charged it reserves that turn: charged now, the debt kept as time (its
+--                 algorithm's write, told the turn), replied as
 --                 allowed with that wait (see Reply). Not charged (another entry denies): denied
 --                 as usual. Mode 'peek' never waits.
 --
@@ -99,8 +100,6 @@
 --                 call removed from the entry's key; 0 in mode 'peek'
 -- Bad arguments anywhere return an error reply before anything is read or written.
 
-local EXPLICIT_TTL_FLOOR_MS = 600000
-local MAX_TTL_MS = 1e15
 
 local function positive(value)
   local n = tonumber(value)
@@ -159,7 +158,7 @@ for p = 1, policyCount do
   end
   policies[tostring(p)] = { algorithm = algorithm, name = name, whole = WHOLE_COSTS[name] == true,
     limit = limit, windowMs = windowMs, intervalMs = intervalMs, shadow = shadow == '1', ban = ban,
-    slots = name == 'concurrency', reserve = RESERVES[name] or false }
+    slots = name == 'concurrency' }
 end
 
 -- The decisions, parsed into two flat arrays (no table per decision or entry). Decision d
@@ -289,7 +288,7 @@ while argi <= argc do
           -- A waiting entry: '<cost>~<maxWaitMs>'.
           local units, most = string.match(costArg, '^([^~]+)~([^~]+)$')
           cost, most = positive(units or ''), positive(most or '')
-          if cost == nil or most == nil or not policy.reserve then
+          if cost == nil or most == nil or not find(WAITS, ' ' .. policy.name .. ' ', 1, true) then
             return redis.error_reply('ERR sluice: a waiting cost must be cost~maxWaitMs, both positive, on a token-bucket or gcra policy (entry ' .. i .. ', decision ' .. d .. ')')
           end
           waits = waits or {}
@@ -338,16 +337,9 @@ if keyi - 1 ~= #KEYS then
   return redis.error_reply('ERR sluice: expected ' .. (keyi - 1) .. ' keys, got ' .. #KEYS)
 end
 
-local now
-local explicit = ARGV[1] ~= ''
-if explicit then
-  now = tonumber(ARGV[1])
-  if now == nil or not (now >= 0 and now < 1e13) then
-    return redis.error_reply('ERR sluice: nowMs must be a number from 0 to 1e13 (ms since the epoch)')
-  end
-else
-  local t = rcall('TIME')
-  now = tonumber(t[1]) * 1000 + tonumber(t[2]) / 1000
+local now, explicit = script_now(ARGV[1])
+if now == nil then
+  return redis.error_reply(BAD_NOW)
 end
 
 local reply = {}
@@ -357,22 +349,6 @@ local takes = lease and {}
 -- Per entry position of the decision being decided: its reserved turn's wait if charged (false:
 -- it does not wait); read only for a waiting entry.
 local turns = waits and {}
-
--- The wait of a waiting entry that denies: whole ms, rounded up past the noise, at least 1;
--- false when it never admits (-1) or the wait is beyond maxWaitMs. Twin: `reservedWaitMs`.
-local function reserved_wait(retryAfterMs, maxWaitMs)
-  if not (retryAfterMs >= 0) then
-    return false
-  end
-  local wait = ceil(retryAfterMs - WAIT_NOISE_MS)
-  if wait < 1 then
-    wait = 1
-  end
-  if wait > maxWaitMs then
-    return false
-  end
-  return wait
-end
 
 -- One result table per entry position, reused by every decision of the call (an
 -- algorithm fills every field it reads back): nothing is allocated per decision.
@@ -516,22 +492,26 @@ local function decide(d)
       takes[i] = units
     end
     local ok = r.allowed
-    local banned = false
     if nBans and policy.ban then
       -- A ban in force denies, whatever the policy's state says.
-      banned = B.read(i, KEYS[nextBan])
-      if banned then
+      if B.read(i, KEYS[nextBan]) then
         ok = false
       end
       nextBan = nextBan + 1
     end
-    local maxWait = waits and waits[e0 + i]
-    if maxWait then
-      -- A waiting entry that denies (not banned) reserves its turn when it comes soon enough.
+    if waits and waits[e0 + i] then
+      -- A waiting entry that denies (not banned, not never) reserves its turn when its wait, in
+      -- whole ms rounded up past the noise and at least 1, is at most maxWaitMs. Twin:
+      -- `reservedWaitMs`.
       turns[i] = false
-      if not ok and consume and not banned then
-        turns[i] = reserved_wait(r.retryAfterMs, maxWait)
-        ok = turns[i] ~= false
+      if not r.allowed and consume and not (nBans and policy.ban and B.banned[i]) and r.retryAfterMs >= 0 then
+        local wait = ceil(r.retryAfterMs - WAIT_NOISE_MS)
+        if wait < 1 then
+          wait = 1
+        end
+        if wait <= waits[e0 + i] then
+          turns[i], ok = wait, true
+        end
       end
     end
     if not ok then
@@ -547,13 +527,9 @@ local function decide(d)
   for i = 1, count do
     local r = results[i]
     local remaining, resetMs = r.remaining, r.resetMs
-    local policy = ent[2 * (e0 + i) - 1]
-    local charged = chargeAll or (chargeEnforced and not policy.shadow)
-    local turn = charged and waits and waits[e0 + i] and turns[i]
-    if turn then
-      -- A reserved turn: the charge kept as a debt until it.
-      policy.reserve(r, policy.limit, policy.intervalMs)
-    end
+    local charged = chargeAll or (chargeEnforced and not ent[2 * (e0 + i) - 1].shadow)
+    -- A reserved turn (waiting): its wait, else false.
+    local turn = waits and charged and waits[e0 + i] and turns[i]
     if charged then
       local ttl = ceil(r.chargedResetMs) + 1
       if explicit and ttl < EXPLICIT_TTL_FLOOR_MS then
@@ -562,15 +538,24 @@ local function decide(d)
       if ttl > MAX_TTL_MS then
         ttl = MAX_TTL_MS
       end
-      r.write(r, ttl)
+      if turn then
+        -- The write keeps a reserved turn's debt as time (told the policy's numbers).
+        r.write(r, ttl, ent[2 * (e0 + i) - 1])
+      else
+        r.write(r, ttl)
+      end
       remaining, resetMs = r.chargedRemaining, r.chargedResetMs
     end
-    reply[nReply + 1] = (r.allowed or turn) and 1 or 0
+    reply[nReply + 1] = r.allowed and 1 or 0
     reply[nReply + 2] = remaining
     reply[nReply + 3] = ceil(resetMs)
-    reply[nReply + 4] = turn or ceil(r.retryAfterMs - WAIT_NOISE_MS)
+    reply[nReply + 4] = ceil(r.retryAfterMs - WAIT_NOISE_MS)
+    if turn then
+      -- Allowed with a wait: the reserved turn.
+      reply[nReply + 1], reply[nReply + 4] = 1, turn
+    end
     if nBans then
-      local ban = policy.ban
+      local ban = ent[2 * (e0 + i) - 1].ban
       if ban then
         B.reply(ban, i, consume and not (r.allowed or turn), nReply)
       end

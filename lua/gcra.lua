@@ -29,6 +29,9 @@
 --   forgives what is over it), and the cap applies at tsMs, so the wait it gives holds as
 --   the clock moves on: no wait exceeds limit * intervalMs by more than 2 DELTA, and a
 --   client that waits the reported retryAfterMs is admitted.
+-- Waiting (the write's `turn`, decide.lua): a turn reserved beyond the burst is charged now, what
+--   is owed beyond the burst kept as time: "g<limit>|<turnMs>", a full burst until the turn
+--   (TAT = turn + limit * intervalMs), so later checks queue behind it.
 -- Returns (see decide.lua): allowed when used + cost fits the limit (see above);
 --   remaining = whole units left; resetMs = TAT - now (0 when nothing is owed);
 --   retryAfterMs = (used + cost - limit) * intervalMs + (tsMs - now) (0 when allowed, -1
@@ -49,8 +52,15 @@ local function gcra_ticks(limit)
   return q
 end
 
-local function gcra_write(r, ttlMs)
+-- `turn` (the policy table, decide.lua): a reserved turn owes more than the burst; the debt is
+-- kept as time, a full burst owed until the turn (nothing drains until then), which no read
+-- clamps. Twin: the module's `reserve`.
+local function gcra_write(r, ttlMs, turn)
   local used = r.left
+  if turn and used > turn.limit then
+    rcall('SET', r.key, 'g' .. fmt(turn.limit) .. '|' .. fmt(r.ts + (used - turn.limit) * turn.intervalMs), 'PX', ttlMs)
+    return
+  end
   local text
   if r.exact then
     -- A whole number of ticks below 10^13: '%.13g' writes its exact decimal, the
@@ -153,17 +163,6 @@ ALGORITHMS['gcra'] = function(r, key, saved, now, limit, windowMs, intervalMs, c
   r.exact = not moved and ticks + ct < 1e13
   r.chargedResetMs = ts2 + left * intervalMs - now
   r.key, r.left, r.ts, r.write = key, left, ts2, gcra_write
-end
-
--- A reserved turn (waiting, decide.lua): the charge owes more than the burst; the debt is kept
--- as time, a full burst owed from the turn on (nothing drains until then), which no read clamps.
--- Twin: the module's `reserve`.
-RESERVES['gcra'] = function(r, limit, intervalMs)
-  if r.left > limit then
-    r.ts = r.ts + (r.left - limit) * intervalMs
-    r.left = limit
-    r.exact = false
-  end
 end
 
 -- ==== settle: the settle script only (embed-lua.mjs leaves it out of decide) ====

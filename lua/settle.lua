@@ -37,8 +37,6 @@
 -- Reply: one integer per entry, in KEYS order: 1 = settled, 0 = nothing to settle.
 -- Bad arguments return an error reply before anything is read or written.
 
-local EXPLICIT_TTL_FLOOR_MS = 600000
-local MAX_TTL_MS = 1e15
 
 local function positive(value)
   local n = tonumber(value)
@@ -95,16 +93,9 @@ for i = 1, count do
     reserved = reserved, ago = ago, answered = answered, wait = wait }
 end
 
-local now
-local explicit = ARGV[1] ~= ''
-if explicit then
-  now = tonumber(ARGV[1])
-  if now == nil or not (now >= 0 and now < 1e13) then
-    return redis.error_reply('ERR sluice: nowMs must be a number from 0 to 1e13 (ms since the epoch)')
-  end
-else
-  local t = rcall('TIME')
-  now = tonumber(t[1]) * 1000 + tonumber(t[2]) / 1000
+local now, explicit = script_now(ARGV[1])
+if now == nil then
+  return redis.error_reply(BAD_NOW)
 end
 
 local reply = {}

@@ -1,5 +1,5 @@
 -- Sluice slots script: releases or renews concurrency slots (lua/concurrency.lua's sorted sets),
--- every slot given in ONE call (atomic). A script of its own (no algorithm code).
+-- every slot given in ONE call (atomic). Built as common.lua + this file (no algorithm code).
 --
 -- KEYS     the key of each slot, in slot order (a key may repeat: several slots of one key);
 --          on Redis Cluster every key of a call shares one hash tag (one slot)
@@ -19,8 +19,6 @@
 -- A key holding another type reads as holding no slot (0). Bad arguments return an error reply
 -- before anything is read or written.
 
-local EXPLICIT_TTL_FLOOR_MS = 600000
-local rcall, rpcall, tonumber = redis.call, redis.pcall, tonumber
 
 local count = #KEYS
 local mode = ARGV[2]
@@ -46,24 +44,9 @@ for i = 1, count do
   end
 end
 
-local now
-local explicit = ARGV[1] ~= ''
-if explicit then
-  now = tonumber(ARGV[1])
-  if now == nil or not (now >= 0 and now < 1e13) then
-    return redis.error_reply('ERR sluice: nowMs must be a number from 0 to 1e13 (ms since the epoch)')
-  end
-else
-  local t = rcall('TIME')
-  now = tonumber(t[1]) * 1000 + tonumber(t[2]) / 1000
-end
-
--- A double as an exact decimal string, as common.lua's fmt.
-local function fmt(x)
-  if x == math.floor(x) and x < 9007199254740992 and x > -9007199254740992 then
-    return string.format('%d', x)
-  end
-  return string.format('%.17g', x)
+local now, explicit = script_now(ARGV[1])
+if now == nil then
+  return redis.error_reply(BAD_NOW)
 end
 
 local reply = {}

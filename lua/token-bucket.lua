@@ -10,7 +10,10 @@
 --   any positive number).
 -- Other limits: the tokens read under any limit or interval, capped at the limit and at
 --   a debt of this policy's slack, so a changed policy never waits longer than its own
---   (limit + slack) * intervalMs.
+--   (limit + slack) * intervalMs beyond a debt kept as time (a settle's, a reserved turn's).
+-- Waiting (the write's `turn`, decide.lua): a turn reserved when the bucket holds too few tokens
+--   is charged now, its debt kept as time: "0|<turnMs>", empty until the turn, so later
+--   checks queue behind it.
 -- Clock: elapsed = nowMs - tsMs, clamped at 0: when time goes backwards the bucket is
 --   frozen at the later time, so it never gains tokens.
 -- Slack: comparisons allow 0.001 / intervalMs tokens (at most 0.5), the refill of one
@@ -21,7 +24,14 @@
 --   retryAfterMs = ms until `cost` tokens are there (0 when allowed, -1 when
 --   cost > limit: never). A charge subtracts cost and writes "<tokens>|<tsMs>" with a TTL.
 
-local function token_bucket_write(r, ttlMs)
+-- `turn` (the policy table, decide.lua): a reserved turn left the bucket below empty; the debt is
+-- kept as time, an empty bucket until the turn (it earns nothing until then), which no read
+-- forgives. Twin: the module's `reserve`.
+local function token_bucket_write(r, ttlMs, turn)
+  if turn and r.left < 0 then
+    rcall('SET', r.key, '0|' .. fmt(r.ts - r.left * turn.intervalMs), 'PX', ttlMs)
+    return
+  end
   rcall('SET', r.key, fmt(r.left) .. '|' .. fmt_time(r.ts), 'PX', ttlMs)
 end
 
@@ -74,16 +84,6 @@ ALGORITHMS['token-bucket'] = function(r, key, saved, now, limit, windowMs, inter
   r.chargedRemaining = whole(left + slack, limit)
   r.chargedResetMs = (ts - now) + (limit - left) * intervalMs
   r.key, r.left, r.ts, r.write = key, left, ts, token_bucket_write
-end
-
--- A reserved turn (waiting, decide.lua): the charge left the bucket below empty; the debt is
--- kept as time, an empty bucket from the turn on (it earns nothing until then), which no read
--- forgives. Twin: the module's `reserve`.
-RESERVES['token-bucket'] = function(r, limit, intervalMs)
-  if r.left < 0 then
-    r.ts = r.ts - r.left * intervalMs
-    r.left = 0
-  end
 end
 
 -- ==== settle: the settle script only (embed-lua.mjs leaves it out of decide) ====

@@ -11,6 +11,7 @@ import { Cluster, Redis } from 'ioredis';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { type RedisCluster, startRedisCluster } from '../support/redis-cluster.js';
 import { type RedisProcess, startRedis } from '../support/redis-server.js';
+import { connectCluster } from './connect.js';
 import {
   type Algorithm,
   banKeyOf,
@@ -51,16 +52,6 @@ function recording(client: Cluster | Redis): EvalClient {
   };
 }
 
-async function connect(): Promise<Cluster> {
-  const client = new Cluster(
-    cluster.seeds.map((s) => ({ ...s })),
-    { scaleReads: 'master' },
-  );
-  client.on('error', () => {});
-  if (client.status !== 'ready') await new Promise<void>((resolve) => client.once('ready', () => resolve()));
-  return client;
-}
-
 /** Seconds to the next whole `windowSeconds` boundary of Redis time. */
 async function secondsToBoundary(windowSeconds: number): Promise<number> {
   const [seconds] = (await clients[0]!.call('TIME')) as [string, string];
@@ -76,7 +67,7 @@ async function clearOfWindowBoundary(windowSeconds: number, marginSeconds = 15):
 beforeAll(async () => {
   cluster = await startRedisCluster();
   console.log(`[cluster] 3 primaries + 3 replicas ready in ${cluster.startupMs} ms`);
-  for (let i = 0; i < CONNECTIONS; i++) clients.push(await connect());
+  for (let i = 0; i < CONNECTIONS; i++) clients.push(await connectCluster(cluster));
 });
 
 afterAll(async () => {

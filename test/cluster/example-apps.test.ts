@@ -11,6 +11,12 @@ import { counterValue, json, type Reply, request } from '../integration/client.j
 import { type AppNode, EXAMPLE_APPS, startApps, stopApps } from '../support/apps.js';
 import { EXPECTED } from '../support/expected.js';
 import { expectLeasedBounds } from '../support/leased-route.js';
+import {
+  expectAbortFreesSlot,
+  expectAbortGivesTurnBack,
+  expectConcurrentLimit,
+  expectQueuedTurns,
+} from '../support/overload-routes.js';
 import { type RedisCluster, startRedisCluster } from '../support/redis-cluster.js';
 import { expectGenerateSettles, expectLoginCountsFailures } from '../support/settle-routes.js';
 
@@ -121,6 +127,22 @@ describe(`example apps on Redis Cluster (${EXAMPLE_APPS.map((a) => a.name).join(
 
   it('GET /leased across the apps on Cluster: at most burst + 10/s x T admitted, at least burst - nodes x 10, 200 or 429 only', async () => {
     await expectLeasedBounds(nodes, apiKey(), { streamMs: 2000 });
+  });
+
+  it('GET /concurrent across the apps on Cluster: 3 in flight, the 4th 429 with qu="concurrent-requests", then 3 new ones at once', async () => {
+    await expectConcurrentLimit(nodeFor, apiKey());
+  });
+
+  it('GET /concurrent across the apps on Cluster: a client abort mid-request frees its slot at once', async () => {
+    await expectAbortFreesSlot(nodeFor, apiKey());
+  });
+
+  it('GET /queued across the apps on Cluster: admitted at their turns, none early, at most 50 ms late; past 1000 ms 429 at once', async () => {
+    await expectQueuedTurns(nodeFor, apiKey());
+  });
+
+  it('GET /queued across the apps on Cluster: clients that go away while waiting give their turns back', async () => {
+    await expectAbortGivesTurnBack(nodeFor, apiKey());
   });
 
   it('POST /transfers/:id: two policies in one Cluster call, the fourth denied by "transfers" without charging "payments"', async () => {

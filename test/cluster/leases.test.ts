@@ -4,9 +4,10 @@
  * allows per identity, leave at most instances x units unused, make about one script call per
  * lease (counted on every primary), and stay all or nothing beside an unleased policy.
  */
-import { Cluster, Redis } from 'ioredis';
+import { type Cluster, Redis } from 'ioredis';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { type RedisCluster, startRedisCluster } from '../support/redis-cluster.js';
+import { connectCluster } from './connect.js';
 import { createLimiter, type Decision, identityTag, type PolicyInput, RedisStore } from './core.js';
 
 const INSTANCES = 4;
@@ -21,16 +22,7 @@ const prefix = () => `l${process.pid}x${++runId}`;
 
 beforeAll(async () => {
   cluster = await startRedisCluster();
-  for (let i = 0; i < INSTANCES; i++) {
-    const client = new Cluster(
-      cluster.seeds.map((s) => ({ ...s })),
-      { scaleReads: 'master' },
-    );
-    client.on('error', () => {});
-    if (client.status !== 'ready')
-      await new Promise<void>((resolve) => client.once('ready', () => resolve()));
-    clients.push(client);
-  }
+  for (let i = 0; i < INSTANCES; i++) clients.push(await connectCluster(cluster));
 });
 
 afterAll(async () => {

@@ -135,6 +135,14 @@ function statusOf(header: string | undefined): number {
   return header === undefined ? 200 : Number(header);
 }
 
+/**
+ * What the test handlers wait before answering: the request's `x-hold-ms` header in ms (a
+ * request that holds a concurrency slot that long), else nothing.
+ */
+function holdFor(header: string | undefined): Promise<void> | undefined {
+  return header === undefined ? undefined : new Promise((done) => setTimeout(done, Number(header)));
+}
+
 /** What the test handlers echo of the decision. */
 export function summary(decision: Decision | undefined) {
   if (decision === undefined) return null;
@@ -199,7 +207,8 @@ function expressHarness(name: string, express: typeof express5): Harness {
       const app = express();
       if (mount !== 'route') app.use(limit);
       const routeLimit = mount === 'app' ? [] : [limit];
-      const echo = (req: express5.Request, res: express5.Response) => {
+      const echo = async (req: express5.Request, res: express5.Response) => {
+        await holdFor(req.get('x-hold-ms'));
         res.status(statusOf(req.get('x-status'))).json({ ok: true, rateLimit: summary(req.rateLimit) });
       };
       app.get('/items/:id', ...routeLimit, echo);
@@ -232,7 +241,8 @@ function koaHarness(name: string, Koa: typeof Koa3): Harness {
       if (mount !== 'route') app.use(limit);
       const router = new Router();
       const routeLimit = mount === 'app' ? [] : [limit];
-      const echo = (ctx: Koa3.Context) => {
+      const echo = async (ctx: Koa3.Context) => {
+        await holdFor(ctx.get('x-hold-ms') || undefined);
         ctx.status = statusOf(ctx.get('x-status') || undefined);
         ctx.body = { ok: true, rateLimit: summary(ctx.state.rateLimit as Decision | undefined) };
       };
@@ -268,11 +278,13 @@ function honoHarness(): Harness {
       const app = new Hono<RateLimitEnv>();
       if (mount !== 'route') app.use('*', limit);
       const routeLimit = mount === 'app' ? [] : [limit];
-      const echo = (c: Context<RateLimitEnv>) =>
-        c.json(
+      const echo = async (c: Context<RateLimitEnv>) => {
+        await holdFor(c.req.header('x-hold-ms'));
+        return c.json(
           { ok: true, rateLimit: summary(c.get('rateLimit')) },
           statusOf(c.req.header('x-status')) as 200,
         );
+      };
       app.get('/items/:id', ...routeLimit, echo);
       app.get('/other', ...routeLimit, echo);
       return new Promise<Served>((done) => {
@@ -300,6 +312,7 @@ async function fastifyReady(options: FastifyRateLimitOptions, mount: Mount): Pro
     await app.register(async (group) => {
       if (mount !== 'app') await group.register(fastifyRateLimit, options);
       const echo = async (request: FastifyRequest, reply: { code(status: number): unknown }) => {
+        await holdFor(request.headers['x-hold-ms'] as string | undefined);
         reply.code(statusOf(request.headers['x-status'] as string | undefined));
         return { ok: true, rateLimit: summary(request.rateLimit ?? undefined) };
       };
@@ -355,7 +368,8 @@ function decorateMethod(Class: { prototype: object }, method: string, decorator:
   if (result !== undefined) Object.defineProperty(Class.prototype, method, result);
 }
 
-const nestEcho = (req: { rateLimit?: Decision; headers?: Record<string, unknown> }) => {
+const nestEcho = async (req: { rateLimit?: Decision; headers?: Record<string, unknown> }) => {
+  await holdFor(req.headers?.['x-hold-ms'] as string | undefined);
   const body = { ok: true, rateLimit: summary(req.rateLimit) };
   const status = statusOf(req.headers?.['x-status'] as string | undefined);
   if (status !== 200) throw new HttpException(body, status);

@@ -121,3 +121,38 @@ export function counterValue(metricsText: string, name: string, labels: Record<s
   }
   return total;
 }
+
+/** A request on a connection of its own, which the test may abort (the client goes away). */
+export interface OpenRequest {
+  /** The response read in full; rejects once aborted. */
+  readonly reply: Promise<Reply>;
+  /** Destroys the connection: the server sees its client go away. */
+  abort(): void;
+}
+
+/** Sends one GET on a new connection (no pool) that `abort()` destroys. */
+export function openRequest(url: string, headers: Record<string, string> = {}): OpenRequest {
+  const started = performance.now();
+  const req = httpRequest(new URL(url), { headers, agent: false });
+  const reply = new Promise<Reply>((resolve, reject) => {
+    req.on('response', (res) => {
+      const chunks: Buffer[] = [];
+      res.on('data', (chunk: Buffer) => chunks.push(chunk));
+      res.on('error', reject);
+      res.on('end', () =>
+        resolve({
+          status: res.statusCode ?? 0,
+          headers: res.headers as Record<string, string>,
+          text: Buffer.concat(chunks).toString('utf8'),
+          elapsedMs: performance.now() - started,
+          url,
+        }),
+      );
+    });
+    req.on('error', reject);
+  });
+  // An aborted request's rejection is expected: whoever awaits `reply` still sees it.
+  reply.catch(() => undefined);
+  req.end();
+  return { reply, abort: () => req.destroy() };
+}

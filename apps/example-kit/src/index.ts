@@ -6,6 +6,7 @@ export { type AppEnv, appEnv, type ExampleAppOptions } from './app-env.js';
 export { denyListFromEnv } from './deny-list.js';
 export { API_KEY_HEADER, apiKeyIdentity } from './identity.js';
 export { type ExampleLimiter, exampleLimiter } from './limiter.js';
+export { CONCURRENT_MAX_MS, concurrentReply, parseHoldMs } from './overload.js';
 export { POLICIES, PRO_KEY_PREFIX, ROUTE_LIMITS, tieredPolicies } from './policies.js';
 export { GENERATE_MAX_UNITS, generateReply, generateUnits, loginReply, parseUsed } from './settle.js';
 export { type StoreChoice, storeFromEnv } from './store.js';

@@ -1,6 +1,6 @@
 /**
  * The example-app contract's policy table (design.md, "The example-app contract").
- * Every example app (express, koa, nest, hono) declares exactly these policies and routes,
+ * Every example app (express, koa, nest, hono, fastify) declares exactly these policies and routes,
  * so the same tests drive all of them and several apps can share one Redis.
  */
 import type { PolicyInput } from '@sluice/core';
@@ -19,6 +19,10 @@ export const POLICIES: readonly PolicyInput[] = [
   { name: 'login', algorithm: 'fixed-window', limit: 5, window: '60s' },
   // Each instance takes 10 units of the Redis budget at a time and admits from them in-process for up to 1 s.
   { name: 'leased', algorithm: 'token-bucket', rate: '10/s', burst: 100, lease: { units: 10, ttlMs: 1000 } },
+  // At most 3 requests of one identity in flight across every instance; a dead instance's slots come back after 10 s.
+  { name: 'in-flight', algorithm: 'concurrency', limit: 3, leaseMs: '10s' },
+  // A request over the rate waits for its turn, up to 1 s, instead of a 429.
+  { name: 'queued', algorithm: 'token-bucket', burst: 5, rate: '10/s', maxWaitMs: 1000 },
 ];
 
 /** The API key prefix of the pro plan: a stand-in for a plan looked up from the tenant. */
@@ -55,4 +59,8 @@ export const ROUTE_LIMITS = {
   login: { policies: ['login'] },
   /** GET /leased: admitted from a lease of 10 units per instance where one is live (decision source `lease`). */
   leased: { policies: ['leased'] },
+  /** GET /concurrent?ms=N: holds one of the identity's 3 slots until the response ends. */
+  concurrent: { policies: ['in-flight'] },
+  /** GET /queued: over the rate, waits for its turn up to 1 s. */
+  queued: { policies: ['queued'] },
 } as const satisfies Record<string, { policies: readonly string[]; cost?: Readonly<Record<string, number>> }>;

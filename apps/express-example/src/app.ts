@@ -3,6 +3,7 @@ import type { Identity, Limiter } from '@sluice/core';
 import {
   API_KEY_HEADER,
   apiKeyIdentity,
+  concurrentReply,
   type ExampleAppOptions,
   exampleLimiter,
   generateReply,
@@ -60,6 +61,11 @@ export function createApp(options: ExampleAppOptions = {}): ExampleApp {
   app.get('/tiered', tiered, ok);
   const query = (req: Request, name: string) =>
     typeof req.query[name] === 'string' ? req.query[name] : undefined;
+  app.get('/queued', limit(ROUTE_LIMITS.queued), ok);
+  app.get('/concurrent', limit(ROUTE_LIMITS.concurrent), async (req, res) => {
+    const reply = await concurrentReply(query(req, 'ms'));
+    res.status(reply.status).json(reply.body);
+  });
   const { generate, login } = ROUTE_LIMITS;
   app.post(
     '/generate',

@@ -3,6 +3,7 @@ import type { Identity, Limiter } from '@sluice/core';
 import {
   API_KEY_HEADER,
   apiKeyIdentity,
+  concurrentReply,
   type ExampleAppOptions,
   exampleLimiter,
   generateReply,
@@ -64,6 +65,11 @@ export async function createApp(options: ExampleAppOptions = {}): Promise<Exampl
   app.get('/leased', limited(ROUTE_LIMITS.leased), ok);
   // The plan's policies, chosen per request.
   app.get('/tiered', limited({ policies: (request) => tieredPolicies(header(request, API_KEY_HEADER)) }), ok);
+  app.get('/queued', limited(ROUTE_LIMITS.queued), ok);
+  app.get('/concurrent', limited(ROUTE_LIMITS.concurrent), async (request, reply) => {
+    const answer = await concurrentReply(query(request, 'ms'));
+    return reply.code(answer.status).send(answer.body);
+  });
   const { generate, login } = ROUTE_LIMITS;
   const settleGenerate = (request: FastifyRequest) =>
     generateUnits(query(request, 'used'), generate.cost['llm-tokens']);

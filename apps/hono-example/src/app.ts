@@ -3,6 +3,7 @@ import { getConnInfo } from '@hono/node-server/conninfo';
 import { createDenyList, createLimiter, createMetrics, type Limiter } from '@sluice/core';
 import {
   API_KEY_HEADER,
+  concurrentReply,
   type ExampleAppOptions,
   generateReply,
   generateUnits,
@@ -71,6 +72,11 @@ export function createApp(options: ExampleAppOptions = {}): ExampleApp {
     policies: (c) => tieredPolicies(c.req.header(API_KEY_HEADER)),
   });
   app.get('/tiered', tiered, ok);
+  app.get('/queued', limit(ROUTE_LIMITS.queued), ok);
+  app.get('/concurrent', limit(ROUTE_LIMITS.concurrent), async (c) => {
+    const reply = await concurrentReply(c.req.query('ms'));
+    return c.json(reply.body, reply.status);
+  });
   const { generate, login } = ROUTE_LIMITS;
   const own = { limiter, identityHeader: API_KEY_HEADER, clientIp, denyList };
   app.post(

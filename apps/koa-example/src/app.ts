@@ -4,6 +4,7 @@ import type { Identity, Limiter } from '@sluice/core';
 import {
   API_KEY_HEADER,
   apiKeyIdentity,
+  concurrentReply,
   type ExampleAppOptions,
   exampleLimiter,
   generateReply,
@@ -62,6 +63,12 @@ export function createApp(options: ExampleAppOptions = {}): ExampleApp {
     const value = ctx.query[name];
     return typeof value === 'string' ? value : undefined;
   };
+  router.get('/queued', limit(ROUTE_LIMITS.queued), ok);
+  router.get('/concurrent', limit(ROUTE_LIMITS.concurrent), async (ctx) => {
+    const reply = await concurrentReply(query(ctx, 'ms'));
+    ctx.status = reply.status;
+    ctx.body = reply.body;
+  });
   const { generate, login } = ROUTE_LIMITS;
   router.post(
     '/generate',

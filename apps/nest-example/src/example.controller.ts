@@ -2,6 +2,7 @@
 import { Controller, Get, HttpCode, HttpException, Post, Query } from '@nestjs/common';
 import {
   API_KEY_HEADER,
+  concurrentReply,
   generateReply,
   generateUnits,
   loginReply,
@@ -67,6 +68,18 @@ export class ExampleController {
   @RateLimit({ policies: (req) => tieredPolicies(req.headers[API_KEY_HEADER]) })
   tiered() {
     return OK;
+  }
+
+  @Get('queued')
+  @RateLimit(...ROUTE_LIMITS.queued.policies)
+  queued() {
+    return OK;
+  }
+
+  @Get('concurrent')
+  @RateLimit(...ROUTE_LIMITS.concurrent.policies)
+  async concurrent(@Query('ms') ms?: string) {
+    return answer(await concurrentReply(ms));
   }
 
   @Post('generate')

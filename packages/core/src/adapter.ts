@@ -16,6 +16,7 @@
  * entry and a handler from here work together, in ESM and CommonJS alike.
  */
 
+export { holdsSlots } from './algorithms/concurrency.js';
 export { ALGORITHM_NAMES } from './algorithms/registry.js';
 export {
   abortSignalOf,

@@ -8,10 +8,10 @@
 export { buildKey } from './keys/index.js';
 export {
   DECIDE_SCRIPT,
-  decodeScriptReply,
   encodeScriptArgs,
   encodeScriptKeys,
   RESET_SCRIPT,
   ScriptCall,
 } from './redis/script.js';
+export { decodeScriptReply } from './redis/script-reply.js';
 export { SETTLE_SCRIPT } from './redis/settle-script.js';

@@ -1,6 +1,7 @@
 /** `rateLimit()`: Express middleware that asks Sluice core for a decision and applies it. */
 import type { Decision, HttpVerdict, RateLimitOptions } from '@sluice/core';
 import {
+  abortSignalOf,
   checkFrameworkOptions,
   createRateLimitHandler,
   optionNames,
@@ -64,6 +65,7 @@ export function rateLimit(options: ExpressRateLimitOptions = {}): RequestHandler
       pattern: routePattern(req),
       path: req.originalUrl ?? req.url,
       ip: req.ip,
+      abortSignal: abortSignalOf(res),
     };
     resolved.limitRequest(req, facts).then(
       (result) => {

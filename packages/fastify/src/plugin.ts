@@ -2,6 +2,7 @@
 import type { Decision, HttpVerdict, RateLimitOptions } from '@sluice/core';
 import {
   ADAPTER_OPTION_NAMES,
+  abortSignalOf,
   checkFrameworkOptions,
   checkOptionNames,
   createRateLimitHandler,
@@ -103,7 +104,7 @@ async function plugin(fastify: FastifyInstance, options: FastifyRateLimitOptions
     }
     if (limits === undefined) return void done();
     const { method, url: path, ip } = request;
-    const facts = { method, pattern: route.url, path, ip };
+    const facts = { method, pattern: route.url, path, ip, abortSignal: abortSignalOf(reply.raw) };
     limits.core
       .limitRequest(request, facts)
       .then((result) => answer(limits, result, request, reply, done), done);

@@ -1,6 +1,7 @@
 /** `limitRequest`: one Hono request through core, and core's verdict applied to the context. */
 import type { Decision, HttpVerdict } from '@sluice/core';
 import {
+  abortSignalOf,
   type RateLimitHandler,
   settleOnResponseEnd,
   settleWhenBodyEnds,
@@ -48,11 +49,13 @@ export async function limitRequest<E extends Env>(
   next: () => Promise<void>,
 ): Promise<Response | undefined> {
   const context = c as unknown as Context<E>;
+  const node = unsentNodeResponse((c.env as { outgoing?: unknown } | undefined)?.outgoing);
   const facts = {
     method: c.req.method,
     pattern: matchedPattern(c),
     path: c.req.path,
     ip: resolved.clientIp?.(context),
+    abortSignal: node === undefined ? requestSignal(c.req.raw) : abortSignalOf(node),
   };
   const result = await resolved.core.limitRequest(context, facts);
   if (result === undefined) {
@@ -62,7 +65,6 @@ export async function limitRequest<E extends Env>(
   const { decision, verdict } = result;
   c.set('rateLimit', decision);
   if (verdict.action === 'pass') {
-    const node = unsentNodeResponse((c.env as { outgoing?: unknown } | undefined)?.outgoing);
     if (node !== undefined && result.settle !== undefined) settleOnResponseEnd(node, result.settle);
     // On @hono/node-server and not settling: straight onto the Node response (about 9% of an
     // allowed request, bench/instructions.mjs, against c.header(), whose Headers node-server
@@ -88,6 +90,11 @@ export async function limitRequest<E extends Env>(
   }
   // A plain record is the cheapest headers init on every runtime; the Response never writes to it.
   return new Response(verdict.bodyText ?? null, { status: verdict.status, headers: verdict.headers });
+}
+
+/** The `abortSignal` of a request on a Web runtime: the request's own signal, read only when asked for. */
+function requestSignal(request: Request): () => AbortSignal {
+  return () => request.signal;
 }
 
 /** Sets every header on the context; returns the first name, or undefined when there is none. */

@@ -1,6 +1,7 @@
 /** `rateLimit()`: Koa middleware that asks Sluice core for a decision and applies it. */
 import type { Decision, HttpVerdict, RateLimitOptions } from '@sluice/core';
 import {
+  abortSignalOf,
   checkFrameworkOptions,
   createRateLimitHandler,
   optionNames,
@@ -61,6 +62,7 @@ export function rateLimit(options: KoaRateLimitOptions = {}): Middleware {
         pattern: matchedRoute(ctx),
         path: ctx.originalUrl,
         ip: ctx.ip,
+        abortSignal: abortSignalOf(ctx.res),
       })
       .then((result) => {
         if (result === undefined) return next();

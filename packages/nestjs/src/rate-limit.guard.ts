@@ -2,6 +2,7 @@
 import { type CanActivate, type ExecutionContext, Injectable } from '@nestjs/common';
 import type { Decision } from '@sluice/core';
 import {
+  abortSignalOf,
   type RequestFacts,
   setResponseHeader,
   settleOnResponseEnd,
@@ -72,20 +73,24 @@ export class RateLimitGuard implements CanActivate {
   /**
    * Translates the execution context into request facts. The default handles HTTP on the
    * Express and Fastify platforms: the route pattern from the controller's and handler's
-   * path metadata, the client IP from `req.ip`. Returns `undefined` (not limited) for any
-   * other context type. Override it to limit GraphQL, WebSocket or RPC handlers.
+   * path metadata, the client IP from `req.ip`, the abort signal from the Node response.
+   * Returns `undefined` (not limited) for any other context type. Override it to limit
+   * GraphQL, WebSocket or RPC handlers.
    */
   protected getRequestFacts(context: ExecutionContext): GuardRequestFacts | undefined {
     if (context.getType() !== 'http') return undefined;
     const http = context.switchToHttp();
     const request = http.getRequest<{ method: string; url: string; originalUrl?: string; ip?: string }>();
+    const response = http.getResponse();
+    const node = unsentNodeResponse(response);
     return {
       request,
-      response: http.getResponse(),
+      response,
       method: handlerMethod(context.getHandler(), request.method),
       pattern: handlerPattern(context.getClass(), context.getHandler()),
       path: request.originalUrl ?? request.url,
       ip: request.ip,
+      abortSignal: node === undefined ? undefined : abortSignalOf(node),
     };
   }
 

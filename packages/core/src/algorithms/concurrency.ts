@@ -112,5 +112,9 @@ export const concurrency = defineAlgorithm({
   store: { wholeCosts: true },
   // A denial's wait is at most the earliest slot's lease (one window); a release may come sooner.
   windows: { longestWaitWindows: 1, resetsOnBoundary: false },
-  lua: { file: 'concurrency.lua', resultFields: ['slot', 'expiry', 'foreign', 'reclaimed'] },
+  lua: {
+    file: 'concurrency.lua',
+    resultFields: ['slot', 'expiry', 'foreign', 'reclaimed'],
+    replyFields: ['reclaimed'],
+  },
 });

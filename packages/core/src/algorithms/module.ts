@@ -87,6 +87,8 @@ export interface LuaFacts {
    * (the script allocates every field up front, so a table never grows while filled).
    */
   readonly resultFields: readonly string[];
+  /** Of those, the ones lua/decide.lua reads into a fifth reply item (a concurrency entry's `reclaimed`). */
+  readonly replyFields?: readonly string[];
 }
 
 /** Result table fields every Lua algorithm sets and lua/decide.lua reads (see lua/common.lua). */

@@ -18,7 +18,14 @@ import { DECIDE_SCRIPT, encodeScriptArgs, encodeScriptKeys } from '../redis/scri
 import type { CompiledPolicy, Algorithm as PublicAlgorithm, StoreEntry } from '../types.js';
 import { LUA_COMMON_RESULT_FIELDS, STATE_NUMBERS_MAX } from './module.js';
 import { ALGORITHM_LIST, ALGORITHM_NAMES, ALGORITHMS, type Algorithm, isAlgorithm } from './registry.js';
-import { costArb, makePolicy, policyArb, startTimeArb, timeStepArb } from './testing.test-support.js';
+import {
+  ALL_ALGORITHMS,
+  costArb,
+  makePolicy,
+  policyArb,
+  startTimeArb,
+  timeStepArb,
+} from './testing.test-support.js';
 import { assertValidEntries } from './validate.js';
 
 const luaDir = fileURLToPath(new URL('../../../../lua/', import.meta.url));
@@ -56,7 +63,9 @@ describe('the algorithm registry', () => {
 
   it('definePolicy and the store checks accept exactly the registered names', () => {
     for (const algorithm of ALGORITHM_NAMES) {
-      expect(definePolicy({ name: 'p', algorithm, limit: 5, window: '1m' }).algorithm).toBe(algorithm);
+      // A concurrency policy takes no window (its slots live `leaseMs`).
+      const window = algorithm === 'concurrency' ? {} : { window: '1m' };
+      expect(definePolicy({ name: 'p', algorithm, limit: 5, ...window }).algorithm).toBe(algorithm);
       expect(isAlgorithm(algorithm)).toBe(true);
     }
     for (const other of ['leaky-bucket', 'constructor', '__proto__', 'toString', 'TOKEN-BUCKET', '']) {
@@ -112,6 +121,7 @@ describe('the embedded decide script', () => {
         'decide.lua',
         'reset.lua',
         'settle.lua',
+        'slots.lua',
         ...ALGORITHM_LIST.map((m) => m.lua.file),
       ].sort(),
     );
@@ -129,7 +139,7 @@ describe('the embedded decide script', () => {
     },
   );
 
-  it('allocates every result field up front and reads only the common ones in decide.lua', () => {
+  it('allocates every result field up front and reads only the common ones (and reply fields) in decide.lua', () => {
     const body = /local function new_result\(\)\n {2}return \{([^}]*)\}/.exec(source)?.[1] ?? '';
     const fields = [...body.matchAll(/(\w+) = false/g)].map((m) => m[1]);
     const declared = new Set([
@@ -137,8 +147,8 @@ describe('the embedded decide script', () => {
       ...ALGORITHM_LIST.flatMap((m) => m.lua.resultFields),
     ]);
     expect([...fields].sort()).toEqual([...declared].sort());
-    for (const field of resultFields(lua('decide.lua')).used)
-      expect(LUA_COMMON_RESULT_FIELDS).toContain(field);
+    const read = [...LUA_COMMON_RESULT_FIELDS, ...ALGORITHM_LIST.flatMap((m) => m.lua.replyFields ?? [])];
+    for (const field of resultFields(lua('decide.lua')).used) expect(read).toContain(field);
   });
 });
 
@@ -184,7 +194,8 @@ describe('the decide script and the store checks apply each store rule alike', (
     expect(await script('gcra', (a) => (a === 'gcra' ? 'leaky-bucket' : a))).toMatch(/unknown algorithm/);
   });
 
-  it.each(ALGORITHM_LIST.map((m) => [m.name, m] as const))(
+  // Every algorithm that counts units (a concurrency entry costs one slot: concurrency-script.test.ts).
+  it.each(ALL_ALGORITHMS.map((name) => [name, ALGORITHMS[name]] as const))(
     '%s: accepted by the script, fractional costs and large limits exactly as its store rules say',
     async (name, module) => {
       const policy = makePolicy(name, LIMIT, 1000);

@@ -109,17 +109,25 @@ async function settleAfter<Req>(
 export interface NodeResponseEvents {
   readonly statusCode: number;
   readonly writableFinished?: boolean;
+  /** True once the response (its connection) was destroyed: closed, maybe before it finished. */
+  readonly destroyed?: boolean;
   once(event: 'finish' | 'close', listener: () => void): unknown;
 }
 
 /**
  * Calls `settle` when a Node response finished (`completed: true`) or its connection closed
- * before (`completed: false`): Express, Koa, Nest and Hono on Node. `settle` runs once.
+ * before (`completed: false`): Express, Koa, Nest and Hono on Node. `settle` runs once. A response
+ * that ended already (the client went away while the check was with the store) settles at once:
+ * its `finish` and `close` events are past.
  */
 export function settleOnResponseEnd(
   res: NodeResponseEvents,
   settle: (response: ResponseFacts) => Promise<void>,
 ): void {
+  if (res.writableFinished === true || res.destroyed === true) {
+    void settle({ statusCode: res.statusCode, completed: res.writableFinished === true });
+    return;
+  }
   res.once('finish', () => void settle({ statusCode: res.statusCode, completed: true }));
   res.once(
     'close',

@@ -53,7 +53,7 @@ export function createLimiter(options: LimiterOptions): Limiter {
   const reservations = new Reservations(resolved.clock, () => steps);
   const lostListeners = new Set<(event: SlotLostEvent) => void>();
   const slots = new HeldSlots(resolved.clock, () => steps, counters.overload, lostListeners);
-  const turns = new Turns(resolved.maxWaiting, counters.overload);
+  const turns = new Turns(resolved.maxWaiting, counters.overload, resolved.clock);
   const planner: OverloadPlanner = {
     nextSlotId: () => slots.nextSlotId(),
     get waitsOpen() {

@@ -31,7 +31,7 @@ export class DenyCacheStep {
   /** Remembers `answer` when an enforced entry was denied; `askedAtMs` is when the check asked. */
   remember(entries: readonly StoreEntry[], answer: StoreAnswer, askedAtMs: number): void {
     if (answer instanceof StoreUnavailable || enforcedAllow(entries, answer.verdicts)) return;
-    rememberDenied(this.memory, entries, answer.verdicts, askedAtMs);
-    if (this.remembered !== undefined) this.remembered['deny-cache']++;
+    const remembered = rememberDenied(this.memory, entries, answer.verdicts, askedAtMs);
+    if (remembered && this.remembered !== undefined) this.remembered['deny-cache']++;
   }
 }

@@ -20,6 +20,7 @@
  * store admits.
  */
 
+import { holdsSlots } from '../algorithms/concurrency.js';
 import { ALGORITHMS } from '../algorithms/registry.js';
 import type { Algorithm, CompiledPolicy, PolicyResult, StoreEntry, StoreVerdict } from '../types.js';
 import { resultFromVerdict } from './decision.js';
@@ -67,13 +68,15 @@ export function rememberDenied(
     const verdict = verdicts[i] as StoreVerdict;
     // Waits are told in whole ms, rounded up, as a result reports them.
     const retryAfterMs = Math.ceil(verdict.retryAfterMs);
-    if (policy.shadow || verdict.allowed || !(retryAfterMs > 1)) continue;
+    // A slot may be released at any moment: a concurrency denial is never remembered.
+    if (policy.shadow || verdict.allowed || !(retryAfterMs > 1) || holdsSlots(policy)) continue;
     const untilMs = atMs + believedWaitMs(policy, retryAfterMs, verdict.banned === true) - 1;
     if (untilMs > latestMs) latestMs = untilMs;
   }
   if (rememberedUntilMs(atMs, latestMs, memory.maxAgeMs) <= atMs) return false;
   for (let i = 0; i < entries.length; i++) {
     const { key, policy, cost } = entries[i] as StoreEntry;
+    if (holdsSlots(policy)) continue;
     const verdict = verdicts[i] as StoreVerdict;
     const retryAfterMs = Math.ceil(verdict.retryAfterMs);
     if (!policy.shadow && !verdict.allowed && retryAfterMs > 1) {

@@ -5,6 +5,13 @@ import type { Clock, StoreEntry, StoreMode, StoreSettleEntry, StoreVerdict } fro
 import { failsClosed } from './fail-modes.js';
 import { answerOf, type SettleAnswer, StoreUnavailable, settleAnswerOf } from './store-answer.js';
 
+/** `entry` without its `maxWaitMs`: the local fallback answers at once. */
+function withoutWait(entry: StoreEntry): StoreEntry {
+  if (entry.maxWaitMs === undefined) return entry;
+  const { maxWaitMs: _wait, ...rest } = entry;
+  return rest;
+}
+
 /**
  * When the store could not decide, the entries of `local` policies are decided by an in-process
  * MemoryStore (created on first use, at most `maxKeys` keys; it answers now, so no deadline
@@ -44,7 +51,8 @@ export class LocalFallback {
       fallbackFailMode(e.policy) === 'local' && given?.[i] === undefined ? [i] : [],
     );
     if (localIdx.length === 0) return unavailable;
-    const localEntries = localIdx.map((i) => entries[i]!);
+    // Nothing waits while the store is down: a turn reserved here would not be the fleet's.
+    const localEntries = localIdx.map((i) => withoutWait(entries[i]!));
     this.#memory ??= new MemoryStore({ clock: this.clock, maxKeys: this.maxKeys });
     let decided: ReturnType<typeof answerOf>;
     try {

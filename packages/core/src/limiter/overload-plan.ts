@@ -13,9 +13,18 @@ export interface OverloadPlanner {
   readonly waitsOpen: boolean;
 }
 
-/** Whether `policy`'s algorithm can reserve a future turn (its module has `reserve`: `WAITING_ALGORITHMS`). */
+/**
+ * Whether a check may wait for `policy`: its algorithm reserves a future turn (its module has
+ * `reserve`: `WAITING_ALGORITHMS`), and it is enforced and decided in the store alone (a shadow
+ * policy never holds a request back; a lease or local stage answers in-process).
+ */
 function canWait(policy: CompiledPolicy): boolean {
-  return ALGORITHMS[policy.algorithm].reserve !== undefined;
+  return (
+    ALGORITHMS[policy.algorithm].reserve !== undefined &&
+    !policy.shadow &&
+    policy.lease === undefined &&
+    policy.local === undefined
+  );
 }
 
 /** True when some policy takes a slot or may wait: checks of it are planned with `withOverload`. */
@@ -46,28 +55,19 @@ export function checkOverloadFields(descriptor: Descriptor, method: 'check' | 'p
 }
 
 /**
- * The entries of a check with their overload fields: a concurrency entry gets its slot id; an entry that can wait gets its `maxWaitMs` (the descriptor's, else its policy's;
- * none while `maxWaiting` checks wait already). Returns whether some entry may wait.
+ * The entry of `policy` in a check, with its overload field: a concurrency entry gets a new slot
+ * id; an entry that can wait gets its `maxWaitMs` (the descriptor's, else its policy's; none while
+ * `maxWaiting` checks wait already). Made in one literal, not copied from a plain entry.
  */
-export function withOverload(
-  entries: StoreEntry[],
+export function overloadEntry(
+  key: string,
+  policy: CompiledPolicy,
+  cost: number,
   descriptor: Descriptor,
   planner: OverloadPlanner,
-): boolean {
-  let waits = false;
-  const waitsOpen = planner.waitsOpen;
-  for (let i = 0; i < entries.length; i++) {
-    const entry = entries[i] as StoreEntry;
-    const { policy } = entry;
-    if (holdsSlots(policy)) {
-      entries[i] = { ...entry, slotId: planner.nextSlotId() };
-      continue;
-    }
-    const maxWaitMs = waitsOpen && canWait(policy) ? (descriptor.maxWaitMs ?? policy.maxWaitMs ?? 0) : 0;
-    if (maxWaitMs > 0) {
-      entries[i] = { ...entry, maxWaitMs };
-      waits = true;
-    }
-  }
-  return waits;
+): StoreEntry {
+  if (holdsSlots(policy)) return { key, policy, cost, slotId: planner.nextSlotId() };
+  const maxWaitMs =
+    canWait(policy) && planner.waitsOpen ? (descriptor.maxWaitMs ?? policy.maxWaitMs ?? 0) : 0;
+  return maxWaitMs > 0 ? { key, policy, cost, maxWaitMs } : { key, policy, cost };
 }

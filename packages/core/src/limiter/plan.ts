@@ -4,7 +4,7 @@ import { identityProblem, isIdentityInput } from '../keys/identity.js';
 import { describeValue } from '../policy/errors.js';
 import type { CompiledPolicy, Descriptor, StoreCheckOptions, StoreEntry } from '../types.js';
 import { checkCostRecord, resolveCost, selectPolicies } from './costs.js';
-import { checkOverloadFields, type OverloadPlanner, withOverload } from './overload-plan.js';
+import { checkOverloadFields, type OverloadPlanner, overloadEntry } from './overload-plan.js';
 
 /** The policies a limiter can apply, and where their keys live. */
 export interface PolicySet {
@@ -81,17 +81,16 @@ export function planCheck(
   validateDescriptor(set, descriptor, method);
   const applying = selectPolicies(set.policies, set.byName, descriptor.policies, method);
   const tag = identityTag(set.prefix, descriptor.identity);
-  const entries: StoreEntry[] = applying.map((p) => ({
-    key: policyKey(tag, p, descriptor.route),
-    policy: p,
-    cost: resolveCost(p, descriptor, method),
-  }));
+  const { route } = descriptor;
   // Concurrency and waiting: only for a check of a limiter that has such policies, or asked to wait.
-  const waits =
-    method === 'check' &&
-    overload !== undefined &&
-    (set.overload || descriptor.maxWaitMs !== undefined) &&
-    withOverload(entries, descriptor, overload);
+  const planner =
+    method === 'check' && (set.overload || descriptor.maxWaitMs !== undefined) ? overload : undefined;
+  const entries: StoreEntry[] = applying.map((p) =>
+    planner === undefined
+      ? { key: policyKey(tag, p, route), policy: p, cost: resolveCost(p, descriptor, method) }
+      : overloadEntry(policyKey(tag, p, route), p, resolveCost(p, descriptor, method), descriptor, planner),
+  );
+  const waits = planner !== undefined && entries.some((e) => e.maxWaitMs !== undefined);
   if (method === 'peek' || descriptor.requestId === undefined) return { entries, options: undefined, waits };
   const options: StoreCheckOptions = {
     requestKey: requestKey(

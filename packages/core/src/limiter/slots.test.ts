@@ -4,9 +4,8 @@
  * runs out, lost slots reported and never re-taken, `close()` freeing them, and the counters the
  * metrics read. Timers are faked and the clock injected: no test sleeps.
  */
-import { Redis } from 'ioredis';
-import { afterAll, afterEach, beforeAll, describe, expect, it, vi } from 'vitest';
-import { type RedisProcess, startRedis } from '../../../../test/support/redis-server.js';
+import { afterEach, describe, expect, it, vi } from 'vitest';
+import { useRedis } from '../../../../test/support/redis-fixture.js';
 import { MemoryStore } from '../stores/memory-store.js';
 import { RedisStore } from '../stores/redis-store.js';
 import type { Clock, PolicyInput, SlotLostEvent, Store } from '../types.js';
@@ -16,18 +15,9 @@ const START_MS = 1_764_400_000_500;
 const IN_FLIGHT: PolicyInput = { name: 'in-flight', algorithm: 'concurrency', limit: 2, leaseMs: 1000 };
 const RATE: PolicyInput = { name: 'rate', algorithm: 'fixed-window', limit: 3, window: '1m' };
 
-let server: RedisProcess;
-let redis: Redis;
+const redis = useRedis();
 let prefixCount = 0;
 
-beforeAll(async () => {
-  server = await startRedis();
-  redis = new Redis(server.port, '127.0.0.1', { maxRetriesPerRequest: 1 });
-});
-afterAll(async () => {
-  redis.disconnect();
-  await server.stop();
-});
 afterEach(() => {
   vi.useRealTimers();
 });
@@ -45,10 +35,10 @@ const STORES: readonly { name: string; make: (clock: Clock) => Store; flush: () 
   { name: 'memory', make: (clock) => new MemoryStore({ clock }), flush: settleIo },
   {
     name: 'redis',
-    make: (clock) => new RedisStore({ client: redis, clock }),
+    make: (clock) => new RedisStore({ client: redis.client, clock }),
     flush: async () => {
       await settleIo();
-      await redis.ping();
+      await redis.client.ping();
       await settleIo();
     },
   },
@@ -186,6 +176,23 @@ describe.each(STORES)('concurrency slots on $name', ({ make, flush }) => {
     expect((await other.check({ identity: 'u' })).allowed).toBe(false);
     await paused.release(held);
     expect((await other.check({ identity: 'u' })).allowed).toBe(false);
+  });
+
+  it('never remembers a concurrency denial in the deny cache: a release admits the next check at once', async () => {
+    vi.useFakeTimers({ toFake: ['setTimeout', 'clearTimeout'] });
+    const { clock } = handClock(flush);
+    const limiter = createLimiter({
+      policies: [IN_FLIGHT, { ...RATE, limit: 100 }],
+      store: make(clock),
+      clock,
+      prefix: `slots${++prefixCount}`,
+    });
+    const held = [await limiter.check({ identity: 'u' }), await limiter.check({ identity: 'u' })];
+    expect((await limiter.check({ identity: 'u' })).source).toBe('store');
+    await limiter.release(held[0]!);
+    const next = await limiter.check({ identity: 'u' });
+    expect(next).toMatchObject({ allowed: true, source: 'store' });
+    expect(limiter.counters.remembered['deny-cache']).toBe(0);
   });
 
   it('close() frees every slot held', async () => {

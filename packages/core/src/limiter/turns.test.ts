@@ -5,9 +5,8 @@
  * back, `maxWaiting` bounds the waiters, and the descriptor's `maxWaitMs` overrides the policy's.
  * Timers are faked and the clock injected: no test sleeps.
  */
-import { Redis } from 'ioredis';
-import { afterAll, afterEach, beforeAll, describe, expect, it, vi } from 'vitest';
-import { type RedisProcess, startRedis } from '../../../../test/support/redis-server.js';
+import { afterEach, describe, expect, it, vi } from 'vitest';
+import { useRedis } from '../../../../test/support/redis-fixture.js';
 import { MemoryStore } from '../stores/memory-store.js';
 import { RedisStore } from '../stores/redis-store.js';
 import type { Clock, Decision, PolicyInput, Store } from '../types.js';
@@ -24,30 +23,27 @@ const QUEUED: PolicyInput = {
   maxWaitMs: 1000,
 };
 
-let server: RedisProcess;
-let redis: Redis;
+const redis = useRedis();
 let prefixCount = 0;
 
-beforeAll(async () => {
-  server = await startRedis();
-  redis = new Redis(server.port, '127.0.0.1', { maxRetriesPerRequest: 1 });
-});
-afterAll(async () => {
-  redis.disconnect();
-  await server.stop();
-});
 afterEach(() => {
   vi.useRealTimers();
 });
 
 const STORES: readonly { name: string; make: (clock: Clock) => Store }[] = [
   { name: 'memory', make: (clock) => new MemoryStore({ clock }) },
-  { name: 'redis', make: (clock) => new RedisStore({ client: redis, clock }) },
+  { name: 'redis', make: (clock) => new RedisStore({ client: redis.client, clock }) },
 ];
 
 /** Lets I/O and promise callbacks run (setImmediate is not faked), without moving the fake time. */
 async function settleIo(times = 20): Promise<void> {
   for (let i = 0; i < times; i++) await new Promise((resolve) => setImmediate(resolve));
+}
+
+/** Lets I/O run (setImmediate is not faked) until `done()` holds, or fails after 5000 turns. */
+async function until(done: () => boolean): Promise<void> {
+  for (let i = 0; i < 5000 && !done(); i++) await new Promise((resolve) => setImmediate(resolve));
+  expect(done()).toBe(true);
 }
 
 /** Lets I/O run until `limiter` has `count` checks waiting under `policy` (the store answered them). */
@@ -134,7 +130,7 @@ describe.each(STORES)('waiting for a turn on $name', ({ make }) => {
     await untilWaiting(limiter, 1);
     await advance(40);
     controller.abort();
-    await settleIo();
+    await until(() => aborted.decision !== undefined);
     expect(aborted.decision).toMatchObject({ allowed: false, outcome: 'over_limit', policy: 'queued' });
     expect(aborted.decision?.retryAfterMs).toBe(60);
     expect(limiter.counters.overload.cancelledWaits.get('queued')).toBe(1);
@@ -162,7 +158,7 @@ describe.each(STORES)('waiting for a turn on $name', ({ make }) => {
     const waiters = [track(limiter.check({ identity: 'u' })), track(limiter.check({ identity: 'u' }))];
     await untilWaiting(limiter, 2);
     await limiter.close();
-    await settleIo();
+    await until(() => waiters.every((w) => w.decision !== undefined));
     expect(waiters.map((w) => w.decision?.allowed)).toEqual([false, false]);
     expect((await limiter.peek({ identity: 'u' })).retryAfterMs).toBe(100);
   });
@@ -216,5 +212,68 @@ describe.each(STORES)('waiting for a turn on $name', ({ make }) => {
     const tooFar = await limiter.check({ identity: 'u', maxWaitMs: 100 });
     expect(tooFar).toMatchObject({ allowed: false, policy: 'slow', retryAfterMs: 250 });
     expect((await limiter.peek({ identity: 'u', policies: ['queued'] })).remaining).toBe(before);
+  });
+});
+
+describe('waiting while the store is down', () => {
+  it("nothing waits under failMode 'local': the in-process fallback answers at once", async () => {
+    const down: Store = {
+      kind: 'down',
+      decide: () => Promise.reject(new Error('down')),
+      reset: async () => {},
+    };
+    const limiter = createLimiter({ policies: [{ ...QUEUED, failMode: 'local' }], store: down });
+    for (let i = 0; i < 5; i++) expect((await limiter.check({ identity: 'u' })).allowed).toBe(true);
+    const over = await limiter.check({ identity: 'u' });
+    expect(over).toMatchObject({ allowed: false, source: 'local' });
+    expect(over.retryAfterMs).toBeGreaterThan(0);
+    expect(limiter.counters.overload.waiting.size).toBe(0);
+  });
+});
+
+describe('which policies a check waits for', () => {
+  it('never for a shadow policy, nor one with a lease or a local stage, whatever the descriptor asks', async () => {
+    const clock = () => START_MS;
+    const limiter = createLimiter({
+      policies: [
+        { name: 'shadowed', algorithm: 'token-bucket', burst: 1, rate: '10/s', shadow: true },
+        {
+          name: 'leased',
+          algorithm: 'token-bucket',
+          burst: 1,
+          rate: '10/s',
+          lease: { units: 1, ttlMs: 1000 },
+        },
+        { name: 'staged', algorithm: 'gcra', burst: 1, rate: '10/s', local: { burst: 1, rate: '10/s' } },
+      ],
+      store: new MemoryStore({ clock }),
+      clock,
+    });
+    for (const name of ['shadowed', 'leased', 'staged']) {
+      expect((await limiter.check({ identity: 'u', policies: [name] })).results[0]?.allowed).toBe(true);
+      const again = await limiter.check({ identity: 'u', policies: [name], maxWaitMs: 1000 });
+      expect(again.results[0]).toMatchObject({ allowed: false, outcome: 'over_limit' });
+      expect(again.outcome).toBe(name === 'shadowed' ? 'allowed' : 'over_limit');
+    }
+    expect(limiter.counters.overload.waiting.size).toBe(0);
+  });
+});
+
+describe('a timer that fires early', () => {
+  it('never admits before the limiter clock reads the turn: the timer is armed again for the rest', async () => {
+    vi.useFakeTimers({ toFake: ['setTimeout', 'clearTimeout'] });
+    let now = START_MS;
+    const clock = () => now;
+    const limiter = createLimiter({ policies: [QUEUED], store: new MemoryStore({ clock }), clock });
+    for (let i = 0; i < 5; i++) await limiter.check({ identity: 'u' });
+    const waiter = track(limiter.check({ identity: 'u' }));
+    await untilWaiting(limiter, 1);
+    // The timer's 100 ms pass while the clock moved 99 (Node's timers fire up to 1 ms early).
+    now += 99;
+    await vi.advanceTimersByTimeAsync(100);
+    expect(waiter.decision).toBeUndefined();
+    now += 1;
+    await vi.advanceTimersByTimeAsync(1);
+    expect(waiter.decision?.allowed).toBe(true);
   });
 });

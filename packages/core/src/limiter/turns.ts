@@ -2,7 +2,7 @@
  * Waiting for a turn: a check the store admitted at a future turn (`maxWaitMs`) sleeps exactly
  * until it on one timer; a cancel (the check's signal, `limiter.close()`) gives its units back.
  */
-import type { Decision, PolicyResult, StoreEntry, StoreVerdict } from '../types.js';
+import type { Clock, Decision, PolicyResult, StoreEntry, StoreVerdict } from '../types.js';
 import { OverloadCounts } from './counters.js';
 import { buildDecision } from './decision.js';
 
@@ -36,10 +36,12 @@ export class Turns {
   /**
    * @param maxWaiting most checks waiting at once in this process
    * @param counts the limiter's overload counters (`waiting`, `admittedAfterWait`, `cancelledWaits`)
+   * @param clock the limiter's clock: a check is admitted once it reads the turn, never before
    */
   constructor(
     private readonly maxWaiting: number,
     private readonly counts: OverloadCounts,
+    private readonly clock: Clock,
   ) {}
 
   /** Whether another check may wait now. */
@@ -60,15 +62,20 @@ export class Turns {
     const policy = waitingPolicy(entries, verdicts);
     const { waiting } = this.counts;
     OverloadCounts.add(waiting, policy, 1);
-    const turn = await this.#timer(turnMs, signal);
+    const turn = await this.#timer(this.clock() + turnMs, signal);
     OverloadCounts.add(waiting, policy, -1);
     OverloadCounts.add(turn ? this.counts.admittedAfterWait : this.counts.cancelledWaits, policy, 1);
     return turn;
   }
 
-  #timer(turnMs: number, signal: AbortSignal | undefined): Promise<boolean> {
+  /**
+   * Resolves true once the limiter's clock reads `turnAtMs` (a timer may fire up to a millisecond
+   * early: libuv counts whole ms, so it is armed again for what is left), false on a cancel.
+   */
+  #timer(turnAtMs: number, signal: AbortSignal | undefined): Promise<boolean> {
     if (signal?.aborted === true) return Promise.resolve(false);
     return new Promise<boolean>((resolve) => {
+      let timer: ReturnType<typeof setTimeout>;
       const end = (turn: boolean): void => {
         clearTimeout(timer);
         signal?.removeEventListener('abort', cancel);
@@ -76,7 +83,12 @@ export class Turns {
         resolve(turn);
       };
       const cancel = (): void => end(false);
-      const timer = setTimeout(end, turnMs, true);
+      const fire = (): void => {
+        const restMs = turnAtMs - this.clock();
+        if (restMs > 0) timer = setTimeout(fire, Math.ceil(restMs));
+        else end(true);
+      };
+      timer = setTimeout(fire, Math.max(0, Math.ceil(turnAtMs - this.clock())));
       signal?.addEventListener('abort', cancel, { once: true });
       this.#cancels.add(cancel);
     });

@@ -21,6 +21,19 @@ const REFUSED: readonly (readonly [keyof PolicyInput, string])[] = [
 ];
 
 /**
+ * Throws for a field a concurrency policy refuses (`window`, `rate`, `burst`, `lease`, `local`,
+ * `ban`, `maxWaitMs`), naming it and why; checked before the list of known fields, so a field of
+ * another policy kind gets its reason.
+ */
+export function refuseConcurrencyFields(p: PolicyInput, name: string): void {
+  for (const [field, why] of REFUSED) {
+    if (p[field] !== undefined) {
+      throw new PolicyError(field, p[field], `is not for a concurrency policy (${why})`, name);
+    }
+  }
+}
+
+/**
  * Checks a concurrency policy's own fields and compiles them: `limit` (a positive integer, the most
  * requests in flight at once) and `leaseMs` (a duration of at least `MIN_CONCURRENCY_LEASE_MS`,
  * default `OPTION_DEFAULTS.concurrencyLeaseMs`) to limit, windowMs = intervalMs = leaseMs. A
@@ -29,10 +42,7 @@ const REFUSED: readonly (readonly [keyof PolicyInput, string])[] = [
  * @throws PolicyError naming the field, the value and why
  */
 export function compileConcurrencyLimits(p: PolicyInput, name: string): CompiledLimits {
-  for (const [field, why] of REFUSED) {
-    if (p[field] !== undefined)
-      throw new PolicyError(field, p[field], `is not for a concurrency policy (${why})`, name);
-  }
+  refuseConcurrencyFields(p, name);
   if (p.failMode === 'lease') {
     throw new PolicyError(
       'failMode',

@@ -4,7 +4,7 @@ import { ALGORITHM_LIST, ALGORITHM_NAMES, ALGORITHMS, isAlgorithm } from '../alg
 import { OPTION_DEFAULTS } from '../options/defaults.js';
 import type { Algorithm, CompiledPolicy, CostInput, PolicyInput } from '../types.js';
 import { compileBan } from './ban.js';
-import { compileConcurrencyLimits, refuseLeaseMs } from './concurrency-policy.js';
+import { compileConcurrencyLimits, refuseConcurrencyFields, refuseLeaseMs } from './concurrency-policy.js';
 import { MAX_POLICY_NAME_LENGTH, POLICY_FAIL_MODES } from './defaults.js';
 import { parseDuration, parseRate } from './duration.js';
 import { PolicyError } from './errors.js';
@@ -108,6 +108,7 @@ export function definePolicy(input: PolicyInput | CompiledPolicy): CompiledPolic
       `must be at most ${MAX_POLICY_NAME_LENGTH} letters, digits, '_', '-' or '.', starting with a letter, digit or '_'`,
     );
   }
+  if (holdsSlots(input as PolicyInput)) refuseConcurrencyFields(input as PolicyInput, name);
   for (const field of Object.keys(input)) {
     if (!KNOWN_FIELDS.includes(field)) {
       throw new PolicyError(

@@ -7,7 +7,8 @@
 import { monotonicNow } from '../monotonic.js';
 import type { StoreEntry, StoreMode, StoreVerdict } from '../types.js';
 import { hashSlotOf } from './key-slot.js';
-import { DECIDE_SCRIPT, decodeVerdicts, replyItemsOf, ScriptCall } from './script.js';
+import { DECIDE_SCRIPT, ScriptCall } from './script.js';
+import { decodeVerdicts, replyItemsOf } from './script-reply.js';
 import type { ScriptTransport } from './transport.js';
 
 /** How a {@link ScriptBatcher} cuts and sends its batches (validated by the store). */

@@ -5,7 +5,8 @@
 import type { Redis } from 'ioredis';
 import type { Decide } from '../algorithms/testing.test-support.js';
 import type { StoreEntry, StoreMode, StoreVerdict } from '../types.js';
-import { DECIDE_SCRIPT, decodeScriptReply, encodeScriptArgs, encodeScriptKeys } from './script.js';
+import { DECIDE_SCRIPT, encodeScriptArgs, encodeScriptKeys } from './script.js';
+import { decodeScriptReply } from './script-reply.js';
 
 /** An idempotent request: its record key and how long the record lives. */
 export interface TestRequest {

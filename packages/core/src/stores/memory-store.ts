@@ -21,7 +21,7 @@ import { OPTION_DEFAULTS } from '../options/defaults.js';
 import type { Clock, Store, StoreEntry, StoreMode, StoreSettleEntry, StoreVerdict } from '../types.js';
 import { chargesEntry } from './charge-rule.js';
 import { BanTable, banInForce, banVerdict } from './memory-bans.js';
-import { RequestRecords } from './memory-records.js';
+import { checkRecordOptions, type MemoryStoreCheckOptions, RequestRecords } from './memory-records.js';
 import { reclaimSlots, releaseInTable, renewInTable } from './memory-slots.js';
 import { settleInTable } from './memory-store-settle.js';
 import { StateTable } from './memory-store-table.js';
@@ -39,16 +39,7 @@ export interface MemoryStoreOptions {
   readonly maxKeys?: number;
 }
 
-/**
- * Options of one check. `requestKey` + `requestTtlMs` make it idempotent: in mode
- * 'consume' a request whose record lives replays its first verdicts and charges nothing;
- * otherwise the verdicts (allowed or denied) are recorded for `requestTtlMs`. Like the
- * decide script's request record (lua/decide.lua).
- */
-export interface MemoryStoreCheckOptions {
-  readonly requestKey?: string;
-  readonly requestTtlMs?: number;
-}
+export type { MemoryStoreCheckOptions } from './memory-records.js';
 
 /** Same ceiling as lua/decide.lua MAX_TTL_MS. */
 const MAX_TTL_MS = 1e15;
@@ -125,23 +116,15 @@ export class MemoryStore implements Store {
     if (mode !== 'consume' && mode !== 'peek') throw new Error(`MemoryStore: unknown mode ${String(mode)}`);
     const requestKey = options?.requestKey;
     const requestTtlMs = options?.requestTtlMs;
-    if ((requestKey === undefined) !== (requestTtlMs === undefined)) {
-      throw new Error('MemoryStore: "requestKey" and "requestTtlMs" go together');
-    }
-    if (requestTtlMs !== undefined && !(Number.isFinite(requestTtlMs) && requestTtlMs > 0)) {
-      throw new Error(
-        `MemoryStore: "requestTtlMs" must be a positive number of milliseconds, got ${requestTtlMs}`,
-      );
-    }
+    checkRecordOptions(requestKey, requestTtlMs);
     const now = this.#now();
 
     let recordKey = mode === 'consume' ? requestKey : undefined;
     if (recordKey !== undefined) {
-      const record = this.#records.get(recordKey);
-      if (record !== undefined && now <= record.expiresAtMs) {
-        if (record.verdicts.length === entries.length) return record.verdicts.map((v) => ({ ...v }));
+      const replayed = this.#records.replay(recordKey, now, entries.length);
+      if (replayed === 'other')
         recordKey = undefined; // recorded for another set of entries: left alone
-      }
+      else if (replayed !== undefined) return replayed;
     }
 
     const consume = mode === 'consume';

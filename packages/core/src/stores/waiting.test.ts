@@ -2,33 +2,24 @@
  * Waiting for a turn (`StoreEntry.maxWaitMs`) in both stores: MemoryStore and RedisStore (the decide
  * and settle scripts on a real redis-server) at one explicit clock, same verdicts.
  */
-import { Redis } from 'ioredis';
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { type RedisProcess, startRedis } from '../../../../test/support/redis-server.js';
+import { describe, expect, it } from 'vitest';
+import { useRedis } from '../../../../test/support/redis-fixture.js';
 import { makePolicy } from '../algorithms/testing.test-support.js';
 import { banKeyOf } from '../keys/build-keys.js';
+import { DECIDE_SCRIPT, encodeScriptArgs } from '../redis/script.js';
+import { SETTLE_SCRIPT } from '../redis/settle-script.js';
 import type { CompiledPolicy, StoreEntry, StoreVerdict } from '../types.js';
+import { MemoryStore } from './memory-store.js';
 import { memorySettleSide, redisSettleSide, type SettleSide } from './settle.test-support.js';
 
-let server: RedisProcess;
-let redis: Redis;
+const redis = useRedis();
 let run = 0;
 /** A key of an identity no other test used. */
 const fresh = (name = 'p'): string => `w${++run}:{i${run}}:${name}`;
 
-beforeAll(async () => {
-  server = await startRedis();
-  redis = new Redis(server.port, '127.0.0.1', { maxRetriesPerRequest: 1 });
-});
-
-afterAll(async () => {
-  redis?.disconnect();
-  await server?.stop();
-});
-
 const SIDES = [
   ['MemoryStore', memorySettleSide],
-  ['RedisStore', (): SettleSide => redisSettleSide(redis)],
+  ['RedisStore', (): SettleSide => redisSettleSide(redis.client)],
 ] as const;
 
 /** A whole ms start, on a window boundary of every policy below. */
@@ -199,7 +190,7 @@ describe.each(SIDES)('%s: waiting for a turn', (_, sideOf) => {
 
 describe('a reserved turn in Redis', () => {
   it('keeps its key until the debt is repaid and the bucket full (TTL), beyond one window', async () => {
-    const side = redisSettleSide(redis);
+    const side = redisSettleSide(redis.client);
     // One unit back every 200 s; turns up to an hour ahead (beyond the 600 s TTL floor of explicit time).
     const policy = makePolicy('token-bucket', 2, 400_000, 'slow');
     const entry: StoreEntry = { key: fresh(), policy, cost: 1, maxWaitMs: 3_600_000 };
@@ -213,10 +204,86 @@ describe('a reserved turn in Redis', () => {
       retryAfterMs: 0,
       waitMs: 2_000_000,
     });
-    const ttl = await redis.pttl(entry.key);
+    const ttl = await redis.admin.pttl(entry.key);
     expect(ttl).toBeGreaterThan(2_400_000 - 60_000);
     expect(ttl).toBeLessThanOrEqual(2_400_001);
-    expect(await redis.get(entry.key)).toBe(`0|${T0 + 2_000_000}`);
-    expect(await redis.exists(banKeyOf(entry.key))).toBe(0);
+    expect(await redis.admin.get(entry.key)).toBe(`0|${T0 + 2_000_000}`);
+    expect(await redis.admin.exists(banKeyOf(entry.key))).toBe(0);
+  });
+});
+
+describe('the wire of waiting', () => {
+  const decide = (keys: string[], ...args: (string | number)[]) =>
+    redis.admin.eval(DECIDE_SCRIPT.source, keys.length, ...keys, ...args);
+
+  it("sends a waiting entry as cost '<cost>~<maxWaitMs>' in the full form, never the short one", () => {
+    const policy = bucket();
+    const args = encodeScriptArgs([{ key: 'k', policy, cost: 1, maxWaitMs: 250 }], 'consume', T0);
+    expect(args.slice(7)).toEqual(['consume', '', '1', '1', '1~250']);
+    expect(encodeScriptArgs([{ key: 'k', policy, cost: 1, maxWaitMs: 0 }], 'consume', T0).slice(7)).toEqual([
+      '1',
+    ]);
+  });
+
+  it('replies a reserved turn as allowed with retryAfterMs > 0; rejects bad waiting items, writing nothing', async () => {
+    const key = fresh();
+    const TB = ['token-bucket', 1, 100, 100, 0];
+    const consume = (cost: string) => decide([key], T0, 1, ...TB, 'consume', '', 1, 1, cost);
+    expect(await consume('1~50')).toEqual([1, 0, 100, 0]);
+    expect(await consume('1~150')).toEqual([1, 0, 200, 100]);
+    expect(await consume('1~150')).toEqual([0, 0, 200, 200]);
+    for (const bad of ['1~0', '1~x', '~5', '1~5~5', '2>1~5'])
+      await expect(consume(bad)).rejects.toThrow(/cost/);
+    await expect(
+      decide([key], T0, 1, 'fixed-window', 1, 100, 100, 0, 'consume', '', 1, 1, '1~500'),
+    ).rejects.toThrow(/waiting cost must be cost~maxWaitMs, both positive, on a token-bucket or gcra policy/);
+    expect(await redis.admin.get(key)).toBe(`0|${T0 + 100}`);
+    // Peek never waits.
+    expect(await decide([key], T0, 1, ...TB, 'peek', '', 1, 1, '1~1000')).toEqual([0, 0, 200, 200]);
+  });
+
+  it('the settle script takes eight items per entry, or nine with the wait', async () => {
+    const key = fresh();
+    await redis.admin.set(key, `0|${T0 + 200}`);
+    const settle = (...args: (string | number)[]) => redis.admin.eval(SETTLE_SCRIPT.source, 1, key, ...args);
+    const TB = ['token-bucket', 2, 200, 100];
+    await expect(settle(T0, ...TB, -1, 1, 0, 0, 0, 'extra')).rejects.toThrow(/expected 9 arguments/);
+    await expect(settle(T0, ...TB, -1, 1, 0, 0, -5)).rejects.toThrow(/waitMs/);
+    // Told no wait, the refund counts the 200 ms until the debt's end as refill: nothing.
+    expect(await settle(T0, ...TB, -1, 1, 0, 0)).toEqual([0]);
+    // Told the turn (200 ms after the charge), one unit comes back.
+    expect(await settle(T0, ...TB, -1, 1, 0, 0, 200)).toEqual([1]);
+    expect(await redis.admin.get(key)).toBe(`0|${T0 + 100}`);
+  });
+
+  it('a store refuses maxWaitMs it cannot honour, naming the field and the value', () => {
+    const store = new MemoryStore({ clock: () => T0 });
+    const entry: StoreEntry = { key: 'k', policy: bucket(), cost: 1 };
+    expect(() => store.decideSync([{ ...entry, maxWaitMs: -1 }], 'consume')).toThrow(
+      'store: "maxWaitMs" must be a finite number of ms >= 0, got -1 (policy "token-bucket")',
+    );
+    expect(() =>
+      store.decideSync(
+        [{ ...entry, policy: makePolicy('sliding-log', 2, 200, 'log'), maxWaitMs: 100 }],
+        'consume',
+      ),
+    ).toThrow(
+      'store: "maxWaitMs" works with token-bucket and gcra (they reserve a turn), got 100 for sliding-log',
+    );
+    expect(() => store.decideSync([{ ...entry, leastCost: 1, maxWaitMs: 100 }], 'consume')).toThrow(
+      'store: "maxWaitMs" cannot go with "leastCost"',
+    );
+    expect(() =>
+      store.settleSync([
+        {
+          key: 'k',
+          policy: bucket(),
+          reservedUnits: 1,
+          actualUnits: 0,
+          reservedAgoMs: 0,
+          waitMs: Number.NaN,
+        },
+      ]),
+    ).toThrow('store: "waitMs" must be a finite number of ms >= 0, got NaN');
   });
 });

@@ -183,6 +183,11 @@ const BAD: [string, string, RegExp][] = [
     /algorithm must be one of .*got "leaky"/,
   ],
   [
+    'a concurrency algorithm',
+    'domain: d\ndescriptors:\n  - key: a\n    rate_limit: { unit: second, requests_per_unit: 1, algorithm: concurrency }',
+    /algorithm must be one of token-bucket, gcra, sliding-window, fixed-window, sliding-log, got "concurrency" \(a concurrency policy needs a release/,
+  ],
+  [
     'unknown fail_mode',
     'domain: d\ndescriptors:\n  - key: a\n    rate_limit: { unit: second, requests_per_unit: 1, fail_mode: maybe }',
     /fail_mode must be one of closed, open, local, got "maybe"/,

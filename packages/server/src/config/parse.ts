@@ -4,7 +4,7 @@
  * `ConfigError` naming the file, the domain and the descriptor.
  */
 import { type Algorithm, definePolicy } from '@sluice/core';
-import { ALGORITHM_NAMES } from '@sluice/core/adapter';
+import { ALGORITHM_NAMES, holdsSlots } from '@sluice/core/adapter';
 import { parseDocument } from 'yaml';
 import { ConfigError, type RateLimitConfig, type Rule, type RuleNode, UNIT_MS, type Unit } from './types.js';
 
@@ -108,10 +108,24 @@ function readFailMode(where: Where, raw: unknown): Rule['failMode'] {
   throw problem(where, `fail_mode must be one of ${FAIL_MODES.join(', ')}, got ${JSON.stringify(raw)}`);
 }
 
+/**
+ * The algorithms a rule may use: every rate algorithm. A concurrency policy holds a slot until its
+ * request ends, and Envoy's protocol has no call to release one.
+ */
+const RULE_ALGORITHMS: readonly Algorithm[] = ALGORITHM_NAMES.filter(
+  (name) => !holdsSlots({ algorithm: name }),
+);
+
 function readAlgorithm(where: Where, raw: unknown): Algorithm {
   if (raw === undefined || raw === null) return 'fixed-window';
-  if (ALGORITHM_NAMES.includes(raw as Algorithm)) return raw as Algorithm;
-  throw problem(where, `algorithm must be one of ${ALGORITHM_NAMES.join(', ')}, got ${JSON.stringify(raw)}`);
+  if (RULE_ALGORITHMS.includes(raw as Algorithm)) return raw as Algorithm;
+  const why = holdsSlots({ algorithm: String(raw) })
+    ? ' (a concurrency policy needs a release when the request ends, which the rate limit protocol has no call for)'
+    : '';
+  throw problem(
+    where,
+    `algorithm must be one of ${RULE_ALGORITHMS.join(', ')}, got ${JSON.stringify(raw)}${why}`,
+  );
 }
 
 function readReplaces(where: Where, limit: Record<string, unknown>, name: string): string[] {
