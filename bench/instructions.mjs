@@ -5,7 +5,14 @@
  * `npm run bench`: it takes about a minute per server.
  *
  *   node bench/instructions.mjs [--frameworks hono,koa,express,nest,fastify] [--servers sluice-memory,usual-memory]
- *        [--path allowed|deny] [--keys uniform|zipf|hot] [--warmup 20000] [--requests 10000] [--parallel 1] [--out-dir DIR]
+ *        [--path allowed|deny|concurrent|queued[,...]] [--keys uniform|zipf|hot] [--warmup 20000] [--requests 10000]
+ *        [--parallel 1] [--out-dir DIR]
+ *
+ * `--path`: one path or several, each counted for every server (servers/config.mjs): `allowed`
+ * (random keys, a quota no key uses up), `deny` (one key over quota), and two paths of Sluice's
+ * servers and the baseline only, keyed as `allowed`: `concurrent` (a concurrency policy) and
+ * `queued` (the allowed path's policy with `maxWaitMs`, never waiting). Every row says how many
+ * answers were not 2xx.
  *
  * Each server runs under `valgrind --tool=callgrind --separate-threads=yes` with counting off;
  * autocannon sends `--warmup` requests (8 connections), counting is switched on
@@ -24,6 +31,7 @@ import { fileURLToPath } from 'node:url';
 import { parseArgs } from 'node:util';
 import { startRedis } from '../test/support/redis-server.js';
 import { LEASE_ARGS, loadLimited, startServerProcess, stopServerProcess } from './lib/http-server.mjs';
+import { SLUICE_ONLY_PATHS } from './servers/config.mjs';
 
 const here = dirname(fileURLToPath(import.meta.url));
 const { values: opts } = parseArgs({
@@ -65,7 +73,14 @@ for (const f of frameworks) if (!FRAMEWORKS.includes(f)) fail(`--frameworks: unk
 const servers = opts.servers.split(',');
 for (const s of servers)
   if (!(s in SERVERS)) fail(`--servers: unknown server ${s} (known: ${Object.keys(SERVERS).join(', ')})`);
-if (opts.path !== 'allowed' && opts.path !== 'deny') fail(`--path must be allowed or deny, got ${opts.path}`);
+const paths = opts.path.split(',');
+for (const path of paths) {
+  if (!['allowed', 'deny', ...SLUICE_ONLY_PATHS].includes(path))
+    fail(`--path must be allowed, deny, concurrent or queued, got ${path}`);
+  const others = servers.filter((s) => SERVERS[s].variant !== 'sluice' && SERVERS[s].variant !== 'baseline');
+  if (SLUICE_ONLY_PATHS.includes(path) && others.length > 0)
+    fail(`--path ${path} is for the sluice-* servers and baseline, got --servers ${others.join(',')}`);
+}
 const positive = (name) => {
   const n = Number(opts[name]);
   if (!Number.isInteger(n) || n < 1) fail(`--${name} must be a positive integer, got ${opts[name]}`);
@@ -96,7 +111,7 @@ function mainThreadInstructions(dir) {
   return Number(m[1]);
 }
 
-async function measure(framework, name, redisUrl) {
+async function measure(framework, name, path, redisUrl) {
   const server = SERVERS[name];
   const dir = mkdtempSync(join(tmpdir(), 'sluice-callgrind-'));
   const args = [
@@ -115,18 +130,18 @@ async function measure(framework, name, redisUrl) {
     '--separate-threads=yes',
     `--callgrind-out-file=${join(dir, 'cg.out')}`,
   ];
-  const label = `${framework}/${name}`;
+  const label = `${framework}/${name}/${path}`;
   const load = (amount) =>
     loadLimited({
       port: running.port,
       amount,
       connections: 8,
-      allowed: opts.path === 'allowed',
+      allowed: path !== 'deny',
       keys: opts.keys,
     });
   let running;
   try {
-    running = await startServerProcess([...args, '--path', opts.path, '--redis-url', redisUrl], {
+    running = await startServerProcess([...args, '--path', path, '--redis-url', redisUrl], {
       launcher,
       label,
       startTimeoutMs: 240_000,
@@ -146,9 +161,11 @@ async function measure(framework, name, redisUrl) {
     return {
       framework,
       server: name,
+      path,
       label: server.label,
       perRequest: mainThreadInstructions(dir) / answered,
       answered,
+      non2xx: measured.non2xx,
       lost,
     };
   } finally {
@@ -159,22 +176,24 @@ async function measure(framework, name, redisUrl) {
 
 const redis = await startRedis();
 const started = Date.now();
-const jobs = frameworks.flatMap((framework) => servers.map((name) => [framework, name]));
+const jobs = frameworks.flatMap((framework) =>
+  paths.flatMap((path) => servers.map((name) => [framework, name, path])),
+);
 const rows = [];
 const failed = [];
 try {
   let next = 0;
   const worker = async () => {
     while (next < jobs.length) {
-      const [framework, name] = jobs[next++];
+      const [framework, name, path] = jobs[next++];
       try {
-        const row = await measure(framework, name, redis.url);
-        console.log(`${framework} ${name}: ${Math.round(row.perRequest)} instructions per request`);
+        const row = await measure(framework, name, path, redis.url);
+        console.log(`${framework} ${name} ${path}: ${Math.round(row.perRequest)} instructions per request`);
         rows.push(row);
       } catch (error) {
         // One server's failure leaves its row out; the others are still worth having.
-        console.error(`${framework} ${name}: not measured: ${error.message}`);
-        failed.push(`${framework}/${name}`);
+        console.error(`${framework} ${name} ${path}: not measured: ${error.message}`);
+        failed.push(`${framework}/${name}/${path}`);
       }
     }
   };
@@ -183,33 +202,40 @@ try {
   await redis.stop();
 }
 
-const find = (framework, server) => rows.find((r) => r.framework === framework && r.server === server);
+const find = (framework, server, path) =>
+  rows.find((r) => r.framework === framework && r.server === server && r.path === path);
+const fileName = `instructions-${paths.join('-')}`;
 const lines = [
   '# Instructions per request (callgrind)',
   '',
   `${new Date().toISOString().slice(0, 16)}Z · \`node bench/instructions.mjs --path ${opts.path}\` · ${Math.round((Date.now() - started) / 1000)} s · ${WARMUP} warm-up requests, then ${REQUESTS} counted, 8 connections`,
   '',
-  "The event-loop thread's instructions per request of each server (JavaScript, node's HTTP parser, V8's garbage collector; user space only). Unlike req/s on this shared machine, these repeat within a few percent when servers are counted one at a time (`--parallel 1`, the default; two at once moved one count by 9%). `vs baseline` is the baseline's count over this server's: the share of the baseline's throughput this server would reach if instructions were all that mattered (they are not: the kernel's socket work and wake-ups are not counted).",
+  "The event-loop thread's instructions per request of each server (JavaScript, node's HTTP parser, V8's garbage collector; user space only). Unlike req/s on this shared machine, these repeat within a few percent when servers are counted one at a time (`--parallel 1`, the default; two at once moved one count by 9%). `vs baseline` is the baseline's count over this server's: the share of the baseline's throughput this server would reach if instructions were all that mattered (they are not: the kernel's socket work and wake-ups are not counted). `vs allowed path`: this count over the same server's on the allowed path (counted in this run).",
   '',
-  '| framework | server | instructions / request | vs baseline | extra over baseline | Sluice vs usual limiter |',
-  '| --- | --- | --- | --- | --- | --- |',
+  '| framework | path | server | instructions / request | vs baseline | extra over baseline | vs allowed path | Sluice vs usual limiter | non-2xx |',
+  '| --- | --- | --- | --- | --- | --- | --- | --- | --- |',
 ];
 for (const framework of frameworks) {
-  const baseline = find(framework, 'baseline');
-  for (const name of servers) {
-    const row = find(framework, name);
-    if (!row) continue;
-    const usual = name.startsWith('sluice-') ? find(framework, name.replace('sluice-', 'usual-')) : undefined;
-    lines.push(
-      `| ${framework} | ${row.label} | ${Math.round(row.perRequest)} | ${baseline ? (baseline.perRequest / row.perRequest).toFixed(2) : ''} | ${baseline ? Math.round(row.perRequest - baseline.perRequest) : ''} | ${usual ? `${(usual.perRequest / row.perRequest).toFixed(2)}x` : ''} |`,
-    );
+  for (const path of paths) {
+    const baseline = find(framework, 'baseline', path) ?? find(framework, 'baseline', paths[0]);
+    for (const name of servers) {
+      const row = find(framework, name, path);
+      if (!row) continue;
+      const usual = name.startsWith('sluice-')
+        ? find(framework, name.replace('sluice-', 'usual-'), path)
+        : undefined;
+      const allowed = path === 'allowed' ? undefined : find(framework, name, 'allowed');
+      lines.push(
+        `| ${framework} | ${path} | ${row.label} | ${Math.round(row.perRequest)} | ${baseline ? (baseline.perRequest / row.perRequest).toFixed(2) : ''} | ${baseline ? Math.round(row.perRequest - baseline.perRequest) : ''} | ${allowed ? `${(row.perRequest / allowed.perRequest).toFixed(3)}x (${Math.round(row.perRequest - allowed.perRequest)})` : ''} | ${usual ? `${(usual.perRequest / row.perRequest).toFixed(2)}x` : ''} | ${row.non2xx} |`,
+      );
+    }
   }
 }
 mkdirSync(opts['out-dir'], { recursive: true });
-writeFileSync(join(opts['out-dir'], `instructions-${opts.path}.md`), `${lines.join('\n')}\n`);
+writeFileSync(join(opts['out-dir'], `${fileName}.md`), `${lines.join('\n')}\n`);
 writeFileSync(
-  join(opts['out-dir'], `instructions-${opts.path}.json`),
-  `${JSON.stringify({ path: opts.path, warmup: WARMUP, requests: REQUESTS, rows }, null, 2)}\n`,
+  join(opts['out-dir'], `${fileName}.json`),
+  `${JSON.stringify({ paths, warmup: WARMUP, requests: REQUESTS, rows }, null, 2)}\n`,
 );
 console.log(lines.join('\n'));
 if (failed.length > 0) {

@@ -1,12 +1,12 @@
 /**
  * CPU profile of one Sluice case under load, summarized as the top self-time functions.
  *
- *   node bench/profile.mjs --http express --store redis --path allowed [--seconds 10] [--autopipelining]
+ *   node bench/profile.mjs --http express --store redis --path allowed|deny|concurrent|queued [--seconds 10] [--autopipelining]
  *        [--lease] [--keys uniform|zipf|hot]
  *   node bench/profile.mjs --inproc '^sluice/token-bucket/1p/uniform/allowed$' [--seconds 10]
  *
  * Starts its own redis-server. HTTP: the Sluice server of that framework runs with
- * --cpu-prof while autocannon loads it (random x-api-key of 10k for the allowed path, or `--keys`;
+ * --cpu-prof while autocannon loads it (random x-api-key of 10k for every path but deny, or `--keys`;
  * `--lease`: the leased policy of the HTTP suite).
  * In-process: the in-process suite runs that case alone under --cpu-prof.
  */
@@ -67,7 +67,7 @@ try {
     const result = await loadLimited({
       port: server.port,
       seconds,
-      allowed: opts.path === 'allowed',
+      allowed: opts.path !== 'deny',
       keys: opts.keys,
     });
     console.log(

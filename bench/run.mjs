@@ -1,11 +1,11 @@
 /**
  * Runs every benchmark end to end: starts a private redis-server, runs the memory, overhead,
- * script-cost, in-process and HTTP suites (each in its own process), writes bench/results/results.md, results.json and
+ * script-cost, in-process, overload and HTTP suites (each in its own process), writes bench/results/results.md, results.json and
  * chart.svg, and prints the table.
  *
  *   node bench/run.mjs            full run (about 8-10 minutes on 2 cores)
  *   node bench/run.mjs --quick    smoke run (about 1-2 minutes)
- *   options: --only memory,overhead,script-cost,inproc,http,churn   --out-dir DIR   --prof-dir DIR (CPU profiles of Sluice servers)
+ *   options: --only memory,overhead,script-cost,inproc,overload,http,churn   --out-dir DIR   --prof-dir DIR (CPU profiles of Sluice servers)
  */
 import { spawn, spawnSync } from 'node:child_process';
 import { mkdirSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
@@ -20,7 +20,7 @@ const here = dirname(fileURLToPath(import.meta.url));
 const { values: opts } = parseArgs({
   options: {
     quick: { type: 'boolean', default: false },
-    only: { type: 'string', default: 'memory,overhead,script-cost,inproc,http,churn' },
+    only: { type: 'string', default: 'memory,overhead,script-cost,inproc,overload,http,churn' },
     'out-dir': { type: 'string' },
     'prof-dir': { type: 'string' },
     'http-only': { type: 'string' },
@@ -57,6 +57,7 @@ try {
   if (suites.includes('overhead')) results.overhead = await runSuite('overhead', common);
   if (suites.includes('script-cost')) results.scriptCost = await runSuite('script-cost', common);
   if (suites.includes('inproc')) results.inproc = await runSuite('inproc', common);
+  if (suites.includes('overload')) results.overload = await runSuite('overload', common);
   if (suites.includes('churn')) results.churn = await runSuite('churn', opts.quick ? ['--quick'] : []);
   if (suites.includes('http')) {
     results.http = await runSuite('http', [

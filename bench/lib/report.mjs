@@ -3,7 +3,8 @@
  * bench/results/chart.svg (a hand-written bar chart of the target ratios).
  */
 import { leaseTargets, renderLeaseMarkdown } from './lease-report.mjs';
-import { fmtRange, fmtRate, fmtRatio, median, spread } from './stats.mjs';
+import { renderOverloadMarkdown } from './overload-report.mjs';
+import { fmtRange, fmtRate, fmtRatio, median, spread, table } from './stats.mjs';
 
 const ALGORITHMS = ['token-bucket', 'gcra', 'sliding-window', 'fixed-window', 'sliding-log'];
 
@@ -202,14 +203,18 @@ function fmtValue(t) {
   return t.format ? t.format(t.value) : fmtRatio(t.value);
 }
 
-function table(header, rows) {
-  const lines = [`| ${header.join(' | ')} |`, `| ${header.map(() => '---').join(' | ')} |`];
-  for (const r of rows) lines.push(`| ${r.join(' | ')} |`);
-  return lines.join('\n');
-}
-
 /** The markdown report. */
-export function renderMarkdown({ meta, inproc, http, memory, overhead, scriptCost, churn, targets }) {
+export function renderMarkdown({
+  meta,
+  inproc,
+  http,
+  memory,
+  overhead,
+  scriptCost,
+  churn,
+  overload,
+  targets,
+}) {
   const out = [];
   out.push('# Sluice benchmark results', '');
   out.push(
@@ -376,6 +381,7 @@ export function renderMarkdown({ meta, inproc, http, memory, overhead, scriptCos
       '',
     );
   }
+  if (overload?.costs?.length) out.push(...renderOverloadMarkdown(overload), '');
   if (churn?.rows?.length) {
     out.push('## MemoryStore under churn', '');
     out.push(

@@ -44,3 +44,10 @@ export function fmtUs(us) {
 export function fmtRatio(r) {
   return Number.isFinite(r) ? `${r.toFixed(2)}x` : 'n/a';
 }
+
+/** A Markdown table: a header row and rows of cells. */
+export function table(header, rows) {
+  const lines = [`| ${header.join(' | ')} |`, `| ${header.map(() => '---').join(' | ')} |`];
+  for (const r of rows) lines.push(`| ${r.join(' | ')} |`);
+  return lines.join('\n');
+}

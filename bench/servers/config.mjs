@@ -18,10 +18,22 @@ export function quotaFor(path) {
 }
 
 /**
- * The Sluice policy for a path: the default algorithm (token bucket). `lease` (`{ units, ttlMs }`,
- * the leased setup) adds a lease to it; undefined: none.
+ * The paths Sluice's servers alone serve (the usual limiters have no such policies), each keyed as
+ * the allowed path: `concurrent`, a concurrency policy alone (the example apps' `in-flight`: 3 in
+ * flight per identity, never reached with 8 connections over 10k identities; the slot is released
+ * when the response ends); `queued`, the allowed path's token bucket with `maxWaitMs: 1000`, under
+ * its limit (it never waits: what a waiting policy costs a request it admits at once).
+ */
+export const SLUICE_ONLY_PATHS = Object.freeze(['concurrent', 'queued']);
+
+/**
+ * The Sluice policy for a path: the default algorithm (token bucket), or a path of
+ * `SLUICE_ONLY_PATHS`. `lease` (`{ units, ttlMs }`, the leased setup) adds a lease to the token
+ * bucket; undefined: none.
  */
 export function sluicePolicy(path, lease) {
+  if (path === 'concurrent') return { name: 'in-flight', algorithm: 'concurrency', limit: 3, leaseMs: '10s' };
+  if (path === 'queued') return { ...sluicePolicy('allowed', lease), maxWaitMs: 1000 };
   return {
     name: 'api',
     algorithm: 'token-bucket',

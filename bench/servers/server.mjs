@@ -1,7 +1,8 @@
 /**
  * One benchmark server in its own process:
  *   node servers/server.mjs --framework express|koa|hono|nest|fastify --variant baseline|noop|noop-async|fixed-429|sluice|usual
- *        --store memory|redis --path allowed|deny [--redis-url URL] [--port 0]
+ *        --store memory|redis --path allowed|deny|concurrent|queued [--redis-url URL] [--port 0]
+ *        (concurrent, queued: --variant sluice, see config.mjs)
  *        [--lease-units N --lease-ttl-ms MS]   (Sluice: the policy takes leases of N units)
  * Prints `listening on <port>` when ready; exits on SIGTERM.
  */
