@@ -1,15 +1,7 @@
-/**
- * Concurrency slots on a real 3-primary + 3-replica Redis Cluster: a concurrency and a rate policy
- * of one identity decided in ONE call under contention from 4 connections (never more than the
- * limit in flight, the rate charged for admitted checks only), and release and renew of the slots
- * of identities spread over the primaries (one call per hash tag, never CROSSSLOT).
- */
-import type { Cluster } from 'ioredis';
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { describe, expect, it } from 'vitest';
 import { definePolicy } from '../../packages/core/src/policy/define-policy.js';
 import type { SlotRef, StoreEntry } from '../../packages/core/src/types.js';
-import { type RedisCluster, startRedisCluster } from '../support/redis-cluster.js';
-import { connectCluster } from './connect.js';
+import { useClusterClients } from './connect.js';
 import { RedisStore } from './core.js';
 import { keySlot } from './key-slot.js';
 
@@ -17,20 +9,10 @@ const CONNECTIONS = 4;
 const LIMIT = 3;
 const IDENTITIES = ['tenant-a', 'tenant-b', 'tenant-c', 'tenant-d', 'tenant-e', 'tenant-f'];
 
-let cluster: RedisCluster;
-const clients: Cluster[] = [];
+const fixture = useClusterClients(CONNECTIONS);
+const { clients } = fixture;
 let runId = 0;
 const prefix = () => `cc${process.pid}x${++runId}`;
-
-beforeAll(async () => {
-  cluster = await startRedisCluster();
-  for (let i = 0; i < CONNECTIONS; i++) clients.push(await connectCluster(cluster));
-});
-
-afterAll(async () => {
-  for (const client of clients) client.disconnect();
-  await cluster?.stop();
-});
 
 const inFlight = definePolicy({ name: 'in-flight', algorithm: 'concurrency', limit: LIMIT, leaseMs: '10s' });
 const rate = definePolicy({ name: 'rate', algorithm: 'token-bucket', burst: 100, rate: '1/h' });

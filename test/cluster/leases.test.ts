@@ -4,10 +4,9 @@
  * allows per identity, leave at most instances x units unused, make about one script call per
  * lease (counted on every primary), and stay all or nothing beside an unleased policy.
  */
-import { type Cluster, Redis } from 'ioredis';
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { type RedisCluster, startRedisCluster } from '../support/redis-cluster.js';
-import { connectCluster } from './connect.js';
+import { Redis } from 'ioredis';
+import { describe, expect, it } from 'vitest';
+import { useClusterClients } from './connect.js';
 import { createLimiter, type Decision, identityTag, type PolicyInput, RedisStore } from './core.js';
 
 const INSTANCES = 4;
@@ -15,24 +14,14 @@ const UNITS = 10;
 const NO_REFILL = '366d';
 const IDENTITIES = ['tenant-a', 'tenant-b', 'tenant-c', 'tenant-d', 'tenant-e', 'tenant-f'];
 
-let cluster: RedisCluster;
-const clients: Cluster[] = [];
+const fixture = useClusterClients(INSTANCES);
+const { clients } = fixture;
 let runId = 0;
 const prefix = () => `l${process.pid}x${++runId}`;
 
-beforeAll(async () => {
-  cluster = await startRedisCluster();
-  for (let i = 0; i < INSTANCES; i++) clients.push(await connectCluster(cluster));
-});
-
-afterAll(async () => {
-  for (const client of clients) client.disconnect();
-  await cluster?.stop();
-});
-
 /** Script calls run so far, summed over the primaries. */
 async function scriptCalls(): Promise<number> {
-  const { primaries } = await cluster.topology();
+  const { primaries } = await fixture.cluster.topology();
   let calls = 0;
   for (const { port } of primaries) {
     const node = new Redis(port, '127.0.0.1');
@@ -95,7 +84,7 @@ describe('leases on the Cluster', () => {
     const slots = await Promise.all(
       IDENTITIES.map((id) => clients[0]!.cluster('KEYSLOT', `${identityTag('x', id)}:leased`)),
     );
-    const { primaries } = await cluster.topology();
+    const { primaries } = await fixture.cluster.topology();
     const owners = new Set(
       slots.map(
         (slot) =>

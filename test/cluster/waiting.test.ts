@@ -1,16 +1,7 @@
-/**
- * Waiting for a turn on a real 3-primary + 3-replica Redis Cluster: 4 stores (one Cluster
- * connection each) send checks of two waiting policies of one identity at once, for identities on
- * every primary. The turns are reserved in the order the checks reach the identity's primary: each
- * policy hands out exactly the queue of turns its rate gives, no turn twice, none beyond maxWaitMs,
- * and both policies of a check reserve in the same call (all or nothing).
- */
-import type { Cluster } from 'ioredis';
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { describe, expect, it } from 'vitest';
 import { definePolicy } from '../../packages/core/src/policy/index.js';
 import type { StoreEntry, StoreVerdict } from '../../packages/core/src/types.js';
-import { type RedisCluster, startRedisCluster } from '../support/redis-cluster.js';
-import { connectCluster } from './connect.js';
+import { useClusterClients } from './connect.js';
 import { identityTag, RedisStore } from './core.js';
 import { keySlot } from './key-slot.js';
 
@@ -20,18 +11,8 @@ const IDENTITIES = ['tenant-a', 'tenant-b', 'tenant-c', 'tenant-d', 'tenant-e', 
 /** A whole ms time every store uses (explicit: the turns are exact). */
 const T0 = 1_764_400_200_000;
 
-let cluster: RedisCluster;
-const clients: Cluster[] = [];
-
-beforeAll(async () => {
-  cluster = await startRedisCluster();
-  for (let i = 0; i < INSTANCES; i++) clients.push(await connectCluster(cluster));
-});
-
-afterAll(async () => {
-  for (const client of clients) client.disconnect();
-  await cluster?.stop();
-});
+const fixture = useClusterClients(INSTANCES);
+const { clients } = fixture;
 
 describe('waiting on the 3+3 Cluster', () => {
   it('a waiting check with two policies of one identity: turns in arrival order, all or nothing', async () => {
@@ -46,7 +27,7 @@ describe('waiting on the 3+3 Cluster', () => {
     const slow = definePolicy({ name: 'slow', algorithm: 'gcra', burst: 3, rate: '5/s', maxWaitMs: 1000 });
     const stores = clients.map((client) => new RedisStore({ client, clock: () => T0 }));
     const prefix = `w${process.pid}`;
-    const { primaries } = await cluster.topology();
+    const { primaries } = await fixture.cluster.topology();
     const primaryOf = (key: string) =>
       primaries.find((p) => p.slots.some(([from, to]) => keySlot(key) >= from && keySlot(key) <= to))?.port;
     const tags = IDENTITIES.map((identity) => identityTag(prefix, identity));
