@@ -39,11 +39,13 @@ export function encodeSlots(
 }
 
 /**
- * `slots` (validated) grouped by Cluster hash slot, in first-seen order: the positions of each
- * group's slots. One script call per group keeps every call's keys in one slot.
+ * `slots` (validated) in the groups one call each can carry, in first-seen order: the positions of
+ * each group's slots. By Cluster hash slot when `perHashSlot` (every call's keys in one slot); else
+ * all in one group (a single Redis takes any keys in one call).
  */
-export function groupByHashSlot(slots: readonly SlotRef[]): number[][] {
+export function groupByHashSlot(slots: readonly SlotRef[], perHashSlot = true): number[][] {
   assertValidSlots(slots);
+  if (!perHashSlot) return [slots.map((_slot, i) => i)];
   const groups = new Map<number, number[]>();
   for (let i = 0; i < slots.length; i++) {
     const hash = hashSlotOf((slots[i] as SlotRef).key);
@@ -55,17 +57,19 @@ export function groupByHashSlot(slots: readonly SlotRef[]): number[][] {
 }
 
 /**
- * Releases or renews `slots` through `transport`: one slots script call per hash tag, all sent at
- * once; the flags come back in the order of `slots`. Rejects when any call fails.
+ * Releases or renews `slots` through `transport`: one slots script call per hash slot (or one in
+ * all when `perHashSlot` is false: a single Redis), all sent at once; the flags come back in the
+ * order of `slots`. Rejects when any call fails.
  */
 export async function runSlotsScript(
   transport: ScriptTransport,
   slots: readonly SlotRef[],
   mode: SlotsMode,
   nowArg: string,
+  perHashSlot = true,
 ): Promise<boolean[]> {
   if (slots.length === 0) return [];
-  const groups = groupByHashSlot(slots);
+  const groups = groupByHashSlot(slots, perHashSlot);
   const replies = await Promise.all(
     groups.map((group) => {
       const { keys, args } = encodeSlots(

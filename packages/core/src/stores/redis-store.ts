@@ -12,6 +12,7 @@ import { warnOnEvictingPolicy } from '../redis/memory-policy.js';
 import { encodeScriptNow, RESET_SCRIPT } from '../redis/script.js';
 import { ScriptBatcher } from '../redis/script-batcher.js';
 import { decodeSettleReply, encodeSettle, SETTLE_SCRIPT } from '../redis/settle-script.js';
+import { SlotReleases } from '../redis/slot-releases.js';
 import { runSlotsScript } from '../redis/slots-script.js';
 import { isNoScriptError, isScriptTransport, type ScriptTransport } from '../redis/transport.js';
 import { evalClientTransport } from '../redis/transports/eval-client.js';
@@ -161,6 +162,8 @@ export class RedisStore implements Store {
   private readonly clock: Clock | undefined;
   private readonly ownsClient: boolean;
   private readonly batcher: ScriptBatcher;
+  /** The releases of concurrency slots, batched per event-loop turn. */
+  private readonly releases: SlotReleases;
   private readonly logger: SluiceLogger | undefined;
   /** `maxmemory-policy`, read once at the first check (warns on allkeys-*; empty without CONFIG). */
   private memoryPolicies: Promise<string[]> | undefined;
@@ -176,7 +179,9 @@ export class RedisStore implements Store {
     if (options.clock !== undefined && typeof options.clock !== 'function') {
       throw new TypeError('RedisStore: "clock" must be a function returning milliseconds');
     }
-    this.batcher = new ScriptBatcher({ transport, ...batchingOf(options) });
+    const batching = batchingOf(options);
+    this.batcher = new ScriptBatcher({ transport, ...batching });
+    this.releases = new SlotReleases(transport, batching.singleSlot ?? transport.singleSlot, batching);
     this.transport = transport;
     this.client = options.client ?? transport.client;
     this.clock = options.clock;
@@ -233,13 +238,16 @@ export class RedisStore implements Store {
   }
 
   /**
-   * Frees concurrency slots (lua/slots.lua): one atomic call per hash tag (Redis Cluster: the keys
-   * of one call share a slot). Idempotent: a slot not held is left alone. One flag per slot: true
-   * where it was held. Checks still waiting in a batch go out first.
+   * Frees concurrency slots (lua/slots.lua). Idempotent: a slot not held is left alone. One flag per
+   * slot: true where it was held. Batched as checks are: the releases of one event-loop turn go in
+   * one call (one per hash slot on Redis Cluster), each slot's release atomic.
    */
   releaseSlots(slots: readonly SlotRef[]): Promise<boolean[]> {
-    this.batcher.flush();
-    return runSlotsScript(this.transport, slots, 'release', encodeScriptNow(this.clock?.()));
+    try {
+      return this.releases.release(slots, encodeScriptNow(this.clock?.()));
+    } catch (error) {
+      return Promise.reject(error);
+    }
   }
 
   /**
