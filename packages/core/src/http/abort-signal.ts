@@ -13,8 +13,7 @@ export function abortSignalOf(res: NodeResponseEvents): () => AbortSignal {
     if (signal !== undefined) return signal;
     const controller = new AbortController();
     signal = controller.signal;
-    if (res.writableFinished !== true && (res as { destroyed?: boolean }).destroyed === true)
-      controller.abort();
+    if (res.writableFinished !== true && res.destroyed === true) controller.abort();
     else res.once('close', () => res.writableFinished === true || controller.abort());
     return signal;
   };

@@ -99,7 +99,6 @@ export interface ScriptStats {
   readonly noscriptReloads: number;
 }
 
-/** Everything a limiter counts beside its decisions; one per limiter, kept across policy updates. */
 /**
  * Concurrency slots and waiting requests of one limiter, by policy name: numbers only, no
  * identity or key. `held` and `waiting` are gauges (this process, now); the others count up.
@@ -124,6 +123,7 @@ export class OverloadCounts {
   }
 }
 
+/** Everything a limiter counts beside its decisions; one per limiter, kept across policy updates. */
 export class LimiterCounters {
   readonly store = new StoreCallCounts();
   /** Concurrency slots and waiting requests, by policy. */

@@ -27,7 +27,7 @@ function canWait(policy: CompiledPolicy): boolean {
   );
 }
 
-/** True when some policy takes a slot or may wait: checks of it are planned with `withOverload`. */
+/** True when some policy takes a slot or may wait: its checks' entries are planned by `overloadEntry`. */
 export function usesOverload(policies: readonly CompiledPolicy[]): boolean {
   return policies.some((p) => holdsSlots(p) || p.maxWaitMs !== undefined);
 }

@@ -3,7 +3,7 @@
  * removes expired slots) and lua/slots.lua (release, renew) do over Redis. A key's state is its map
  * of slot id -> expiry (algorithms/concurrency.ts), changed in place: the table owns it.
  */
-import { CONCURRENCY, type ConcurrencyState } from '../algorithms/concurrency.js';
+import { CONCURRENCY, countSlots } from '../algorithms/concurrency.js';
 import { assertValidSlots } from '../algorithms/validate.js';
 import type { SlotRef } from '../types.js';
 import type { StateTable } from './memory-store-table.js';
@@ -46,14 +46,8 @@ export function renewInTable(table: StateTable, slots: readonly SlotRef[], now: 
     const expiry = held?.get(slotId);
     if (held === undefined || expiry === undefined || !(expiry > now)) return false;
     held.set(slotId, now + policy.windowMs);
-    table.write(key, CONCURRENCY, held, now + Math.ceil(latestExpiry(held) - now) + 1, now);
+    // The renewed slot is live, so the latest live expiry is the key's latest.
+    table.write(key, CONCURRENCY, held, now + Math.ceil(countSlots(held, now).latestMs - now) + 1, now);
     return true;
   });
-}
-
-/** The latest expiry of a key's slots. */
-function latestExpiry(slots: ConcurrencyState): number {
-  let latest = Number.NEGATIVE_INFINITY;
-  for (const expiry of slots.values()) if (expiry > latest) latest = expiry;
-  return latest;
 }
