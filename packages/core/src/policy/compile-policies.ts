@@ -3,6 +3,7 @@ import { RateLimitOptionsError } from '../options/options-error.js';
 import type { Algorithm, CompiledPolicy, FailMode, PolicyInput } from '../types.js';
 import { FAIL_MODES } from './defaults.js';
 import { definePolicies, isCompiledPolicy } from './define-policy.js';
+import { isPositiveInteger } from './positive-integer.js';
 
 /** The options that say which policies a limiter gets, as every adapter and the Nest module take them. */
 export interface PolicySetOptions {
@@ -108,7 +109,7 @@ export function compilePolicies(options: PolicySetOptions, source = 'rateLimit')
 
 function shorthandPolicy(options: PolicySetOptions, source: string): PolicyInput {
   const { limit } = options;
-  if (typeof limit !== 'number' || !Number.isSafeInteger(limit) || limit <= 0) {
+  if (!isPositiveInteger(limit)) {
     throw new RateLimitOptionsError('limit', limit, 'must be a positive integer', source);
   }
   return shorthandInput(limit, options, source);

@@ -5,6 +5,7 @@ import { OPTION_DEFAULTS } from '../options/defaults.js';
 import type { PolicyInput } from '../types.js';
 import { parseDuration } from './duration.js';
 import { PolicyError } from './errors.js';
+import { isPositiveInteger } from './positive-integer.js';
 
 /** The shortest slot lease: a slot renews well before it runs out, and a renewal needs a round trip. */
 export const MIN_CONCURRENCY_LEASE_MS = 100;
@@ -62,7 +63,7 @@ export function compileConcurrencyLimits(p: PolicyInput, name: string): Compiled
   if (p.limit === undefined) {
     throw new PolicyError('limit', p.limit, 'is required (the most requests in flight at once)', name);
   }
-  if (typeof p.limit !== 'number' || !Number.isSafeInteger(p.limit) || p.limit <= 0) {
+  if (!isPositiveInteger(p.limit)) {
     throw new PolicyError('limit', p.limit, 'must be a positive integer', name);
   }
   const leaseMs = parseDuration(p.leaseMs ?? OPTION_DEFAULTS.concurrencyLeaseMs, 'leaseMs', name);

@@ -10,6 +10,7 @@ import { parseDuration, parseRate } from './duration.js';
 import { PolicyError } from './errors.js';
 import { compileLease, compileLocalStage } from './lease.js';
 import { compileMaxWait } from './max-wait.js';
+import { isPositiveInteger } from './positive-integer.js';
 
 const KNOWN_FIELDS: readonly string[] = [
   'name',
@@ -44,10 +45,6 @@ function remember(policy: CompiledPolicy): CompiledPolicy {
   const frozen = Object.freeze(policy);
   compiled.add(frozen);
   return frozen;
-}
-
-function isPositiveInteger(value: unknown): value is number {
-  return typeof value === 'number' && Number.isSafeInteger(value) && value > 0;
 }
 
 /** `a`, `a and b`, `a, b and c`. */

@@ -1,5 +1,6 @@
 /** Durations (`'1m'`, `'10s'`, `'500ms'`) and rates (`'100/s'`, `'5/10s'`). */
 import { PolicyError } from './errors.js';
+import { isPositiveInteger } from './positive-integer.js';
 
 const UNIT_MS: Readonly<Record<string, number>> = {
   ms: 1,
@@ -92,7 +93,7 @@ export function parseRate(
   }
   if (typeof input === 'object' && input !== null && !Array.isArray(input)) {
     const { limit, window } = input;
-    if (typeof limit !== 'number' || !Number.isSafeInteger(limit) || limit <= 0) {
+    if (!isPositiveInteger(limit)) {
       throw new PolicyError('rate.limit', limit, 'must be a positive integer', policy);
     }
     return { limit, windowMs: parseDuration(window, 'rate.window', policy) };

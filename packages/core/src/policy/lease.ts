@@ -2,6 +2,7 @@
 import type { FailMode } from '../model/fail-mode.js';
 import { parseDuration, parseRate } from './duration.js';
 import { PolicyError } from './errors.js';
+import { isPositiveInteger } from './positive-integer.js';
 import { checkFields, plainObject } from './sub-options.js';
 
 /**
@@ -58,9 +59,6 @@ export interface CompiledLocalStage {
 const LEASE_FIELDS = ['units', 'ttlMs', 'failModeAfter', 'adaptive'];
 const LOCAL_FIELDS = ['burst', 'rate'];
 const AFTER_MODES: readonly string[] = ['closed', 'open', 'local'];
-
-const isPositiveInteger = (value: unknown): value is number =>
-  typeof value === 'number' && Number.isSafeInteger(value) && value > 0;
 
 /**
  * Validates a policy's `lease` against its compiled limit and fail mode; undefined for none.
