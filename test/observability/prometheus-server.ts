@@ -2,11 +2,12 @@
  * A private Prometheus server (Debian's `prometheus` binary) for tests: a free loopback port, a
  * temporary config and data directory, the given rule files, stopped by PID.
  */
-import { type ChildProcess, spawn } from 'node:child_process';
+import type { ChildProcess } from 'node:child_process';
 import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { freePort } from '../support/free-port.js';
+import { spawnProgram } from '../support/redis-server.js';
 
 /** One running Prometheus. */
 export interface PrometheusProcess {
@@ -43,7 +44,7 @@ export async function startPrometheus(
       '',
     ].join('\n'),
   );
-  const child: ChildProcess = spawn(
+  const child: ChildProcess = await spawnProgram(
     'prometheus',
     [
       `--config.file=${config}`,
@@ -53,8 +54,7 @@ export async function startPrometheus(
     ],
     { stdio: ['ignore', 'pipe', 'pipe'] },
   );
-  if (child.pid === undefined) throw new Error('prometheus did not start (apt-get install prometheus)');
-  const pid = child.pid;
+  const pid = child.pid as number;
   let output = '';
   let exited = false;
   child.stdout?.on('data', (chunk: Buffer) => (output += chunk.toString()));

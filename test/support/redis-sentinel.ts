@@ -3,13 +3,13 @@
  * (`redis-sentinel`) on free loopback ports, each in its own temporary directory, stopped by
  * PID. The sentinels monitor the primary under the name `SENTINEL_MASTER_NAME`.
  */
-import { type ChildProcess, spawn } from 'node:child_process';
+import type { ChildProcess } from 'node:child_process';
 import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { freePort } from './free-port.js';
 import { redisCli } from './redis-cluster.js';
-import { type RedisProcess, startRedis, waitForRedis } from './redis-server.js';
+import { type RedisProcess, spawnProgram, startRedis, waitForRedis } from './redis-server.js';
 
 /** The name the sentinels monitor. */
 export const SENTINEL_MASTER_NAME = 'sluice-primary';
@@ -76,8 +76,7 @@ export async function startRedisSentinel(
         '',
       ].join('\n'),
     );
-    const child = spawn('redis-sentinel', [conf], { stdio: 'ignore' });
-    if (child.pid === undefined) throw new Error('redis-sentinel did not start (is it on PATH?)');
+    const child = await spawnProgram('redis-sentinel', [conf], { stdio: 'ignore' });
     children.push({ child, dir });
     sentinels.push({ host: '127.0.0.1', port });
     await waitForRedis(port);

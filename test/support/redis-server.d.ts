@@ -1,3 +1,5 @@
+import type { ChildProcess, SpawnOptions } from 'node:child_process';
+
 /** A private redis-server on 127.0.0.1 (redis-server.js). */
 export interface RedisProcess {
   readonly host: '127.0.0.1';
@@ -24,3 +26,9 @@ export declare function hasRedisServer(): boolean;
 export declare function waitForRedis(port: number, timeoutMs?: number): Promise<void>;
 /** Start a private redis-server on a free loopback port. */
 export declare function startRedis(options?: StartRedisOptions): Promise<RedisProcess>;
+/** Spawn a program; rejects with "<command> did not start (is it on PATH?)" when it cannot start. */
+export declare function spawnProgram(
+  command: string,
+  args: readonly string[],
+  options: SpawnOptions,
+): Promise<ChildProcess>;

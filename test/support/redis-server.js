@@ -9,6 +9,31 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { freePort } from './free-port.js';
 
+/**
+ * Spawn `command` and resolve once it has started; a program that cannot start (not on PATH, not
+ * executable) rejects with `<command> did not start (is it on PATH?)` instead of leaving an
+ * unhandled 'error' event behind.
+ * @param {string} command
+ * @param {readonly string[]} args
+ * @param {import('node:child_process').SpawnOptions} options
+ * @returns {Promise<import('node:child_process').ChildProcess>}
+ */
+export function spawnProgram(command, args, options) {
+  const child = spawn(command, args, options);
+  return new Promise((resolve, reject) => {
+    const failed = (error) => {
+      child.off('spawn', started);
+      reject(new Error(`${command} did not start (is it on PATH?): ${error.message}`));
+    };
+    const started = () => {
+      child.off('error', failed);
+      resolve(child);
+    };
+    child.once('error', failed);
+    child.once('spawn', started);
+  });
+}
+
 /** True when redis-server is on PATH. */
 export function hasRedisServer() {
   return spawnSync('redis-server', ['--version'], { stdio: 'ignore' }).status === 0;
@@ -33,7 +58,7 @@ export async function waitForRedis(port, timeoutMs = 10_000) {
 export async function startRedis(options = {}) {
   const port = options.port ?? (await freePort());
   const dir = options.dir ?? mkdtempSync(join(tmpdir(), 'sluice-redis-'));
-  const child = spawn(
+  const child = await spawnProgram(
     'redis-server',
     [
       '--bind',
@@ -52,8 +77,7 @@ export async function startRedis(options = {}) {
     ],
     { stdio: 'ignore', detached: false },
   );
-  if (child.pid === undefined) throw new Error('redis-server did not start (is it on PATH?)');
-  const pid = child.pid;
+  const pid = /** @type {number} */ (child.pid);
   let exited = false;
   child.once('exit', () => {
     exited = true;
