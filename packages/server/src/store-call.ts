@@ -33,16 +33,21 @@ export function withDeadline<T>(promise: Promise<T>, timeoutMs: number): Promise
   return Promise.race([promise, deadline]).finally(() => clearTimeout(timer));
 }
 
-/** The counters of one store call, their store entries, and whether the call charges. */
+/** The counters of one store call and its mode. */
 interface Group {
   readonly counters: readonly Counter[];
   readonly mode: StoreMode;
 }
 
+/** Whether `counter` is charged: it has hits and no `requests_per_unit: 0` rule blocked the request. */
+function charges(counter: Counter, blocked: boolean): boolean {
+  return counter.hits > 0 && !blocked;
+}
+
 /** A counter charges its hits together; one that only looks (or in a blocked request) is looked at. */
 function groupsOf(counters: readonly Counter[], blocked: boolean): Group[] {
-  const consume = counters.filter((c) => c.hits > 0 && !blocked);
-  const peek = counters.filter((c) => !(c.hits > 0 && !blocked));
+  const consume = counters.filter((c) => charges(c, blocked));
+  const peek = counters.filter((c) => !charges(c, blocked));
   return [
     { counters: consume, mode: 'consume' },
     { counters: peek, mode: 'peek' },
