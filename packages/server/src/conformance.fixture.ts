@@ -226,6 +226,30 @@ export const CASES: readonly Case[] = [
     ],
   },
   {
+    name: 'the same descriptor twice (overlapping route and virtual host rate_limits): each counted in order',
+    steps: [
+      {
+        descriptors: [['foo=twice'], ['foo=twice']],
+        overall: 'OK',
+        statuses: [
+          { code: 'OK', remaining: 1, requestsPerUnit: 2 },
+          { code: 'OK', remaining: 0, requestsPerUnit: 2 },
+        ],
+      },
+      {
+        descriptors: [['foo=again'], ['foo=again'], ['foo=again']],
+        overall: 'OVER_LIMIT',
+        statuses: [
+          { code: 'OK', remaining: 1 },
+          { code: 'OK', remaining: 0 },
+          { code: 'OVER_LIMIT', remaining: 0 },
+        ],
+      },
+      // All or nothing: the denied request charged nothing.
+      { descriptors: [['foo=again'], ['foo=again']], overall: 'OK' },
+    ],
+  },
+  {
     name: 'all or nothing: when one descriptor is over the limit, no descriptor is charged',
     steps: [
       {

@@ -12,7 +12,13 @@ import {
 } from '@grpc/grpc-js';
 import { drainWithin } from './drain.js';
 import { healthServiceDefinition, rateLimitServiceDefinition } from './protos.js';
-import { type RlsRequest, RlsRequestError, type RlsResponse, RlsUnavailableError } from './rls-types.js';
+import {
+  type RlsRequest,
+  RlsRequestError,
+  type RlsResponse,
+  RlsTooLargeError,
+  RlsUnavailableError,
+} from './rls-types.js';
 import type { RateLimitService } from './service.js';
 
 /** `grpc.health.v1.HealthCheckResponse.ServingStatus`. */
@@ -53,6 +59,7 @@ export class HealthState {
 }
 
 function grpcCode(error: unknown): status {
+  if (error instanceof RlsTooLargeError) return status.RESOURCE_EXHAUSTED;
   if (error instanceof RlsRequestError) return status.INVALID_ARGUMENT;
   if (error instanceof RlsUnavailableError) return status.UNAVAILABLE;
   return status.INTERNAL;

@@ -64,7 +64,9 @@ function hitsOf(request: RlsRequest, d: RlsDescriptor): number {
 }
 
 /**
- * The storage key of a counter: `<prefix>:{app<domain>}:<entries>`. Every counter of one domain
+ * The storage key of a counter: `<prefix>:{app<domain>}:<entries>`, and for an Envoy limit override
+ * its limit as well (`<requests>/<unit>`), so an override never shares a counter with the config's
+ * rule on the same entries nor with an override of another limit. Every counter of one domain
  * shares the hash tag, so all descriptors of one request are decided by one script call, also on
  * Redis Cluster; entries are encoded so that no value can choose the slot or meet another key.
  */
@@ -72,10 +74,21 @@ export function counterKey(
   prefix: string,
   domain: string,
   entries: readonly { key: string; value: string }[],
+  override?: { readonly requests_per_unit: number; readonly unit: string },
 ): string {
   const flat: string[] = [];
   for (const entry of entries) flat.push(entry.key, entry.value);
+  // An odd-length list: never the list of entries alone.
+  if (override !== undefined) flat.push(`${override.requests_per_unit}/${override.unit}`);
   return `${identityTag(prefix, domain)}:${encodeKeyComponent(JSON.stringify(flat))}`;
+}
+
+/**
+ * True when `d` is over a `requests_per_unit: 0` rule: every hit is over that limit (0 + hits > 0,
+ * as the reference compares), and a look (0 hits) is within it.
+ */
+export function overZeroLimit(d: PlannedDescriptor): boolean {
+  return d.rule !== undefined && d.rule.policy === undefined && d.hits > 0;
 }
 
 /**
@@ -97,7 +110,7 @@ export function planRequest(
     if (!known) return undefined;
     if (d.limit !== undefined && d.limit !== null) {
       const rule = overrideRule(request.domain, d.limit);
-      return rule === undefined ? undefined : { rule, counterEntries: d.entries };
+      return rule === undefined ? undefined : { rule, counterEntries: d.entries, override: d.limit };
     }
     const match = findRule(config, request.domain, d.entries);
     for (const name of match?.rule.replaces ?? []) replaced.add(name);
@@ -114,7 +127,12 @@ export function planRequest(
       rule: match.rule,
       unlimited: false,
       hits,
-      key: counterKey(prefix, request.domain, match.counterEntries),
+      key: counterKey(
+        prefix,
+        request.domain,
+        match.counterEntries,
+        'override' in match ? match.override : undefined,
+      ),
     };
   });
 }

@@ -5,7 +5,7 @@
 import type { Decision, PolicyResult, StoreVerdict } from '@sluice/core';
 import { problemJson, quotaExceededProblem, rateLimitHeaders } from '@sluice/core/adapter';
 import { type Rule, UNIT_MS } from './config/types.js';
-import type { PlannedDescriptor } from './plan.js';
+import { overZeroLimit, type PlannedDescriptor } from './plan.js';
 import type { RlsCode, RlsDescriptorStatus, RlsDuration, RlsHeader, RlsResponse } from './rls-types.js';
 import type { ResponseHeaders, ServerSettings } from './settings.js';
 import type { ServiceStats } from './stats.js';
@@ -20,7 +20,7 @@ interface Limited {
   readonly rule: Rule;
   readonly verdict: StoreVerdict;
   readonly hits: number;
-  /** Milliseconds reported as `duration_until_reset`: the wait when over the limit, else the time to a full quota. */
+  /** Milliseconds reported as `duration_until_reset` (see durationMsOf). */
   readonly durationMs: number;
 }
 
@@ -29,14 +29,31 @@ function duration(ms: number): RlsDuration {
   return { seconds: String(Math.floor(whole / 1000)), nanos: (whole % 1000) * 1_000_000 };
 }
 
-/**
- * The verdict of a `requests_per_unit: 0` rule: every hit is over the limit, until the end of the
- * current unit as the reference reports it.
- */
-function blockedVerdict(rule: Rule, nowMs: number): StoreVerdict {
+/** Milliseconds to the end of the current window of `rule`'s unit, the reference's reset. */
+function windowLeftMs(rule: Rule, nowMs: number): number {
   const unitMs = rule.unit === undefined ? 1000 : UNIT_MS[rule.unit];
-  const waitMs = unitMs - (nowMs % unitMs);
-  return { allowed: false, remaining: 0, resetMs: waitMs, retryAfterMs: waitMs };
+  return unitMs - (nowMs % unitMs);
+}
+
+/**
+ * The verdict of a `requests_per_unit: 0` rule (no counter): hits are over the limit, a look is
+ * within it with nothing left.
+ */
+function zeroLimitVerdict(d: PlannedDescriptor): StoreVerdict {
+  return overZeroLimit(d)
+    ? { allowed: false, remaining: 0, resetMs: 0, retryAfterMs: 0 }
+    : { allowed: true, remaining: 0, resetMs: 0, retryAfterMs: 0 };
+}
+
+/**
+ * `duration_until_reset` in ms: for a fixed window (the reference's only kind, and a
+ * `requests_per_unit: 0` rule) the end of the current window, whatever the verdict; for Sluice's
+ * other algorithms the wait until the hits fit when over the limit, else the time to a full quota.
+ */
+function durationMsOf(rule: Rule, verdict: StoreVerdict, nowMs: number): number {
+  if (rule.policy === undefined || rule.policy.algorithm === 'fixed-window') return windowLeftMs(rule, nowMs);
+  if (verdict.allowed || verdict.retryAfterMs < 0) return verdict.resetMs;
+  return verdict.retryAfterMs;
 }
 
 /** Counts one limited descriptor as the reference does (base_limiter.go), in whole hits. */
@@ -66,7 +83,8 @@ function status(item: Limited | undefined, unlimited: boolean): RlsDescriptorSta
   return {
     code: over ? 'OVER_LIMIT' : 'OK',
     current_limit: { name: rule.name, requests_per_unit: rule.requestsPerUnit, unit: rule.unit ?? 'UNKNOWN' },
-    limit_remaining: Math.max(0, Math.min(MAX_UINT32, verdict.remaining)),
+    // Over the limit, nothing is left (the reference reports 0), shadow rules included.
+    limit_remaining: verdict.allowed ? Math.max(0, Math.min(MAX_UINT32, verdict.remaining)) : 0,
     duration_until_reset: duration(item.durationMs),
   };
 }
@@ -102,21 +120,27 @@ function toDecision(items: readonly Limited[], overLimit: boolean): Decision {
   };
 }
 
-/** The reference's three headers, from the descriptor closest to its limit (an over-limit one first). */
+/**
+ * The reference's three headers, from the descriptor its loop picks: the first with the fewest units
+ * left, and once one is OVER_LIMIT the last OVER_LIMIT one.
+ */
 function referenceHeaders(
   items: readonly (Limited | undefined)[],
   statuses: readonly RlsDescriptorStatus[],
   names: ServerSettings['headerNames'],
 ): RlsHeader[] {
   let chosen: number | undefined;
+  let fewest = MAX_UINT32;
   statuses.forEach((s, i) => {
     if (s.current_limit === null) return;
-    const best = chosen === undefined ? undefined : statuses[chosen];
-    if (
-      best === undefined ||
-      (best.code !== 'OVER_LIMIT' && (s.code === 'OVER_LIMIT' || s.limit_remaining < best.limit_remaining))
-    )
+    if (s.limit_remaining < fewest) {
       chosen = i;
+      fewest = s.limit_remaining;
+    }
+    if (s.code === 'OVER_LIMIT') {
+      chosen = i;
+      fewest = 0;
+    }
   });
   if (chosen === undefined) return [];
   const s = statuses[chosen] as RlsDescriptorStatus;
@@ -155,13 +179,12 @@ export function buildResponse(
   const limited: Limited[] = [];
   const perDescriptor = planned.map((d, i) => {
     if (d.rule === undefined) return undefined;
-    const verdict = counters[i]?.verdict ?? blockedVerdict(d.rule, nowMs);
-    const waitMs = verdict.retryAfterMs < 0 ? verdict.resetMs : verdict.retryAfterMs;
+    const verdict = counters[i]?.verdict ?? zeroLimitVerdict(d);
     const item: Limited = {
       rule: d.rule,
       verdict,
       hits: d.hits,
-      durationMs: verdict.allowed ? verdict.resetMs : waitMs,
+      durationMs: durationMsOf(d.rule, verdict, nowMs),
     };
     limited.push(item);
     countHits(stats, settings.nearLimitRatio, item, !verdict.allowed);

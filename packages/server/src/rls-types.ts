@@ -58,10 +58,18 @@ export interface RlsResponse {
 
 /** A request the service refuses (empty domain, no descriptors): gRPC INVALID_ARGUMENT, HTTP 400. */
 export class RlsRequestError extends Error {
-  override readonly name = 'RlsRequestError';
+  override readonly name: string = 'RlsRequestError';
 }
 
 /** The store could not decide and a rule fails `closed`: gRPC UNAVAILABLE, HTTP 500. */
 export class RlsUnavailableError extends Error {
   override readonly name = 'RlsUnavailableError';
+}
+
+/**
+ * A request larger than the service decides in one store call (too many distinct counters): gRPC
+ * RESOURCE_EXHAUSTED, HTTP 400. A request error, never a store failure.
+ */
+export class RlsTooLargeError extends RlsRequestError {
+  override readonly name = 'RlsTooLargeError';
 }

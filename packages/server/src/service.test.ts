@@ -3,6 +3,9 @@
  * shadow mode, response headers (the reference's and draft-10), the problem+json raw_body, limit
  * overrides, Sluice's algorithms, bad requests, health and metrics.
  */
+import { mkdirSync, mkdtempSync, renameSync, rmSync, symlinkSync, writeFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
 import { afterEach, describe, expect, it } from 'vitest';
 import {
   descriptor,
@@ -207,5 +210,51 @@ describe('answers', () => {
       await new Promise((r) => setTimeout(r, 20));
     const reply = await rls.shouldRateLimit({ domain: 'more', descriptors: [descriptor('k=v')] });
     expect(reply.statuses[0]?.current_limit?.requests_per_unit).toBe(9);
+  });
+
+  it('RUNTIME_ROOT a symlink swapped atomically to another version: reloads within a second, then watches the new target', async () => {
+    const base = mkdtempSync(join(tmpdir(), 'sluice-rls-versions-'));
+    try {
+      const domainFile = (domain: string, requests: number) =>
+        `domain: ${domain}\ndescriptors:\n  - key: k\n    rate_limit: { unit: hour, requests_per_unit: ${requests} }\n`;
+      const version = (name: string, domain: string, requests: number): string => {
+        const configDir = join(base, name, 'ratelimit', 'config');
+        mkdirSync(configDir, { recursive: true });
+        writeFileSync(join(configDir, 'app.yaml'), domainFile(domain, requests));
+        return configDir;
+      };
+      const swapTo = (name: string) => {
+        symlinkSync(name, join(base, 'next'));
+        renameSync(join(base, 'next'), join(base, 'current'));
+      };
+      version('v1', 'one', 1);
+      symlinkSync('v1', join(base, 'current'));
+      server = await startInProcess({
+        ...serviceEnv({ root: join(base, 'current'), configDir: '', write: () => {}, remove: () => {} }),
+        RUNTIME_WATCH_ROOT: 'true',
+      });
+      client = rlsClient(server.grpcPort);
+      const loaded = async (domain: string, withinMs: number) => {
+        const deadline = Date.now() + withinMs;
+        while (!server?.service.config.domains.has(domain) && Date.now() < deadline)
+          await new Promise((r) => setTimeout(r, 20));
+        return server?.service.config.domains.has(domain);
+      };
+      expect(await loaded('one', 0)).toBe(true);
+      const v2 = version('v2', 'two', 2);
+      swapTo('v2');
+      expect(await loaded('two', 1200)).toBe(true);
+      expect(server.service.config.domains.has('one')).toBe(false);
+      // The new target is watched: a change inside it reloads.
+      writeFileSync(join(v2, 'more.yaml'), domainFile('more', 3));
+      expect(await loaded('more', 1200)).toBe(true);
+      version('v3', 'three', 4);
+      swapTo('v3');
+      expect(await loaded('three', 1200)).toBe(true);
+      const reply = await client.shouldRateLimit({ domain: 'three', descriptors: [descriptor('k=v')] });
+      expect(reply.statuses[0]?.current_limit?.requests_per_unit).toBe(4);
+    } finally {
+      rmSync(base, { recursive: true, force: true });
+    }
   });
 });

@@ -4,7 +4,7 @@
  */
 import { MemoryStore, type Store } from '@sluice/core';
 import type { RateLimitConfig } from './config/types.js';
-import { planRequest } from './plan.js';
+import { overZeroLimit, planRequest } from './plan.js';
 import { buildResponse } from './respond.js';
 import { type RlsRequest, RlsRequestError, type RlsResponse } from './rls-types.js';
 import type { ServerSettings } from './settings.js';
@@ -66,22 +66,19 @@ export class RateLimitService {
   }
 
   /**
-   * Decides one request. Rejects with `RlsRequestError` (bad request) or `RlsUnavailableError`
-   * (the store failed and a rule fails `closed`).
+   * Decides one request. Rejects with `RlsRequestError` (bad request; `RlsTooLargeError` for one of
+   * too many counters) or `RlsUnavailableError` (the store failed and a rule fails `closed`).
    */
   async shouldRateLimit(request: RlsRequest): Promise<RlsResponse> {
-    let planned: ReturnType<typeof planRequest>;
     try {
-      planned = planRequest(this.current, request, this.prefix);
+      const planned = planRequest(this.current, request, this.prefix);
+      const blocked = planned.some((d) => overZeroLimit(d) && d.rule?.shadow === false);
+      const counters = await decideCounters(this.context, planned, blocked);
+      return buildResponse(this.settings, this.stats, planned, counters, this.clock());
     } catch (error) {
       if (error instanceof RlsRequestError) this.stats.addService('service_error');
       throw error;
     }
-    const blocked = planned.some(
-      (d) => d.rule !== undefined && d.rule.policy === undefined && !d.rule.shadow,
-    );
-    const counters = await decideCounters(this.context, planned, blocked);
-    return buildResponse(this.settings, this.stats, planned, counters, this.clock());
   }
 
   /** Asks the store once (a look at a probe key); true when it answered within the deadline. */

@@ -4,6 +4,7 @@
  * rule's `fail_mode` decides: `closed` fails the call, `open` answers OK, `local` decides in-process.
  */
 import type { MemoryStore, Store, StoreEntry, StoreMode, StoreVerdict } from '@sluice/core';
+import { type Counter, chargedEntries, countersOf, spreadOver } from './counters.js';
 import type { PlannedDescriptor } from './plan.js';
 import { RlsUnavailableError } from './rls-types.js';
 
@@ -32,101 +33,114 @@ export function withDeadline<T>(promise: Promise<T>, timeoutMs: number): Promise
   return Promise.race([promise, deadline]).finally(() => clearTimeout(timer));
 }
 
-/**
- * A descriptor with 0 hits only looks: it is within its limit (Sluice never counts past a limit),
- * with the units left as the store reports them, as the reference answers a 0 hits_addend.
- */
-function looked(d: PlannedDescriptor, verdict: StoreVerdict): StoreVerdict {
-  return d.hits === 0 && !verdict.allowed ? { ...verdict, allowed: true, retryAfterMs: 0 } : verdict;
+/** The counters of one store call and its mode. */
+interface Group {
+  readonly counters: readonly Counter[];
+  readonly mode: StoreMode;
 }
 
-/** Indexes of planned descriptors with a counter, split by whether they charge. */
-function splitByMode(planned: readonly PlannedDescriptor[], blocked: boolean): Record<StoreMode, number[]> {
-  const split: Record<StoreMode, number[]> = { consume: [], peek: [] };
-  planned.forEach((d, i) => {
-    if (d.rule?.policy === undefined) return;
-    split[d.hits > 0 && !blocked ? 'consume' : 'peek'].push(i);
-  });
-  return split;
+/** Whether `counter` is charged: it has hits and no `requests_per_unit: 0` rule blocked the request. */
+function charges(counter: Counter, blocked: boolean): boolean {
+  return counter.hits > 0 && !blocked;
 }
 
-function entriesOf(planned: readonly PlannedDescriptor[], indexes: readonly number[]): StoreEntry[] {
-  return indexes.map((i) => {
-    const d = planned[i] as PlannedDescriptor;
-    return { key: d.key, policy: d.rule?.policy as StoreEntry['policy'], cost: Math.max(1, d.hits) };
-  });
+/** A counter charges its hits together; one that only looks (or in a blocked request) is looked at. */
+function groupsOf(counters: readonly Counter[], blocked: boolean): Group[] {
+  const consume = counters.filter((c) => charges(c, blocked));
+  const peek = counters.filter((c) => !charges(c, blocked));
+  return [
+    { counters: consume, mode: 'consume' },
+    { counters: peek, mode: 'peek' },
+  ];
 }
 
+function entriesOf(group: Group): StoreEntry[] {
+  return group.counters.map((c) => ({ key: c.key, policy: c.policy, cost: Math.max(1, c.hits) }));
+}
+
+/** The group's verdicts, a counter each, and whether each counter was charged. */
 async function decideGroup(
   context: StoreCallContext,
-  planned: readonly PlannedDescriptor[],
-  indexes: readonly number[],
-  mode: StoreMode,
-): Promise<CounterVerdict[]> {
-  if (indexes.length === 0) return [];
-  const entries = entriesOf(planned, indexes);
+  group: Group,
+): Promise<{ verdicts: CounterVerdict[]; charged: boolean[] }> {
+  if (group.counters.length === 0) return { verdicts: [], charged: [] };
+  const entries = entriesOf(group);
   try {
-    const verdicts = await withDeadline(context.store.decide(entries, mode), context.timeoutMs);
+    const verdicts = await withDeadline(context.store.decide(entries, group.mode), context.timeoutMs);
     context.onStoreResult(true);
-    return verdicts.map((verdict, k) => ({
-      verdict: looked(planned[indexes[k] as number] as PlannedDescriptor, verdict),
-    }));
+    const policies = entries.map((e) => e.policy);
+    return {
+      verdicts: verdicts.map((verdict) => ({ verdict })),
+      charged: chargedEntries(policies, verdicts, group.mode === 'consume'),
+    };
   } catch {
     context.onStoreResult(false);
-    return failOver(context, planned, indexes, entries, mode);
+    return failOver(context, group, entries);
   }
 }
 
 /** The store failed for these entries: their rules' fail modes decide. */
-async function failOver(
+function failOver(
   context: StoreCallContext,
-  planned: readonly PlannedDescriptor[],
-  indexes: readonly number[],
+  group: Group,
   entries: readonly StoreEntry[],
-  mode: StoreMode,
-): Promise<CounterVerdict[]> {
-  const modes = indexes.map((i) => planned[i]?.rule?.failMode ?? 'closed');
+): { verdicts: CounterVerdict[]; charged: boolean[] } {
+  const modes = entries.map((e) => e.policy.failMode);
   if (modes.includes('closed')) throw new RlsUnavailableError('the rate limit store is unavailable');
   const localIndexes = modes.flatMap((m, j) => (m === 'local' ? [j] : []));
-  const localVerdicts = context.local.decideSync(
-    localIndexes.map((j) => entries[j] as StoreEntry),
-    mode,
+  const localEntries = localIndexes.map((j) => entries[j] as StoreEntry);
+  const localVerdicts = context.local.decideSync(localEntries, group.mode);
+  const localCharged = chargedEntries(
+    localEntries.map((e) => e.policy),
+    localVerdicts,
+    group.mode === 'consume',
   );
-  const byPosition = new Map(localIndexes.map((j, k) => [j, localVerdicts[k] as StoreVerdict]));
-  return entries.map((entry, j) => {
-    const local = byPosition.get(j);
-    if (local !== undefined) return { verdict: local, failedOver: 'local' };
+  const byPosition = new Map(localIndexes.map((j, k) => [j, k]));
+  const verdicts: CounterVerdict[] = [];
+  const charged: boolean[] = [];
+  entries.forEach((entry, j) => {
+    const k = byPosition.get(j);
+    if (k !== undefined) {
+      verdicts.push({ verdict: localVerdicts[k] as StoreVerdict, failedOver: 'local' });
+      charged.push(localCharged[k] as boolean);
+      return;
+    }
     const verdict: StoreVerdict = {
       allowed: true,
       remaining: entry.policy.limit,
       resetMs: 0,
       retryAfterMs: 0,
     };
-    return { verdict, failedOver: 'open' };
+    verdicts.push({ verdict, failedOver: 'open' });
+    charged.push(false);
   });
+  return { verdicts, charged };
 }
 
 /**
  * Decides the counters of `planned`: a verdict per descriptor index (undefined for descriptors
- * without a counter). `blocked` (a `requests_per_unit: 0` rule denies the request) turns every
- * charge into a look, so nothing is charged for a request that is over the limit.
+ * without a counter). Each counter is asked once, whatever the number of descriptors counting on
+ * it (see counters.ts). `blocked` (a `requests_per_unit: 0` rule denies the request) turns every
+ * charge into a look, so nothing is charged for a request that is over the limit. Throws
+ * `RlsTooLargeError` for a request of too many counters, before any store call.
  */
 export async function decideCounters(
   context: StoreCallContext,
   planned: readonly PlannedDescriptor[],
   blocked: boolean,
 ): Promise<(CounterVerdict | undefined)[]> {
-  const split = splitByMode(planned, blocked);
-  const [consumed, peeked] = await Promise.all([
-    decideGroup(context, planned, split.consume, 'consume'),
-    decideGroup(context, planned, split.peek, 'peek'),
-  ]);
+  const groups = groupsOf(countersOf(planned), blocked);
+  const answers = await Promise.all(groups.map((group) => decideGroup(context, group)));
   const out: (CounterVerdict | undefined)[] = planned.map(() => undefined);
-  split.consume.forEach((i, k) => {
-    out[i] = consumed[k];
-  });
-  split.peek.forEach((i, k) => {
-    out[i] = peeked[k];
+  groups.forEach((group, g) => {
+    const answer = answers[g] as { verdicts: CounterVerdict[]; charged: boolean[] };
+    group.counters.forEach((counter, k) => {
+      const { verdict, failedOver } = answer.verdicts[k] as CounterVerdict;
+      const each = spreadOver(planned, counter, verdict, answer.charged[k] as boolean);
+      counter.occurrences.forEach((i, n) => {
+        out[i] = { verdict: each[n] as StoreVerdict, ...(failedOver === undefined ? {} : { failedOver }) };
+      });
+    });
   });
   return out;
 }

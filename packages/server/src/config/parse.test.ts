@@ -230,3 +230,90 @@ describe('bad files: a ConfigError naming the file, domain and descriptor', () =
     ).not.toThrow();
   });
 });
+
+describe('YAML 1.1, read as gopkg.in/yaml.v2 reads it', () => {
+  const rule = (config: ReturnType<typeof load>, ...pairs: [string, string][]) =>
+    findRule(config, 'd', entries(...pairs))?.rule;
+
+  it('a string field keeps the text of its scalar: 01234, 1.10, 0x1F, 1e3, yes, a date', () => {
+    const config = load(`
+domain: d
+descriptors:
+  - key: zip
+    value: 01234
+    rate_limit: { name: 010, unit: minute, requests_per_unit: 1 }
+  - key: version
+    value: 1.10
+    rate_limit: { unit: minute, requests_per_unit: 2 }
+  - key: hex
+    value: 0x1F
+    rate_limit: { unit: minute, requests_per_unit: 3 }
+  - key: exp
+    value: 1e3
+    rate_limit: { unit: minute, requests_per_unit: 4 }
+  - key: flag
+    value: yes
+    rate_limit: { unit: minute, requests_per_unit: 5 }
+  - key: 8080
+    value: 2024-01-31
+    rate_limit: { unit: minute, requests_per_unit: 6 }
+  - key: empty
+    value: ~
+    rate_limit: { unit: minute, requests_per_unit: 7 }
+`);
+    expect(rule(config, ['zip', '01234'])).toMatchObject({
+      id: 'zip_01234',
+      name: '010',
+      requestsPerUnit: 1,
+    });
+    expect(rule(config, ['zip', '1234'])).toBeUndefined();
+    expect(rule(config, ['version', '1.10'])?.requestsPerUnit).toBe(2);
+    expect(rule(config, ['version', '1.1'])).toBeUndefined();
+    expect(rule(config, ['hex', '0x1F'])?.requestsPerUnit).toBe(3);
+    expect(rule(config, ['exp', '1e3'])?.requestsPerUnit).toBe(4);
+    expect(rule(config, ['flag', 'yes'])?.requestsPerUnit).toBe(5);
+    expect(rule(config, ['8080', '2024-01-31'])?.requestsPerUnit).toBe(6);
+    // A null value is no value: the key alone, any value.
+    expect(rule(config, ['empty', 'anything'])?.requestsPerUnit).toBe(7);
+  });
+
+  it('merge keys from an anchor in the descriptors, yes/no, 1_000, octal', () => {
+    const config = load(`
+domain: d
+descriptors:
+  - key: a
+    shadow_mode: yes
+    rate_limit: &per-minute { unit: minute, requests_per_unit: 1_000 }
+  - key: b
+    shadow_mode: no
+    rate_limit:
+      <<: *per-minute
+      requests_per_unit: 010
+`);
+    expect(rule(config, ['a', 'x'])).toMatchObject({ shadow: true, unit: 'MINUTE', requestsPerUnit: 1000 });
+    expect(rule(config, ['b', 'x'])).toMatchObject({ shadow: false, unit: 'MINUTE', requestsPerUnit: 8 });
+  });
+
+  it('several documents in one file: the first is read', () => {
+    const config = load(`
+domain: d
+descriptors:
+  - key: a
+    rate_limit: { unit: minute, requests_per_unit: 1 }
+---
+domain: e
+descriptors: []
+`);
+    expect([...config.domains.keys()]).toEqual(['d']);
+    expect(rule(config, ['a', 'x'])?.requestsPerUnit).toBe(1);
+  });
+
+  it('a syntax error names the file and the line', () => {
+    expect(() =>
+      parseConfig([{ name: 'edge.yaml', text: 'domain: d\ndescriptors:\n  - key: a\n    value: [b\n' }]),
+    ).toThrow(/^edge\.yaml: error loading config file: line \d+, column \d+: /);
+    expect(() =>
+      parseConfig([{ name: 'edge.yaml', text: 'domain: d\ndescriptors:\n  - key: a\n   value: b' }]),
+    ).toThrow(/^edge\.yaml: error loading config file: line 4, column \d+: /);
+  });
+});

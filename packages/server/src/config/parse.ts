@@ -5,7 +5,7 @@
  */
 import { type Algorithm, definePolicy } from '@sluice/core';
 import { ALGORITHM_NAMES, holdsSlots } from '@sluice/core/adapter';
-import { parseDocument } from 'yaml';
+import { type Document, isScalar, LineCounter, parseAllDocuments, visit } from 'yaml';
 import { ConfigError, type RateLimitConfig, type Rule, type RuleNode, UNIT_MS, type Unit } from './types.js';
 
 /** One file to load: its name (for errors) and text. */
@@ -233,13 +233,59 @@ function loadDescriptors(
   }
 }
 
-/** Parses one file's YAML into its root map. */
+/**
+ * The keys whose values are strings in the reference's structs: yaml.v2 decodes any scalar there
+ * as its text (`value: 01234` is "01234", not 668; `1.10` stays "1.10").
+ */
+const STRING_FIELDS: ReadonlySet<string> = new Set([
+  'domain',
+  'key',
+  'value',
+  'name',
+  'unit',
+  'algorithm',
+  'fail_mode',
+]);
+
+/** Turns every non-null scalar under a string field into its text, as yaml.v2 decodes it. */
+function keepStringText(document: Document): void {
+  visit(document, {
+    Pair(_, pair) {
+      const { key, value } = pair;
+      if (!isScalar(key) || !isScalar(value) || !STRING_FIELDS.has(String(key.value))) return;
+      if (value.value !== null && typeof value.value !== 'string' && value.source !== undefined)
+        value.value = value.source;
+    },
+  });
+}
+
+/**
+ * Parses one file's YAML into its root map as the reference reads it (gopkg.in/yaml.v2): YAML 1.1
+ * (`yes`/`no` booleans, `1_000`, octal `0755`), merge keys (`<<`), string fields as written, and of
+ * several documents the first. A syntax error names the file and the line.
+ */
 function readRoot(file: ConfigFile): Record<string, unknown> {
-  const document = parseDocument(file.text, { uniqueKeys: true, prettyErrors: false });
-  const first = document.errors[0];
-  if (first !== undefined)
-    throw new ConfigError(file.name, undefined, undefined, `error loading config file: ${first.message}`);
-  const root: unknown = document.toJS();
+  const lines = new LineCounter();
+  const documents = parseAllDocuments(file.text, {
+    version: '1.1',
+    merge: true,
+    uniqueKeys: true,
+    prettyErrors: false,
+    lineCounter: lines,
+  });
+  const document = documents[0];
+  const first = 'empty' in documents ? documents.errors[0] : document?.errors[0];
+  if (first !== undefined) {
+    const { line, col } = lines.linePos(first.pos[0]);
+    throw new ConfigError(
+      file.name,
+      undefined,
+      undefined,
+      `error loading config file: line ${line}, column ${col}: ${first.message}`,
+    );
+  }
+  if (document !== undefined) keepStringText(document);
+  const root: unknown = document?.toJS() ?? null;
   if (!isRecord(root))
     throw new ConfigError(
       file.name,
