@@ -5,10 +5,11 @@
  */
 import { spawnSync } from 'node:child_process';
 import { randomUUID } from 'node:crypto';
+import { Redis } from 'ioredis';
 import { afterAll, beforeAll, describe, expect, test } from 'vitest';
 import { type AppNode, EXAMPLE_APPS, startApps, stopApps } from '../support/apps.js';
 import { EXPECTED } from '../support/expected.js';
-import { expectLeasedBounds } from '../support/leased-route.js';
+import { expectFewScriptCalls, expectLeasedBounds } from '../support/leased-route.js';
 import { type RedisProcess, startRedis } from '../support/redis-server.js';
 import { expectGenerateSettles, expectLoginCountsFailures } from '../support/settle-routes.js';
 import { closeAgents, counterValue, json, type Reply, remainingOf, request } from './client.js';
@@ -76,6 +77,14 @@ async function burst(nodes: readonly AppNode[], path: string, key: string, count
   return { replies, elapsedSeconds: (performance.now() - started) / 1000 };
 }
 
+/** EVALSHA and EVAL calls `admin`'s Redis counted so far. */
+async function scriptCalls(admin: Redis): Promise<number> {
+  const info = await admin.info('commandstats');
+  let calls = 0;
+  for (const m of info.matchAll(/cmdstat_(?:evalsha|eval):calls=(\d+)/g)) calls += Number(m[1]);
+  return calls;
+}
+
 /** 1,000 concurrent requests with one API key over the nodes of `/limited` (burst 20, 1/s). */
 async function expectGlobalLimit(nodes: readonly AppNode[]) {
   const { replies, elapsedSeconds } = await burst(nodes, '/limited', apiKey(), 1000);
@@ -128,6 +137,19 @@ describe(`${FRAMEWORKS.join(' + ')}, one node each, on one Redis: GET /leased`, 
   test('a burst of 300 then 2 s more, one API key: at most burst + 10/s x T admitted, at least burst - nodes x 10, 200 or 429 only', async () => {
     await expectLeasedBounds(nodes, apiKey(), { streamMs: 2000 });
   });
+
+  test.each(FRAMEWORKS)(
+    '%s: 1,000 at once on a fresh key take about one script call per lease, and one per denied take while a unit refills',
+    async (name) => {
+      const node = nodes.find((n) => n.app === name)!;
+      const admin = new Redis(redis.port, '127.0.0.1');
+      try {
+        await expectFewScriptCalls(node, apiKey(), () => scriptCalls(admin));
+      } finally {
+        admin.disconnect();
+      }
+    },
+  );
 });
 
 describe.each(EXAMPLE_APPS)('$name example app, 4 nodes on one Redis', (spec) => {
