@@ -10,6 +10,7 @@ import { DECIDE_SCRIPT } from '../../packages/core/src/redis/script.js';
 import { RedisStore } from '../../packages/core/src/stores/redis-store.js';
 import type { Decision, PolicyInput } from '../../packages/core/src/types.js';
 import { useRedis } from '../support/redis-fixture.js';
+import { scriptCalls } from '../support/script-calls.js';
 
 const redis = useRedis();
 
@@ -18,14 +19,6 @@ beforeEach(async () => {
   // Loaded up front, so every call of the limiter is one EVALSHA (no NOSCRIPT fallback to count).
   await redis.admin.script('LOAD', DECIDE_SCRIPT.source);
 });
-
-/** EVALSHA and EVAL calls Redis counted so far. */
-async function scriptCalls(): Promise<number> {
-  const info = await redis.admin.info('commandstats');
-  let calls = 0;
-  for (const m of info.matchAll(/cmdstat_(?:evalsha|eval):calls=(\d+)/g)) calls += Number(m[1]);
-  return calls;
-}
 
 /** The example apps' `leased` policy: burst 100, 10/s, 10 units a lease for at most 1 s. */
 const LEASED: PolicyInput = {
@@ -49,9 +42,9 @@ async function measured(
     prefix: `p${Math.random().toString(36).slice(2)}`,
     store: new RedisStore({ client: redis.client }),
   });
-  const before = await scriptCalls();
+  const before = await scriptCalls(redis.admin);
   const decisions = await checks(() => limiter.check({ identity: 'tenant' }));
-  const calls = (await scriptCalls()) - before;
+  const calls = (await scriptCalls(redis.admin)) - before;
   return { decisions, calls, admitted: decisions.filter((d) => d.allowed).length };
 }
 

@@ -11,6 +11,7 @@ import { type AppNode, EXAMPLE_APPS, startApps, stopApps } from '../support/apps
 import { EXPECTED } from '../support/expected.js';
 import { expectFewScriptCalls, expectLeasedBounds } from '../support/leased-route.js';
 import { type RedisProcess, startRedis } from '../support/redis-server.js';
+import { scriptCalls } from '../support/script-calls.js';
 import { expectGenerateSettles, expectLoginCountsFailures } from '../support/settle-routes.js';
 import { closeAgents, counterValue, json, type Reply, remainingOf, request } from './client.js';
 
@@ -75,14 +76,6 @@ async function burst(nodes: readonly AppNode[], path: string, key: string, count
     ),
   );
   return { replies, elapsedSeconds: (performance.now() - started) / 1000 };
-}
-
-/** EVALSHA and EVAL calls `admin`'s Redis counted so far. */
-async function scriptCalls(admin: Redis): Promise<number> {
-  const info = await admin.info('commandstats');
-  let calls = 0;
-  for (const m of info.matchAll(/cmdstat_(?:evalsha|eval):calls=(\d+)/g)) calls += Number(m[1]);
-  return calls;
 }
 
 /** 1,000 concurrent requests with one API key over the nodes of `/limited` (burst 20, 1/s). */
