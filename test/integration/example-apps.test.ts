@@ -5,11 +5,13 @@
  */
 import { spawnSync } from 'node:child_process';
 import { randomUUID } from 'node:crypto';
+import { Redis } from 'ioredis';
 import { afterAll, beforeAll, describe, expect, test } from 'vitest';
 import { type AppNode, EXAMPLE_APPS, startApps, stopApps } from '../support/apps.js';
 import { EXPECTED } from '../support/expected.js';
-import { expectLeasedBounds } from '../support/leased-route.js';
+import { expectFewScriptCalls, expectLeasedBounds } from '../support/leased-route.js';
 import { type RedisProcess, startRedis } from '../support/redis-server.js';
+import { scriptCalls } from '../support/script-calls.js';
 import { expectGenerateSettles, expectLoginCountsFailures } from '../support/settle-routes.js';
 import { closeAgents, counterValue, json, type Reply, remainingOf, request } from './client.js';
 
@@ -128,6 +130,19 @@ describe(`${FRAMEWORKS.join(' + ')}, one node each, on one Redis: GET /leased`, 
   test('a burst of 300 then 2 s more, one API key: at most burst + 10/s x T admitted, at least burst - nodes x 10, 200 or 429 only', async () => {
     await expectLeasedBounds(nodes, apiKey(), { streamMs: 2000 });
   });
+
+  test.each(FRAMEWORKS)(
+    '%s: 1,000 at once on a fresh key take about one script call per lease, and one per denied take while a unit refills',
+    async (name) => {
+      const node = nodes.find((n) => n.app === name)!;
+      const admin = new Redis(redis.port, '127.0.0.1');
+      try {
+        await expectFewScriptCalls(node, apiKey(), () => scriptCalls(admin));
+      } finally {
+        admin.disconnect();
+      }
+    },
+  );
 });
 
 describe.each(EXAMPLE_APPS)('$name example app, 4 nodes on one Redis', (spec) => {

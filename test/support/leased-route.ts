@@ -114,3 +114,38 @@ export async function expectLeasedBounds(
   // The refill reaches the nodes through new leases once the burst's budget is spent.
   if (options.streamMs > 0) expect(streamAdmitted).toBeGreaterThan(0);
 }
+
+/** Requests of the fresh-key burst whose script calls `expectFewScriptCalls` counts, sent at once to one node. */
+const COUNTED_BURST_REQUESTS = 1000;
+
+/**
+ * `/leased` for a fresh API key on one node: 1,000 requests sent at once, and the script calls
+ * Redis ran for them (`scriptCalls`: Redis's count so far, read before and after; nothing else may
+ * call meanwhile). The first request is exact, 10 takes of 10 spend the burst, and a denied take is
+ * remembered until a unit comes back (100 ms): over T seconds, at most 1 + 100 / 10 calls plus one
+ * take granted and one denied per unit refilled (and one more each for the interval's ends), where
+ * an unleased policy makes a call for about every request the node serves alone.
+ */
+export async function expectFewScriptCalls(
+  node: { readonly url: string },
+  key: string,
+  scriptCalls: () => Promise<number>,
+): Promise<void> {
+  const headers = { 'x-api-key': key };
+  const before = await scriptCalls();
+  const started = performance.now();
+  const replies = await Promise.all(
+    Array.from({ length: COUNTED_BURST_REQUESTS }, () => request(`${node.url}/leased`, { headers })),
+  );
+  const seconds = (performance.now() - started) / 1000;
+  const calls = (await scriptCalls()) - before;
+  expectLeasedReplies(replies);
+  const admitted = admittedOf(replies);
+  console.log(
+    `[leased] ${node.url}: ${COUNTED_BURST_REQUESTS} at once on a fresh key, ${admitted} admitted in ` +
+      `${seconds.toFixed(2)} s, ${calls} script calls`,
+  );
+  expect(admitted).toBeGreaterThanOrEqual(BURST);
+  expect(admitted).toBeLessThanOrEqual(BURST + RATE_PER_SECOND * seconds);
+  expect(calls).toBeLessThanOrEqual(1 + BURST / LEASE_UNITS + 3 * (1 + RATE_PER_SECOND * seconds));
+}

@@ -119,6 +119,8 @@ export async function check(parts: LimiterParts, descriptor: Descriptor): Promis
   const remembered = answer !== undefined;
 
   // 3. Leases: leased entries spend units taken before; the store is asked for the rest and for takes.
+  // `plannedAtMs`: when the check was last planned, after any wait: the time its answer counts from.
+  let plannedAtMs = askedAtMs;
   let leaseStep =
     answer === undefined && inProcess && leases?.applies(entries)
       ? leases.plan(entries, askedAtMs)
@@ -126,8 +128,12 @@ export async function check(parts: LimiterParts, descriptor: Descriptor): Promis
   while (leaseStep?.kind === 'wait') {
     // One take per key at a time: wait for it, then spend from it.
     await leaseStep.refill;
-    leaseStep = leases!.plan(entries, clock());
+    plannedAtMs = clock();
+    leaseStep = leases!.plan(entries, plannedAtMs);
   }
+  // An answer from the leases (units in hand, a denied take remembered) is in-process, as one from
+  // the deny cache: remembering it again would renew a denial past its maximum age.
+  const inLeases = leaseStep?.kind === 'answered';
   if (leaseStep?.kind === 'answered') answer = leaseStep.answer;
 
   // 4. The store call, under the breaker and the deadline: a failure is StoreUnavailable.
@@ -143,11 +149,13 @@ export async function check(parts: LimiterParts, descriptor: Descriptor): Promis
     if (answer instanceof StoreUnavailable && fallback !== undefined)
       answer = fallback.decide(entries, 'consume', answer);
   }
-  // The local stage learns the store's waits; what the store (or the leases) denied is remembered
-  // (last: the deny cache keeps a denied check's keys as long as its denial).
+  // The local stage learns the store's waits; what the store denied is remembered (last: the deny
+  // cache keeps a denied check's keys as long as its denial), both from `plannedAtMs`: a check that
+  // waited for a take was answered from then, not from its start.
   const below = answer;
-  if (stage?.kind === 'charged') answer = localStage!.afterStore(entries, answer, askedAtMs);
-  if (!remembered && !waits && stage?.kind !== 'turned-away') denyCache?.remember(entries, below, askedAtMs);
+  if (stage?.kind === 'charged') answer = localStage!.afterStore(entries, answer, plannedAtMs);
+  if (!remembered && !inLeases && !waits && stage?.kind !== 'turned-away')
+    denyCache?.remember(entries, below, plannedAtMs);
 
   // 6. The decision: from the verdicts, or by the fail modes.
   let decision = decisionOf(entries, answer);
