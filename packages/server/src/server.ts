@@ -3,7 +3,6 @@
  * config and its watcher, the gRPC and HTTP servers, the health state; `close()` drains and stops.
  */
 import type { Server as HttpServer } from 'node:http';
-import type { Server as GrpcServer } from '@grpc/grpc-js';
 import { MemoryStore, type Store } from '@sluice/core';
 import { createRedisStore } from '@sluice/core/node';
 import { type ConfigWatcher, loadConfigDir, watchConfig } from './config/load.js';
@@ -103,7 +102,7 @@ export async function startServer(
     else health.refresh();
   }, PROBE_INTERVAL_MS);
   probe.unref();
-  const grpc: GrpcServer = createGrpcServer(service, health);
+  const grpc = createGrpcServer(service, health);
   const http: HttpServer = createHttpServer(service, serving);
   const grpcPort = await bindGrpc(grpc, settings.host, settings.grpcPort);
   const httpPort = await listenHttp(http, settings.host, settings.httpPort);
