@@ -8,7 +8,7 @@ import { createRedisStore } from '@sluice/core/node';
 import { type ConfigWatcher, loadConfigDir, watchConfig } from './config/load.js';
 import type { ConfigError } from './config/types.js';
 import { bindGrpc, createGrpcServer, drainGrpc, HealthState } from './grpc.js';
-import { createHttpServer, drainHttp, listenHttp } from './http.js';
+import { createHttpServer, drainHttp, listenHttp, type MetricsText } from './http.js';
 import { RateLimitService } from './service.js';
 import type { ServerSettings } from './settings.js';
 
@@ -29,6 +29,8 @@ export interface StartServerOptions {
   readonly log?: Log;
   /** A store to use instead of the one the settings describe (closed by the caller). */
   readonly store?: Store;
+  /** What `GET /metrics` answers (default: this process's counters; a worker: all workers'). */
+  readonly metrics?: MetricsText;
 }
 
 function buildStore(settings: ServerSettings): { store: Store; close: () => Promise<void> } {
@@ -103,7 +105,7 @@ export async function startServer(
   }, PROBE_INTERVAL_MS);
   probe.unref();
   const grpc = createGrpcServer(service, health);
-  const http: HttpServer = createHttpServer(service, serving);
+  const http: HttpServer = createHttpServer(service, serving, options.metrics);
   const grpcPort = await bindGrpc(grpc, settings.host, settings.grpcPort);
   const httpPort = await listenHttp(http, settings.host, settings.httpPort);
   log(
