@@ -1,0 +1,158 @@
+/**
+ * Test support: a rate limit service client that is not Node. scripts/rls_client.py drives the
+ * service through gRPC's C core (Debian's python3-grpcio) with google.protobuf message classes
+ * built from the shipped protos. A machine without a Python 3 that imports grpc fails these tests
+ * with a message saying what to install; they never skip.
+ */
+import { type ChildProcessWithoutNullStreams, execFile, spawn, spawnSync } from 'node:child_process';
+import { mkdtempSync, writeFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { fileURLToPath } from 'node:url';
+import { packageDefinition } from './protos.js';
+
+const SCRIPT = fileURLToPath(new URL('../scripts/rls_client.py', import.meta.url));
+
+/**
+ * The first Python 3 that imports grpc and google.protobuf: `SLUICE_PYTHON`, then `python3` on
+ * PATH, then Debian's `/usr/bin/python3` (where apt-get installs python3-grpcio).
+ * @throws Error naming every interpreter tried and why it did not fit
+ */
+export function findPython(): string {
+  const tried: string[] = [];
+  const candidates = [process.env.SLUICE_PYTHON, 'python3', '/usr/bin/python3'].filter(
+    (c): c is string => c !== undefined && c !== '',
+  );
+  for (const candidate of candidates) {
+    const probe = spawnSync(candidate, ['-c', 'import grpc, google.protobuf'], { encoding: 'utf8' });
+    if (probe.status === 0) return candidate;
+    const why = probe.error?.message ?? probe.stderr.trim().split('\n').at(-1) ?? `exit ${probe.status}`;
+    tried.push(`${candidate}: ${why}`);
+  }
+  throw new Error(
+    `the Python client tests need a Python 3 with grpc (Debian: apt-get install python3-grpcio; or set SLUICE_PYTHON); tried ${tried.join('; ')}`,
+  );
+}
+
+let descriptors: string | undefined;
+
+/** A file holding the shipped protos as serialized FileDescriptorProtos (base64, JSON list). */
+function descriptorsFile(): string {
+  if (descriptors !== undefined) return descriptors;
+  const definition = packageDefinition()['envoy.service.ratelimit.v3.RateLimitRequest'] as {
+    fileDescriptorProtos: Buffer[];
+  };
+  descriptors = join(mkdtempSync(join(tmpdir(), 'sluice-py-')), 'descriptors.json');
+  writeFileSync(
+    descriptors,
+    JSON.stringify(definition.fileDescriptorProtos.map((b) => b.toString('base64'))),
+  );
+  return descriptors;
+}
+
+/** What the Python client answered: the response in proto3 JSON, or the gRPC error. */
+export interface PythonAnswer {
+  readonly response?: unknown;
+  readonly error?: { readonly code: string; readonly details: string };
+}
+
+/** One Python process answering ShouldRateLimit calls asked over its stdin, one a line. */
+export class PythonRls {
+  private readonly child: ChildProcessWithoutNullStreams;
+  private readonly waiting = new Map<number, (answer: PythonAnswer) => void>();
+  private next = 0;
+  private buffered = '';
+  private stderr = '';
+
+  constructor() {
+    this.child = spawn(findPython(), [SCRIPT, '--descriptors', descriptorsFile(), 'serve']);
+    this.child.stdout.on('data', (chunk: Buffer) => this.read(chunk.toString()));
+    this.child.stderr.on('data', (chunk: Buffer) => {
+      this.stderr += chunk.toString();
+    });
+    this.child.on('exit', (code) => {
+      for (const wake of this.waiting.values())
+        wake({ error: { code: `exit ${code}`, details: this.stderr } });
+      this.waiting.clear();
+    });
+  }
+
+  private read(text: string): void {
+    this.buffered += text;
+    for (let end = this.buffered.indexOf('\n'); end >= 0; end = this.buffered.indexOf('\n')) {
+      const answer = JSON.parse(this.buffered.slice(0, end)) as PythonAnswer & { id: number };
+      this.buffered = this.buffered.slice(end + 1);
+      this.waiting.get(answer.id)?.(answer);
+      this.waiting.delete(answer.id);
+    }
+  }
+
+  private send(message: object): Promise<PythonAnswer> {
+    const id = this.next++;
+    const answer = new Promise<PythonAnswer>((resolve) => this.waiting.set(id, resolve));
+    this.child.stdin.write(`${JSON.stringify({ id, ...message })}\n`);
+    return answer;
+  }
+
+  /** ShouldRateLimit on 127.0.0.1:`port` with `request` in proto3 JSON. */
+  ask(port: number, request: unknown): Promise<PythonAnswer> {
+    return this.send({ address: `127.0.0.1:${port}`, request });
+  }
+
+  /** Closes the connection to 127.0.0.1:`port` (as a client does before the service stops). */
+  async disconnect(port: number): Promise<void> {
+    await this.send({ address: `127.0.0.1:${port}`, close: true });
+  }
+
+  close(): void {
+    this.child.stdin.end();
+  }
+}
+
+/** What a Python load run reports. */
+export interface PythonLoadReport {
+  readonly processes: number;
+  readonly calls: number;
+  readonly seconds: number;
+  readonly callsPerSecond: number;
+  /** Answers by code: `OK`, `OVER_LIMIT`, or a gRPC status name. */
+  readonly codes: Readonly<Record<string, number>>;
+}
+
+/** How a Python load run is shaped. */
+export interface PythonLoadOptions {
+  readonly processes: number;
+  readonly callsPerProcess: number;
+  readonly inFlight: number;
+  readonly maxSeconds: number;
+}
+
+/** Runs `processes` Python processes against 127.0.0.1:`port`, each its own connection. */
+export function pythonLoad(
+  port: number,
+  request: unknown,
+  options: PythonLoadOptions,
+): Promise<PythonLoadReport> {
+  const args = [
+    SCRIPT,
+    '--descriptors',
+    descriptorsFile(),
+    'load',
+    `127.0.0.1:${port}`,
+    JSON.stringify(request),
+    '--processes',
+    String(options.processes),
+    '--calls',
+    String(options.callsPerProcess),
+    '--in-flight',
+    String(options.inFlight),
+    '--max-seconds',
+    String(options.maxSeconds),
+  ];
+  return new Promise((resolve, reject) => {
+    execFile(findPython(), args, { timeout: (options.maxSeconds + 30) * 1000 }, (error, stdout, stderr) => {
+      if (error) reject(new Error(`the Python load run failed: ${error.message}\n${stderr}`));
+      else resolve(JSON.parse(stdout) as PythonLoadReport);
+    });
+  });
+}
