@@ -4,33 +4,26 @@
  * built from the shipped protos. A machine without a Python 3 that imports grpc fails these tests
  * with a message saying what to install; they never skip.
  */
-import { type ChildProcessWithoutNullStreams, execFile, spawn, spawnSync } from 'node:child_process';
+import { type ChildProcessWithoutNullStreams, execFile, spawn } from 'node:child_process';
 import { mkdtempSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
+import { grpcPython } from '../../../scripts/prerequisites.mjs';
 import { packageDefinition } from './protos.js';
 
 const SCRIPT = fileURLToPath(new URL('../scripts/rls_client.py', import.meta.url));
 
 /**
- * The first Python 3 that imports grpc and google.protobuf: `SLUICE_PYTHON`, then `python3` on
- * PATH, then Debian's `/usr/bin/python3` (where apt-get installs python3-grpcio).
- * @throws Error naming every interpreter tried and why it did not fit
+ * The Python that imports grpc, found as `npm test`'s prerequisites check finds it
+ * (`SLUICE_PYTHON`, then `python3` on PATH, then Debian's `/usr/bin/python3`).
+ * @throws Error saying what to install when there is none
  */
 export function findPython(): string {
-  const tried: string[] = [];
-  const candidates = [process.env.SLUICE_PYTHON, 'python3', '/usr/bin/python3'].filter(
-    (c): c is string => c !== undefined && c !== '',
-  );
-  for (const candidate of candidates) {
-    const probe = spawnSync(candidate, ['-c', 'import grpc, google.protobuf'], { encoding: 'utf8' });
-    if (probe.status === 0) return candidate;
-    const why = probe.error?.message ?? probe.stderr.trim().split('\n').at(-1) ?? `exit ${probe.status}`;
-    tried.push(`${candidate}: ${why}`);
-  }
+  const python = grpcPython();
+  if (python !== undefined) return python;
   throw new Error(
-    `the Python client tests need a Python 3 with grpc (Debian: apt-get install python3-grpcio; or set SLUICE_PYTHON); tried ${tried.join('; ')}`,
+    'the Python client tests need a Python 3 with grpc (Debian: apt-get install python3-grpcio; or set SLUICE_PYTHON); none of $SLUICE_PYTHON, python3, /usr/bin/python3 imports grpc',
   );
 }
 
