@@ -3,17 +3,17 @@
 google.protobuf message classes built at run time from the service's own protos.
 
 The protos arrive as the serialized FileDescriptorProtos @grpc/proto-loader makes of the shipped
-.proto files (a JSON list of base64 strings, in the file named by --descriptors). protobufjs writes
+.proto files (a JSON list of base64 strings, in the environment variable SLUICE_RLS_DESCRIPTORS). protobufjs writes
 one file per package, with type names relative to their scope and no imports; they are resolved
 here and each file gets the imports it needs, the google.protobuf types coming from this
 protobuf's own well-known files.
 
-  rls_client.py --descriptors FILE serve
+  rls_client.py serve
       Reads one JSON object a line on stdin, {"id", "address", "request"} with the request in
       proto3 JSON, calls ShouldRateLimit and writes {"id", "response"} (proto3 JSON) or
       {"id", "error": {"code", "details"}} a line on stdout. {"id", "address", "close": true}
       closes the connection to that address and answers {"id"}.
-  rls_client.py --descriptors FILE load ADDRESS --processes P --calls N --in-flight C
+  rls_client.py load ADDRESS --processes P --calls N --in-flight C
                 [--max-seconds S] REQUEST_JSON
       P processes, each on its own connection, send N calls each with C in flight (or stop after
       S seconds) and report one JSON line: calls, seconds, callsPerSecond and the answers by code.
@@ -22,6 +22,7 @@ import argparse
 import base64
 import json
 import multiprocessing
+import os
 import sys
 import time
 
@@ -76,11 +77,10 @@ def qualify(file, scope, messages, home, imports):
         qualify(file, inner, message.nested_type, home, imports)
 
 
-def message_classes(descriptors_path):
+def message_classes():
     """The request and response classes of ShouldRateLimit, from the serialized protos."""
-    with open(descriptors_path) as handle:
-        files = [descriptor_pb2.FileDescriptorProto.FromString(base64.b64decode(item))
-                 for item in json.load(handle)]
+    files = [descriptor_pb2.FileDescriptorProto.FromString(base64.b64decode(item))
+             for item in json.loads(os.environ['SLUICE_RLS_DESCRIPTORS'])]
     home = {'google.protobuf.' + name: 'google/protobuf/%s.proto' % file
             for file, names in WELL_KNOWN.items() for name in names}
     ours = {f.name: f for f in files if f.package != 'google.protobuf'}
@@ -115,8 +115,8 @@ def should_rate_limit(channel, request_class, response_class):
                                response_deserializer=response_class.FromString)
 
 
-def serve(descriptors_path):
-    request_class, response_class = message_classes(descriptors_path)
+def serve():
+    request_class, response_class = message_classes()
     channels = {}
     calls = {}
     for line in sys.stdin:
@@ -144,8 +144,8 @@ def serve(descriptors_path):
 
 def load_process(args):
     """One load process: its own connection, `calls` calls with `in_flight` at a time."""
-    descriptors_path, address, request_json, calls, in_flight, max_seconds = args
-    request_class, response_class = message_classes(descriptors_path)
+    address, request_json, calls, in_flight, max_seconds = args
+    request_class, response_class = message_classes()
     channel = grpc.insecure_channel(address)
     call = should_rate_limit(channel, request_class, response_class)
     request = json_format.ParseDict(json.loads(request_json), request_class())
@@ -177,8 +177,8 @@ def load_process(args):
     return {'calls': sent, 'seconds': seconds, 'codes': codes}
 
 
-def load(descriptors_path, options):
-    jobs = [(descriptors_path, options.address, options.request, options.calls, options.in_flight,
+def load(options):
+    jobs = [(options.address, options.request, options.calls, options.in_flight,
              options.max_seconds)] * options.processes
     with multiprocessing.get_context('spawn').Pool(options.processes) as pool:
         results = pool.map(load_process, jobs)
@@ -194,7 +194,6 @@ def load(descriptors_path, options):
 
 def main():
     parser = argparse.ArgumentParser(description=__doc__.split('\n')[0])
-    parser.add_argument('--descriptors', required=True)
     commands = parser.add_subparsers(dest='command', required=True)
     commands.add_parser('serve')
     loading = commands.add_parser('load')
@@ -208,9 +207,9 @@ def main():
     if options.command == 'load' and not options.address.startswith('127.0.0.1:'):
         parser.error('the load run only asks 127.0.0.1')
     if options.command == 'serve':
-        serve(options.descriptors)
+        serve()
     else:
-        load(options.descriptors, options)
+        load(options)
 
 
 if __name__ == '__main__':

@@ -5,9 +5,6 @@
  * with a message saying what to install; they never skip.
  */
 import { type ChildProcessWithoutNullStreams, execFile, spawn } from 'node:child_process';
-import { mkdtempSync, writeFileSync } from 'node:fs';
-import { tmpdir } from 'node:os';
-import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { grpcPython } from '../../../scripts/prerequisites.mjs';
 import { packageDefinition } from './protos.js';
@@ -27,20 +24,13 @@ export function findPython(): string {
   );
 }
 
-let descriptors: string | undefined;
-
-/** A file holding the shipped protos as serialized FileDescriptorProtos (base64, JSON list). */
-function descriptorsFile(): string {
-  if (descriptors !== undefined) return descriptors;
+/** The environment of the Python client: the shipped protos as serialized FileDescriptorProtos. */
+function pythonEnv(): NodeJS.ProcessEnv {
   const definition = packageDefinition()['envoy.service.ratelimit.v3.RateLimitRequest'] as {
     fileDescriptorProtos: Buffer[];
   };
-  descriptors = join(mkdtempSync(join(tmpdir(), 'sluice-py-')), 'descriptors.json');
-  writeFileSync(
-    descriptors,
-    JSON.stringify(definition.fileDescriptorProtos.map((b) => b.toString('base64'))),
-  );
-  return descriptors;
+  const descriptors = JSON.stringify(definition.fileDescriptorProtos.map((b) => b.toString('base64')));
+  return { ...process.env, SLUICE_RLS_DESCRIPTORS: descriptors };
 }
 
 /** What the Python client answered: the response in proto3 JSON, or the gRPC error. */
@@ -58,7 +48,7 @@ export class PythonRls {
   private stderr = '';
 
   constructor() {
-    this.child = spawn(findPython(), [SCRIPT, '--descriptors', descriptorsFile(), 'serve']);
+    this.child = spawn(findPython(), [SCRIPT, 'serve'], { env: pythonEnv() });
     this.child.stdout.on('data', (chunk: Buffer) => this.read(chunk.toString()));
     this.child.stderr.on('data', (chunk: Buffer) => {
       this.stderr += chunk.toString();
@@ -128,8 +118,6 @@ export function pythonLoad(
 ): Promise<PythonLoadReport> {
   const args = [
     SCRIPT,
-    '--descriptors',
-    descriptorsFile(),
     'load',
     `127.0.0.1:${port}`,
     JSON.stringify(request),
@@ -143,7 +131,8 @@ export function pythonLoad(
     String(options.maxSeconds),
   ];
   return new Promise((resolve, reject) => {
-    execFile(findPython(), args, { timeout: (options.maxSeconds + 30) * 1000 }, (error, stdout, stderr) => {
+    const run = { env: pythonEnv(), timeout: (options.maxSeconds + 30) * 1000 };
+    execFile(findPython(), args, run, (error, stdout, stderr) => {
       if (error) reject(new Error(`the Python load run failed: ${error.message}\n${stderr}`));
       else resolve(JSON.parse(stdout) as PythonLoadReport);
     });
