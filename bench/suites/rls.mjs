@@ -1,18 +1,20 @@
 /**
- * Rate limit service suite: Envoy's ShouldRateLimit over gRPC to one sluice-server process
- * (packages/server/dist/bin.js, a child process) against the same policy decided in-process by
- * `limiter.check` on the same Redis. Keys uniform over 10k tenants, every call allowed (a fixed
- * window far above the load).
+ * Rate limit service suite: Envoy's ShouldRateLimit over gRPC to sluice-server
+ * (packages/server/dist/bin.js, a child process) with `--workers` worker processes (each count
+ * measured in turn: `1` one process, `2` a primary and two workers) against the same policy decided
+ * in-process by `limiter.check` on the same Redis. The gRPC client spreads its calls over
+ * `--connections` connections (the primary hands connections, not calls, to workers). Keys uniform
+ * over 10k tenants, every call allowed (a fixed window far above the load).
  * - closed loop: `--in-flight` calls outstanding for `--duration-s`, rounds alternated: decisions/s,
- *   the ratio gRPC / in-process per round, and the server's calls per CPU-second (one core);
+ *   the ratio gRPC / in-process per round, and the server's calls per CPU-second (all its processes);
  * - open loop: fixed arrival rates in tiers, latency from each call's due time (no coordinated
  *   omission): p50/p99 and the share answered, for both.
  * 127.0.0.1 only; starts its own redis-server unless `--redis-url`.
  *
- *   node suites/rls.mjs [--redis-url URL] [--quick] [--tiers 1000,2000,5000] [--rounds 3]
+ *   node suites/rls.mjs [--redis-url URL] [--quick] [--tiers 1000,2000,5000] [--rounds 3] [--workers 1,2]
  */
 import { spawn } from 'node:child_process';
-import { mkdirSync, mkdtempSync, rmSync, writeFileSync } from 'node:fs';
+import { mkdirSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { cpus, loadavg, tmpdir } from 'node:os';
 import { dirname, join } from 'node:path';
 import { fileURLToPath } from 'node:url';
@@ -34,6 +36,8 @@ const { values: opts } = parseArgs({
     rounds: { type: 'string' },
     'duration-s': { type: 'string' },
     'in-flight': { type: 'string', default: '256' },
+    workers: { type: 'string', default: '1,2' },
+    connections: { type: 'string', default: '4' },
     out: { type: 'string' },
   },
 });
@@ -42,12 +46,23 @@ const tiers = (opts.tiers ?? (quick ? '250,1000' : '250,500,1000,2000,5000')).sp
 const rounds = Number(opts.rounds ?? (quick ? 1 : 3));
 const durationMs = 1000 * Number(opts['duration-s'] ?? (quick ? 1 : 3));
 const inFlight = Number(opts['in-flight']);
+const workerCounts = opts.workers.split(',').map(Number);
+const connections = Number(opts.connections);
 const TENANTS = 10_000;
 const CONFIG =
   'domain: bench\ndescriptors:\n  - key: tenant\n    rate_limit: { unit: hour, requests_per_unit: 1000000000 }\n';
 const POLICY = { name: 'tenant', algorithm: 'fixed-window', limit: 1_000_000_000, window: '1h' };
 
-async function startService(redisPort) {
+/** The pids of `pid` and its children (a primary's workers), from /proc. */
+function processTree(pid) {
+  const children = readFileSync(`/proc/${pid}/task/${pid}/children`, 'utf8')
+    .trim()
+    .split(/\s+/)
+    .filter(Boolean);
+  return [pid, ...children.map(Number)];
+}
+
+async function startService(redisPort, workers) {
   const root = mkdtempSync(join(tmpdir(), 'sluice-bench-rls-'));
   mkdirSync(join(root, 'rls', 'config'), { recursive: true });
   writeFileSync(join(root, 'rls', 'config', 'bench.yaml'), CONFIG);
@@ -59,6 +74,7 @@ async function startService(redisPort) {
       RUNTIME_SUBDIRECTORY: 'rls',
       REDIS_URL: `127.0.0.1:${redisPort}`,
       SLUICE_TIMEOUT_MS: '1000',
+      SLUICE_WORKERS: String(workers),
     },
     stdio: ['ignore', 'pipe', 'inherit'],
   });
@@ -66,7 +82,7 @@ async function startService(redisPort) {
   const port = await new Promise((resolve, reject) => {
     child.stdout.on('data', (chunk) => {
       out += chunk;
-      const match = /listening on grpc (\d+)/.exec(out);
+      const match = /^sluice-server: listening on grpc (\d+)/m.exec(out);
       if (match) resolve(Number(match[1]));
     });
     child.once('exit', () => reject(new Error(`sluice-server exited:\n${out}`)));
@@ -77,26 +93,35 @@ async function startService(redisPort) {
     await exited;
     rmSync(root, { recursive: true, force: true });
   };
-  return { port, pid: child.pid, stop };
+  /** CPU seconds of the service's processes (primary and workers). */
+  const cpuSeconds = () => processTree(child.pid).reduce((sum, pid) => sum + processCpuSeconds(pid), 0);
+  return { port, cpuSeconds, stop };
 }
 
 function grpcCaller(port) {
   const root = loadPackageDefinition(packageDefinition());
   const Service = root.envoy.service.ratelimit.v3.RateLimitService;
-  const client = new Service(`127.0.0.1:${port}`, credentials.createInsecure());
+  const clients = Array.from(
+    { length: connections },
+    () =>
+      new Service(`127.0.0.1:${port}`, credentials.createInsecure(), { 'grpc.use_local_subchannel_pool': 1 }),
+  );
   const call = (tenant) =>
     new Promise((resolve, reject) => {
       const request = {
         domain: 'bench',
         descriptors: [{ entries: [{ key: 'tenant', value: `t${tenant}` }] }],
       };
-      client.ShouldRateLimit(request, (error, reply) => {
+      clients[tenant % connections].ShouldRateLimit(request, (error, reply) => {
         if (error) reject(error);
         else if (reply.overall_code !== 'OK') reject(new Error(`unexpected ${reply.overall_code}`));
         else resolve();
       });
     });
-  return { call, close: () => client.close() };
+  const close = () => {
+    for (const client of clients) client.close();
+  };
+  return { call, close };
 }
 
 function inProcessCaller(redisUrl) {
@@ -155,48 +180,52 @@ async function openLoop(call, rate, ms) {
   };
 }
 
+/** Closed-loop rounds (alternated with the in-process limiter) and open-loop tiers, on `workers`. */
+async function measure(workers, local) {
+  const service = await startService(Number(new URL(redisUrl).port), workers);
+  const grpc = grpcCaller(service.port);
+  // Warm both paths (connections, scripts, JIT).
+  await closedLoop(grpc.call, 1000);
+  await closedLoop(local.call, 1000);
+  const closed = [];
+  for (let round = 0; round < rounds; round++) {
+    const order = round % 2 === 0 ? ['grpc', 'local'] : ['local', 'grpc'];
+    const row = {};
+    for (const name of order) {
+      const cpuBefore = service.cpuSeconds();
+      row[name] = await closedLoop(name === 'grpc' ? grpc.call : local.call, durationMs);
+      if (name === 'grpc') row.serverCpuS = service.cpuSeconds() - cpuBefore;
+    }
+    row.ratio = row.grpc / row.local;
+    row.callsPerCoreS = (row.grpc * durationMs) / 1000 / row.serverCpuS;
+    closed.push(row);
+  }
+  const open = [];
+  for (const rate of tiers) {
+    open.push({
+      rate,
+      grpc: await openLoop(grpc.call, rate, durationMs),
+      local: await openLoop(local.call, rate, durationMs),
+    });
+  }
+  grpc.close();
+  await service.stop();
+  return { workers, closed, open };
+}
+
 const redis = opts['redis-url'] ? undefined : await startRedis();
 const redisUrl = opts['redis-url'] ?? redis.url;
-const service = await startService(Number(new URL(redisUrl).port));
-const grpc = grpcCaller(service.port);
 const local = inProcessCaller(redisUrl);
 const loadStart = loadavg()[0];
-// Warm both paths (connections, scripts, JIT).
-await closedLoop(grpc.call, 1000);
-await closedLoop(local.call, 1000);
-
-const closed = [];
-for (let round = 0; round < rounds; round++) {
-  const order = round % 2 === 0 ? ['grpc', 'local'] : ['local', 'grpc'];
-  const row = {};
-  for (const name of order) {
-    const cpuBefore = processCpuSeconds(service.pid);
-    row[name] = await closedLoop(name === 'grpc' ? grpc.call : local.call, durationMs);
-    if (name === 'grpc') row.serverCpuS = processCpuSeconds(service.pid) - cpuBefore;
-  }
-  row.ratio = row.grpc / row.local;
-  row.callsPerCoreS = (row.grpc * durationMs) / 1000 / row.serverCpuS;
-  closed.push(row);
-}
-const open = [];
-for (const rate of tiers) {
-  open.push({
-    rate,
-    grpc: await openLoop(grpc.call, rate, durationMs),
-    local: await openLoop(local.call, rate, durationMs),
-  });
-}
-grpc.close();
+const runs = [];
+for (const workers of workerCounts) runs.push(await measure(workers, local));
 await local.close();
-await service.stop();
 await redis?.stop();
 
 const fmt = (n) => (n >= 1000 ? `${(n / 1000).toFixed(1)}k` : n.toFixed(0));
 const ms = (n) => (Number.isFinite(n) ? n.toFixed(2) : '-');
-const lines = [
-  `# Rate limit service: gRPC ShouldRateLimit vs in-process limiter.check (${new Date().toISOString().slice(0, 10)})`,
-  '',
-  `${cpus().length} cores, load ${loadStart.toFixed(2)} at start, ${loadavg()[0].toFixed(2)} at the end; one sluice-server process, one Redis, the client in the bench process; ${inFlight} in flight (closed loop), ${durationMs / 1000} s per measurement.`,
+const section = ({ workers, closed, open }) => [
+  `## SLUICE_WORKERS=${workers}`,
   '',
   '| round | gRPC decisions/s | in-process decisions/s | ratio | server calls per CPU-second |',
   '| --- | --- | --- | --- | --- |',
@@ -213,6 +242,13 @@ const lines = [
       `| ${fmt(t.rate)} | ${ms(t.grpc.p50)} | ${ms(t.grpc.p99)} | ${(100 * t.grpc.answered).toFixed(1)}% | ${ms(t.local.p50)} | ${ms(t.local.p99)} | ${(100 * t.local.answered).toFixed(1)}% |`,
   ),
   '',
+];
+const lines = [
+  `# Rate limit service: gRPC ShouldRateLimit vs in-process limiter.check (${new Date().toISOString().slice(0, 10)})`,
+  '',
+  `${cpus().length} cores, load ${loadStart.toFixed(2)} at start, ${loadavg()[0].toFixed(2)} at the end; sluice-server with ${workerCounts.join(', then ')} worker(s), one Redis, the client in the bench process over ${connections} connections; ${inFlight} in flight (closed loop), ${durationMs / 1000} s per measurement.`,
+  '',
+  ...runs.flatMap(section),
 ];
 const text = lines.join('\n');
 console.log(text);

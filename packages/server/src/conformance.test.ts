@@ -1,7 +1,8 @@
 /**
  * The conformance table (conformance.fixture.ts, ported from envoyproxy/ratelimit's tests) through
- * a real gRPC client built from the protos and through POST /json, on a real redis-server and on a
- * real 3+3 Redis Cluster.
+ * a real gRPC client built from the protos, through a Python client on gRPC's C core
+ * (python.test-support.ts) and through POST /json, on a real redis-server and on a real 3+3 Redis
+ * Cluster.
  */
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { type RedisCluster, startRedisCluster } from '../../../test/support/redis-cluster.js';
@@ -19,6 +20,7 @@ import {
   serviceEnv,
   startInProcess,
 } from './harness.test-support.js';
+import { PythonRls } from './python.test-support.js';
 import type { RunningServer } from './server.js';
 
 /** What a step's answer is compared on, from either transport. */
@@ -53,9 +55,10 @@ async function viaGrpc(client: RlsClient, step: Step): Promise<Answer> {
   };
 }
 
-async function viaJson(port: number, step: Step): Promise<Answer> {
+/** A step's request in proto3 JSON (what POST /json and the Python client take). */
+function jsonRequest(step: Step) {
   const body = request(step);
-  const json = {
+  return {
     domain: body.domain,
     hitsAddend: body.hits_addend,
     descriptors: step.descriptors.map((pairs, i) => {
@@ -63,20 +66,39 @@ async function viaJson(port: number, step: Step): Promise<Answer> {
       return { ...descriptor(...pairs), ...(hits === undefined ? {} : { hitsAddend: hits }) };
     }),
   };
-  const reply = await postJson(port, json);
-  const parsed = reply.body as {
+}
+
+/** A response in proto3 JSON (defaults left out) as an `Answer`. */
+function jsonAnswer(body: unknown): Answer {
+  const parsed = body as {
     overallCode: string;
-    statuses: { code: string; limitRemaining?: number; currentLimit?: { requestsPerUnit?: number } }[];
+    statuses?: { code: string; limitRemaining?: number; currentLimit?: { requestsPerUnit?: number } }[];
   };
-  expect(reply.status, JSON.stringify(reply.body)).toBe(parsed.overallCode === 'OVER_LIMIT' ? 429 : 200);
   return {
     overall: parsed.overallCode,
-    statuses: parsed.statuses.map((s) => ({
+    statuses: (parsed.statuses ?? []).map((s) => ({
       code: s.code,
       remaining: s.limitRemaining ?? 0,
       requestsPerUnit: s.currentLimit?.requestsPerUnit,
     })),
   };
+}
+
+async function viaJson(port: number, step: Step): Promise<Answer> {
+  const reply = await postJson(port, jsonRequest(step));
+  const answer = jsonAnswer(reply.body);
+  expect(reply.status, JSON.stringify(reply.body)).toBe(answer.overall === 'OVER_LIMIT' ? 429 : 200);
+  return answer;
+}
+
+let python: PythonRls | undefined;
+afterAll(() => python?.close());
+
+async function viaPython(port: number, step: Step): Promise<Answer> {
+  python ??= new PythonRls();
+  const reply = await python.ask(port, jsonRequest(step));
+  expect(reply.error, JSON.stringify(reply.error)).toBeUndefined();
+  return jsonAnswer(reply.response);
 }
 
 function check(testCase: Case, index: number, step: Step, answer: Answer): void {
@@ -93,11 +115,22 @@ function check(testCase: Case, index: number, step: Step, answer: Answer): void 
   });
 }
 
+function ask(
+  transport: 'grpc' | 'json' | 'python',
+  client: RlsClient,
+  server: RunningServer,
+  step: Step,
+): Promise<Answer> {
+  if (transport === 'grpc') return viaGrpc(client, step);
+  if (transport === 'python') return viaPython(server.grpcPort, step);
+  return viaJson(server.httpPort, step);
+}
+
 /** Runs every case on a service started with `redisEnv`, each case under its own key prefix. */
 function conformance(
   title: string,
   start: () => Promise<Record<string, string>>,
-  transport: 'grpc' | 'json',
+  transport: 'grpc' | 'json' | 'python',
 ): void {
   describe(title, () => {
     let dir: RuntimeDir;
@@ -115,15 +148,11 @@ function conformance(
       await inOneMinuteWindow();
       try {
         for (const [i, step] of testCase.steps.entries()) {
-          check(
-            testCase,
-            i,
-            step,
-            transport === 'grpc' ? await viaGrpc(client, step) : await viaJson(server.httpPort, step),
-          );
+          check(testCase, i, step, await ask(transport, client, server, step));
         }
       } finally {
         client.close();
+        await python?.disconnect(server.grpcPort);
         await server.close();
       }
     });
@@ -143,6 +172,7 @@ const standalone = async () => {
 
 conformance('gRPC on a redis-server', standalone, 'grpc');
 conformance('POST /json on a redis-server', standalone, 'json');
+conformance('gRPC from Python (gRPC C core) on a redis-server', standalone, 'python');
 conformance(
   'gRPC on a 3+3 Redis Cluster',
   async () => {

@@ -44,7 +44,7 @@ export class HealthState {
     for (const call of this.watchers) call.write({ status: now });
   }
 
-  /** Adds a Watch stream; it ends when the client cancels. */
+  /** Adds a Watch stream; it ends when the client cancels or the drain is over. */
   watch(call: ServerWritableStream<unknown, { status: ServingStatus }>): void {
     this.watchers.add(call);
     call.write({ status: this.status() });
@@ -65,19 +65,59 @@ function grpcCode(error: unknown): status {
   return status.INTERNAL;
 }
 
-function shouldRateLimitHandler(service: RateLimitService): handleUnaryCall<RlsRequest, RlsResponse> {
+/** Counts the ShouldRateLimit calls in flight, so a drain knows when they are all answered. */
+class CallsInFlight {
+  private count = 0;
+  private waiters: (() => void)[] = [];
+
+  start(): void {
+    this.count += 1;
+  }
+
+  end(): void {
+    this.count -= 1;
+    if (this.count === 0) for (const wake of this.waiters.splice(0)) wake();
+  }
+
+  /** Resolves once no call is in flight. */
+  idle(): Promise<void> {
+    if (this.count === 0) return Promise.resolve();
+    return new Promise((resolve) => this.waiters.push(resolve));
+  }
+}
+
+function shouldRateLimitHandler(
+  service: RateLimitService,
+  calls: CallsInFlight,
+): handleUnaryCall<RlsRequest, RlsResponse> {
   return (call, callback) => {
-    service.shouldRateLimit(call.request).then(
-      (response) => callback(null, response),
-      (error: unknown) => callback({ code: grpcCode(error), details: (error as Error).message }),
-    );
+    calls.start();
+    service
+      .shouldRateLimit(call.request)
+      .then(
+        (response) => callback(null, response),
+        (error: unknown) => callback({ code: grpcCode(error), details: (error as Error).message }),
+      )
+      .finally(() => calls.end());
   };
 }
 
+/** The service's gRPC server: both services, and what a drain needs to know. */
+export class RlsGrpcServer extends Server {
+  /** The ShouldRateLimit calls in flight. */
+  readonly calls = new CallsInFlight();
+
+  constructor(readonly health: HealthState) {
+    super({ 'grpc.max_receive_message_length': 4 * 1024 * 1024 });
+  }
+}
+
 /** A gRPC server with both services, not yet bound. */
-export function createGrpcServer(service: RateLimitService, health: HealthState): Server {
-  const server = new Server({ 'grpc.max_receive_message_length': 4 * 1024 * 1024 });
-  server.addService(rateLimitServiceDefinition(), { ShouldRateLimit: shouldRateLimitHandler(service) });
+export function createGrpcServer(service: RateLimitService, health: HealthState): RlsGrpcServer {
+  const server = new RlsGrpcServer(health);
+  server.addService(rateLimitServiceDefinition(), {
+    ShouldRateLimit: shouldRateLimitHandler(service, server.calls),
+  });
   const check: handleUnaryCall<{ service: string }, { status: ServingStatus }> = (call, callback) => {
     const name = call.request.service;
     if (name !== '' && name !== 'ratelimit' && name !== 'envoy.service.ratelimit.v3.RateLimitService') {
@@ -102,11 +142,19 @@ export function bindGrpc(server: Server, host: string, port: number): Promise<nu
   });
 }
 
-/** Stops taking calls and resolves once the calls in flight are answered (or `graceMs` passed). */
-export function drainGrpc(server: Server, graceMs: number): Promise<void> {
+/**
+ * Stops taking calls and resolves once the calls in flight are answered (or `graceMs` passed).
+ * Health Watch streams stay open through the drain (they were told NOT_SERVING when it began) and
+ * end once the ShouldRateLimit calls in flight are answered, so they neither end early nor hold
+ * the drain to its bound.
+ */
+export function drainGrpc(server: RlsGrpcServer, graceMs: number): Promise<void> {
   return drainWithin(
     graceMs,
-    (done) => server.tryShutdown(done),
+    (done) => {
+      server.tryShutdown(done);
+      void server.calls.idle().then(() => server.health.endAll());
+    },
     () => server.forceShutdown(),
   );
 }

@@ -8,6 +8,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import {
+  type ChannelOptions,
   credentials,
   type GrpcObject,
   loadPackageDefinition,
@@ -57,6 +58,8 @@ export function serviceEnv(
     // A generous store deadline: these tests check decisions, and a busy test machine can take
     // longer than the 100 ms default for one Redis call. Tests of the deadline set their own.
     SLUICE_TIMEOUT_MS: '2000',
+    // One process unless a test asks for workers.
+    SLUICE_WORKERS: '1',
     ...extra,
   };
 }
@@ -87,15 +90,23 @@ function constructorAt(root: GrpcObject, path: string): ServiceClientConstructor
   return node as ServiceClientConstructor;
 }
 
-/** A real gRPC client on 127.0.0.1:`port`. */
-export function rlsClient(port: number): RlsClient {
+/**
+ * A real gRPC client on 127.0.0.1:`port`. Clients share one connection unless `options` says
+ * otherwise (`{ 'grpc.use_local_subchannel_pool': 1 }`: a connection of its own).
+ */
+export function rlsClient(port: number, options: ChannelOptions = {}): RlsClient {
   const root = loadPackageDefinition(packageDefinition());
   const address = `127.0.0.1:${port}`;
   const rls = new (constructorAt(root, 'envoy.service.ratelimit.v3.RateLimitService'))(
     address,
     credentials.createInsecure(),
+    options,
   );
-  const health = new (constructorAt(root, 'grpc.health.v1.Health'))(address, credentials.createInsecure());
+  const health = new (constructorAt(root, 'grpc.health.v1.Health'))(
+    address,
+    credentials.createInsecure(),
+    options,
+  );
   const call = <T>(client: unknown, method: string, request: unknown): Promise<T> =>
     new Promise((resolve, reject) => {
       const fn = (client as Record<string, Unary>)[method] as Unary;
@@ -138,7 +149,10 @@ export interface ServerProcess {
 
 const BIN = fileURLToPath(new URL('../dist/bin.js', import.meta.url));
 
-/** Spawns `node dist/bin.js` with `env` and waits for its `listening on` line. */
+/**
+ * Spawns `node dist/bin.js` with `env` and waits for its `listening on` line (with workers, the
+ * primary's, once every worker listens).
+ */
 export async function spawnServer(env: Readonly<Record<string, string>>): Promise<ServerProcess> {
   const child = spawn(process.execPath, [BIN], {
     env: { PATH: process.env.PATH ?? '', ...env },
@@ -160,8 +174,9 @@ export async function spawnServer(env: Readonly<Record<string, string>>): Promis
       await new Promise((r) => setTimeout(r, 20));
     }
   };
-  await waitFor(/listening on grpc \d+ and http \d+/);
-  const ports = /listening on grpc (\d+) and http (\d+)/.exec(text) as RegExpExecArray;
+  const listening = /^sluice-server: listening on grpc (\d+) and http (\d+)/m;
+  await waitFor(listening);
+  const ports = listening.exec(text) as RegExpExecArray;
   return {
     child,
     grpcPort: Number(ports[1]),

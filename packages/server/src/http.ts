@@ -50,8 +50,26 @@ async function handleJson(
   }
 }
 
-/** An HTTP server for `service`, not yet listening. `serving` says what /healthcheck answers. */
-export function createHttpServer(service: RateLimitService, serving: () => boolean): Server {
+/** What `GET /metrics` answers: Prometheus text (several workers: all of them, aggregated). */
+export type MetricsText = () => Promise<string>;
+
+function sendMetrics(res: ServerResponse, metrics: MetricsText): void {
+  metrics().then(
+    (text) => send(res, 200, PROMETHEUS_CONTENT_TYPE, text),
+    (error: unknown) =>
+      send(res, 500, 'text/plain; charset=utf-8', `metrics unavailable: ${(error as Error).message}\n`),
+  );
+}
+
+/**
+ * An HTTP server for `service`, not yet listening. `serving` says what /healthcheck answers;
+ * `metrics` what /metrics answers (default: this process's counters).
+ */
+export function createHttpServer(
+  service: RateLimitService,
+  serving: () => boolean,
+  metrics?: MetricsText,
+): Server {
   return createServer((req, res) => {
     const path = (req.url ?? '/').split('?')[0];
     if (path === '/healthcheck' && (req.method === 'GET' || req.method === 'HEAD')) {
@@ -60,7 +78,8 @@ export function createHttpServer(service: RateLimitService, serving: () => boole
     } else if (path === '/json' && req.method === 'POST') {
       void handleJson(service, req, res);
     } else if (path === '/metrics' && req.method === 'GET') {
-      send(res, 200, PROMETHEUS_CONTENT_TYPE, service.stats.render());
+      if (metrics === undefined) send(res, 200, PROMETHEUS_CONTENT_TYPE, service.stats.render());
+      else sendMetrics(res, metrics);
     } else {
       send(res, 404, 'text/plain; charset=utf-8', 'not found\n');
     }

@@ -40,13 +40,15 @@ beforeAll(async () => {
   );
   env.RUNTIME_ROOT = join(work, env.RUNTIME_ROOT as string);
   env.REDIS_URL = `127.0.0.1:${redis.port}`;
-  // Free ports, and a store deadline a busy test machine can meet (the quick start keeps the default).
+  // Free ports, a store deadline a busy test machine can meet (the quick start keeps the default),
+  // and two workers whatever the machine's parallelism (the default on Redis).
   server = await spawnServer({
     ...env,
     HOST: '127.0.0.1',
     PORT: '0',
     GRPC_PORT: '0',
     SLUICE_TIMEOUT_MS: '2000',
+    SLUICE_WORKERS: '2',
   });
   body = JSON.parse(/-d '([^']+)'/.exec(sh)?.[1] as string);
 });

@@ -3,13 +3,12 @@
  * config and its watcher, the gRPC and HTTP servers, the health state; `close()` drains and stops.
  */
 import type { Server as HttpServer } from 'node:http';
-import type { Server as GrpcServer } from '@grpc/grpc-js';
 import { MemoryStore, type Store } from '@sluice/core';
 import { createRedisStore } from '@sluice/core/node';
 import { type ConfigWatcher, loadConfigDir, watchConfig } from './config/load.js';
 import type { ConfigError } from './config/types.js';
 import { bindGrpc, createGrpcServer, drainGrpc, HealthState } from './grpc.js';
-import { createHttpServer, drainHttp, listenHttp } from './http.js';
+import { createHttpServer, drainHttp, listenHttp, type MetricsText } from './http.js';
 import { RateLimitService } from './service.js';
 import type { ServerSettings } from './settings.js';
 
@@ -30,6 +29,8 @@ export interface StartServerOptions {
   readonly log?: Log;
   /** A store to use instead of the one the settings describe (closed by the caller). */
   readonly store?: Store;
+  /** What `GET /metrics` answers (default: this process's counters; a worker: all workers'). */
+  readonly metrics?: MetricsText;
 }
 
 function buildStore(settings: ServerSettings): { store: Store; close: () => Promise<void> } {
@@ -103,8 +104,8 @@ export async function startServer(
     else health.refresh();
   }, PROBE_INTERVAL_MS);
   probe.unref();
-  const grpc: GrpcServer = createGrpcServer(service, health);
-  const http: HttpServer = createHttpServer(service, serving);
+  const grpc = createGrpcServer(service, health);
+  const http: HttpServer = createHttpServer(service, serving, options.metrics);
   const grpcPort = await bindGrpc(grpc, settings.host, settings.grpcPort);
   const httpPort = await listenHttp(http, settings.host, settings.httpPort);
   log(

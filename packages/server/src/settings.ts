@@ -2,6 +2,7 @@
  * The service's settings, read from the environment with envoyproxy/ratelimit's variable names and
  * defaults for what both have. A bad value throws naming the variable and the value, at startup.
  */
+import { availableParallelism } from 'node:os';
 import { join } from 'node:path';
 
 /** How the service answers over gRPC headers: none, envoyproxy/ratelimit's three, or IETF draft-10. */
@@ -126,4 +127,26 @@ export function readSettings(env: Env = process.env): ServerSettings {
     timeoutMs: readInt(env, 'SLUICE_TIMEOUT_MS', 100, 1, 60_000),
     drainMs: readInt(env, 'SLUICE_DRAIN_MS', 10_000, 0, 600_000),
   };
+}
+
+/**
+ * `SLUICE_WORKERS`: how many worker processes share the ports (default: the machine's available
+ * parallelism on Redis, 1 on the memory store; `1` runs one process, no workers). Several workers
+ * need `REDIS_URL`: on the memory store each would decide alone, so a limit would count per worker.
+ */
+export function readWorkerCount(
+  settings: Pick<ServerSettings, 'redisUrl'>,
+  env: Env = process.env,
+  parallelism: number = availableParallelism(),
+): number {
+  const fallback = settings.redisUrl === undefined ? 1 : parallelism;
+  const workers = readInt(env, 'SLUICE_WORKERS', fallback, 1, 256);
+  if (workers > 1 && settings.redisUrl === undefined) {
+    fail(
+      'SLUICE_WORKERS',
+      env.SLUICE_WORKERS ?? '',
+      'above 1 needs REDIS_URL (each worker would keep its own memory store)',
+    );
+  }
+  return workers;
 }

@@ -4,7 +4,7 @@
  * a descriptor value from a request) and per service (config loads, store and service errors,
  * global shadow mode).
  */
-import { escapeHelp, escapeLabelValue } from '@sluice/core/adapter';
+import { type MetricFamily, renderFamilies } from '@sluice/core/adapter';
 import type { Rule } from './config/types.js';
 
 /** The per-rule counters, named as the reference names them. */
@@ -31,9 +31,15 @@ const RULE_HELP: Record<RuleStat, string> = {
   shadow_mode: 'over-limit hits answered OK by the rule shadow_mode',
 };
 
-/** In-process counters, rendered as Prometheus text. */
+/**
+ * In-process counters, rendered as Prometheus text (`render`) or read as metric families
+ * (`families`: what a prom-client registry collects from each worker, summed across workers).
+ */
 export class ServiceStats {
-  private readonly rules = new Map<string, { labels: string; counts: Record<RuleStat, number> }>();
+  private readonly rules = new Map<
+    string,
+    { labels: { domain: string; rule: string }; counts: Record<RuleStat, number> }
+  >();
   private readonly service: Record<ServiceStat, number> = {
     config_load_success: 0,
     config_load_error: 0,
@@ -51,9 +57,8 @@ export class ServiceStats {
     const id = `${rule.domain}\u0000${rule.id}`;
     let entry = this.rules.get(id);
     if (entry === undefined) {
-      const labels = `domain="${escapeLabelValue(rule.domain)}",rule="${escapeLabelValue(rule.id)}"`;
       entry = {
-        labels,
+        labels: { domain: rule.domain, rule: rule.id },
         counts: { total_hits: 0, over_limit: 0, near_limit: 0, within_limit: 0, shadow_mode: 0 },
       };
       this.rules.set(id, entry);
@@ -76,19 +81,28 @@ export class ServiceStats {
     return this.service[stat];
   }
 
+  /** Every counter as metric families (the per-rule ones first, then the service's). */
+  families(): MetricFamily[] {
+    const rules = [...this.rules.values()];
+    const families: MetricFamily[] = RULE_STATS.map((stat) => ({
+      name: `ratelimit_service_rate_limit_${stat}`,
+      help: RULE_HELP[stat],
+      type: 'counter',
+      samples: rules.map(({ labels, counts }) => ({ labels, value: counts[stat] })),
+    }));
+    for (const stat of Object.keys(SERVICE_STATS) as ServiceStat[]) {
+      families.push({
+        name: `ratelimit_service_${stat}`,
+        help: SERVICE_STATS[stat],
+        type: 'counter',
+        samples: [{ value: this.service[stat] }],
+      });
+    }
+    return families;
+  }
+
   /** Prometheus text exposition of every counter. */
   render(): string {
-    const lines: string[] = [];
-    for (const stat of RULE_STATS) {
-      const name = `ratelimit_service_rate_limit_${stat}`;
-      lines.push(`# HELP ${name} ${escapeHelp(RULE_HELP[stat])}`, `# TYPE ${name} counter`);
-      for (const { labels, counts } of this.rules.values()) lines.push(`${name}{${labels}} ${counts[stat]}`);
-    }
-    for (const stat of Object.keys(SERVICE_STATS) as ServiceStat[]) {
-      const name = `ratelimit_service_${stat}`;
-      lines.push(`# HELP ${name} ${escapeHelp(SERVICE_STATS[stat])}`, `# TYPE ${name} counter`);
-      lines.push(`${name} ${this.service[stat]}`);
-    }
-    return `${lines.join('\n')}\n`;
+    return renderFamilies(this.families());
   }
 }
