@@ -199,6 +199,64 @@ describe('ScriptBatcher', () => {
     );
   });
 
+  it('keeps two calls in flight: a flush after its group ran dry goes as two calls, in order', async () => {
+    const { transport, sent } = recording(false);
+    const { b, flush } = batcher(transport);
+    await redis.script('LOAD', DECIDE_SCRIPT.source);
+    const first = b.decide(entry('d0'), 'consume', NOW, undefined, undefined);
+    flush();
+    await first; // answered, none in flight: the group ran dry
+    const ids = ['a', 'b', 'c', 'a', 'a', 'a'];
+    const pending = ids.map((id) => b.decide(entry(id), 'consume', NOW, undefined, undefined));
+    flush();
+    const verdicts = await Promise.all(pending);
+    expect(sent.slice(1)).toEqual([
+      { command: 'evalsha', keys: ids.slice(0, 3).map((id) => entry(id)[0]!.key) },
+      { command: 'evalsha', keys: ids.slice(3).map((id) => entry(id)[0]!.key) },
+    ]);
+    // The same verdicts as one call would give: the second call runs after the first.
+    expect(verdicts.map((v) => [v[0]!.allowed, v[0]!.remaining])).toEqual([
+      [true, 2],
+      [true, 2],
+      [true, 2],
+      [true, 1],
+      [true, 0],
+      [false, 0],
+    ]);
+  });
+
+  it('with two calls in flight, holds the next checks and sends them as one call when an answer comes back', async () => {
+    const { transport: real, sent } = recording(false);
+    await redis.script('LOAD', DECIDE_SCRIPT.source);
+    // Each call waits for its own gate before it reaches Redis.
+    const gates: (() => void)[] = [];
+    const gated: ScriptTransport = {
+      singleSlot: false,
+      run: (script, keys, args) =>
+        new Promise<void>((open) => gates.push(open)).then(() => real.run(script, keys, args)),
+    };
+    const { b, flush } = batcher(gated);
+    const warm = b.decide(entry('w'), 'consume', NOW, undefined, undefined);
+    flush();
+    gates.shift()?.();
+    await warm;
+    const two = [
+      b.decide(entry('h1'), 'consume', NOW, undefined, undefined),
+      b.decide(entry('h2'), 'consume', NOW, undefined, undefined),
+    ];
+    flush(); // ran dry: two calls of one check each, both in flight
+    expect(gates).toHaveLength(2);
+    const held = ['h3', 'h4', 'h5'].map((id) => b.decide(entry(id), 'consume', NOW, undefined, undefined));
+    flush();
+    expect(gates).toHaveLength(2); // nothing more sent while two calls are in flight
+    gates.shift()?.();
+    await two[0];
+    expect(gates).toHaveLength(2); // the answer sent the three waiting checks as one call
+    for (const open of gates.splice(0)) open();
+    await Promise.all([...two, ...held]);
+    expect(sent.map((s) => s.keys.length)).toEqual([1, 1, 1, 3]);
+  });
+
   it('sends nothing for an invalid check and keeps the others of its batch', async () => {
     const { transport, sent } = recording(false);
     const { b, flush } = batcher(transport);
