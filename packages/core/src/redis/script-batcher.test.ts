@@ -257,6 +257,28 @@ describe('ScriptBatcher', () => {
     expect(sent.map((s) => s.keys.length)).toEqual([1, 1, 1, 3]);
   });
 
+  it('sends checks held behind two unanswered calls once they waited maxBatchWaitMs (a silent Redis)', async () => {
+    let calls = 0;
+    const silent: ScriptTransport = {
+      singleSlot: false,
+      run: () => {
+        calls++;
+        return new Promise<never>(() => {});
+      },
+    };
+    const b = new ScriptBatcher({
+      transport: silent,
+      maxBatch: 128,
+      maxBatchWaitMs: 5,
+      scheduleFlush: (flush) => queueMicrotask(flush),
+    });
+    for (let i = 1; i <= 3; i++) {
+      void b.decide(entry(`silent${i}`), 'consume', NOW, undefined, undefined);
+      await new Promise((resolve) => setTimeout(resolve, 30));
+      expect(calls).toBe(i);
+    }
+  });
+
   it('sends nothing for an invalid check and keeps the others of its batch', async () => {
     const { transport, sent } = recording(false);
     const { b, flush } = batcher(transport);

@@ -10,8 +10,9 @@
  * in flight) sends its checks as two calls, the first half and then the rest (in the order
  * issued: one connection runs them in turn); a flush with one call in flight, or of a group
  * idle since its start, as one call; with two in flight the checks wait and go as one call when
- * an answer comes back, so a call carries what is waiting, not what arrived in one tick.
- * Web-standard.
+ * an answer comes back, so a call carries what is waiting, not what arrived in one tick. They
+ * wait at most `maxBatchWaitMs`: a connection whose calls are never answered (a silent Redis)
+ * still gets every check, and each ends by its own deadline in the limiter. Web-standard.
  */
 import { monotonicNow } from '../monotonic.js';
 import type { StoreEntry, StoreMode, StoreVerdict } from '../types.js';
@@ -74,6 +75,8 @@ export class ScriptBatcher {
   /** The groups whose last answered call left none in flight: their next flush goes as two calls. */
   private readonly drained = new Set<number>();
   private flushScheduled = false;
+  /** The timer that sends the checks held behind two calls in flight once they waited `maxBatchWaitMs`. */
+  private holdTimer: ReturnType<typeof setTimeout> | undefined = undefined;
   /** Calls of the decide script sent, and the checks they carried (for `RedisStore.scriptStats`). */
   calls = 0;
   decisions = 0;
@@ -135,7 +138,7 @@ export class ScriptBatcher {
   /** Sends every open batch now, however many calls are in flight (before a reset or a close, so those come after). */
   flush(): void {
     this.flushScheduled = false;
-    for (const batch of this.open.values()) this.send(batch);
+    this.sendHeld();
   }
 
   /**
@@ -147,10 +150,21 @@ export class ScriptBatcher {
     this.flushScheduled = false;
     for (const batch of this.open.values()) {
       const inFlight = this.inFlight.get(batch.group) ?? 0;
-      if (inFlight >= CALLS_IN_FLIGHT) continue;
-      if (inFlight === 0 && batch.checks.length > 1 && this.drained.has(batch.group)) this.sendHalves(batch);
-      else this.send(batch);
+      if (inFlight >= CALLS_IN_FLIGHT) {
+        this.holdTimer ??= setTimeout(this.sendHeld, this.maxBatchWaitMs);
+      } else if (inFlight === 0 && batch.checks.length > 1 && this.drained.has(batch.group)) {
+        this.sendHalves(batch);
+      } else {
+        this.send(batch);
+      }
     }
+  };
+
+  /** Sends every open batch, however many calls are in flight (bound once: a timer's callback). */
+  private readonly sendHeld = (): void => {
+    if (this.holdTimer !== undefined) clearTimeout(this.holdTimer);
+    this.holdTimer = undefined;
+    for (const batch of this.open.values()) this.send(batch);
   };
 
   /** Sends a batch as two calls, its first half and then the rest (each encoded again). */
