@@ -267,15 +267,15 @@ async function floorCase(algorithm, v, prefix, autoPipelining = false) {
     return { pending: 'DECIDE_SCRIPT/encodeScriptArgs not built yet' };
   const client = new Redis(redisUrl, autoPipelining ? { enableAutoPipelining: true } : {});
   const policies = policyInputs(algorithm, v.policies, v.path).map((p) => core.definePolicy(p));
-  const sha = core.DECIDE_SCRIPT.sha1;
-  await client.script('LOAD', core.DECIDE_SCRIPT.source);
   const identities = v.keys === 'hot' ? [HOT] : ids;
+  const entriesOf = (id) =>
+    policies.map((policy) => ({ key: storageKey(core, prefix, id, policy), policy, cost: 1 }));
+  // The script RedisStore picks for these policies (one algorithm's own, where the build has them).
+  const script = core.decideScriptFor?.(entriesOf(identities[0])) ?? core.DECIDE_SCRIPT;
+  const sha = script.sha1;
+  await client.script('LOAD', script.source);
   const calls = identities.map((id) => {
-    const entries = policies.map((policy) => ({
-      key: storageKey(core, prefix, id, policy),
-      policy,
-      cost: 1,
-    }));
+    const entries = entriesOf(id);
     return [sha, entries.length, ...entries.map((e) => e.key), ...core.encodeScriptArgs(entries, 'consume')];
   });
   if (v.path === 'denied') await prefill((i) => client.evalsha(...calls[i % calls.length]), v.keys);

@@ -12,7 +12,7 @@ import { buildKey } from '../keys/build-keys.js';
 import { definePolicy } from '../policy/define-policy.js';
 import type { StoreEntry, StoreVerdict } from '../types.js';
 import { hashSlotOf } from './key-slot.js';
-import { DECIDE_SCRIPT, encodeScriptNow } from './script.js';
+import { DECIDE_SCRIPTS, encodeScriptNow } from './script.js';
 import { ScriptBatcher } from './script-batcher.js';
 import { defineTransport, type ScriptTransport } from './transport.js';
 
@@ -54,6 +54,11 @@ function recording(singleSlot: boolean): { transport: ScriptTransport; sent: Sen
     },
   });
   return { transport, sent };
+}
+
+/** Loads every decide script (the full one and each algorithm's), so no call meets NOSCRIPT. */
+async function loadScripts(): Promise<void> {
+  for (const script of DECIDE_SCRIPTS) await redis.script('LOAD', script.source);
 }
 
 const T0 = 1_800_000_000_000;
@@ -100,7 +105,7 @@ describe('ScriptBatcher', () => {
   it('sends every check of a flush in one call when any keys may share one', async () => {
     const { transport, sent } = recording(false);
     const { b, flush } = batcher(transport);
-    await redis.script('LOAD', DECIDE_SCRIPT.source);
+    await loadScripts();
     const ids = ['a', 'b', 'c', 'a', 'a', 'a'];
     const pending = ids.map((id) => b.decide(entry(id), 'consume', NOW, undefined, undefined));
     expect(sent).toHaveLength(0);
@@ -120,7 +125,7 @@ describe('ScriptBatcher', () => {
   it('on a single-slot transport, one call per hash slot, checks of different tags in one slot together', async () => {
     const { transport, sent } = recording(true);
     const { b, flush } = batcher(transport);
-    await redis.script('LOAD', DECIDE_SCRIPT.source);
+    await loadScripts();
     const pairs = sameSlotPairs(3);
     const ids = [...pairs.flat(), 'lonely'];
     const pending = ids.map((id) => b.decide(entry(id), 'consume', NOW, undefined, undefined));
@@ -202,7 +207,7 @@ describe('ScriptBatcher', () => {
   it('keeps two calls in flight: a flush after its group ran dry goes as two calls, in order', async () => {
     const { transport, sent } = recording(false);
     const { b, flush } = batcher(transport);
-    await redis.script('LOAD', DECIDE_SCRIPT.source);
+    await loadScripts();
     const first = b.decide(entry('d0'), 'consume', NOW, undefined, undefined);
     flush();
     await first; // answered, none in flight: the group ran dry
@@ -227,7 +232,7 @@ describe('ScriptBatcher', () => {
 
   it('with two calls in flight, holds the next checks and sends them as one call when an answer comes back', async () => {
     const { transport: real, sent } = recording(false);
-    await redis.script('LOAD', DECIDE_SCRIPT.source);
+    await loadScripts();
     // Each call waits for its own gate before it reaches Redis.
     const gates: (() => void)[] = [];
     const gated: ScriptTransport = {

@@ -17,7 +17,7 @@
 import { monotonicNow } from '../monotonic.js';
 import type { StoreEntry, StoreMode, StoreVerdict } from '../types.js';
 import { hashSlotOf } from './key-slot.js';
-import { DECIDE_SCRIPT, ScriptCall } from './script.js';
+import { ScriptCall } from './script.js';
 import { decodeVerdicts, replyItemsOf } from './script-reply.js';
 import type { ScriptTransport } from './transport.js';
 
@@ -194,10 +194,10 @@ export class ScriptBatcher {
     if (waiting !== undefined && left < CALLS_IN_FLIGHT) this.send(waiting);
   }
 
-  /** One call of the decide script; a transport that throws instead of rejecting rejects here. */
+  /** One call of the call's decide script; a transport that throws instead of rejecting rejects here. */
   private run(call: ScriptCall): Promise<unknown> {
     try {
-      return this.transport.run(DECIDE_SCRIPT, call.keys, call.args());
+      return this.transport.run(call.script(), call.keys, call.args());
     } catch (error) {
       return Promise.reject(error);
     }
