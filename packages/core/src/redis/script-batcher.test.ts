@@ -69,6 +69,16 @@ const entry = (identity: string): StoreEntry[] => [
 ];
 const never = () => {};
 
+/** [allowed, remaining] of the checks of identities a, b, c, a, a, a under `three`, in that order. */
+const SIX_CHECKS_VERDICTS = [
+  [true, 2],
+  [true, 2],
+  [true, 2],
+  [true, 1],
+  [true, 0],
+  [false, 0],
+];
+
 /** Builds a batcher whose flush the test calls itself. */
 function batcher(transport: ScriptTransport, maxBatch = 128) {
   const flushes: (() => void)[] = [];
@@ -112,14 +122,7 @@ describe('ScriptBatcher', () => {
     flush();
     const verdicts = await Promise.all(pending);
     expect(sent).toEqual([{ command: 'evalsha', keys: ids.map((id) => entry(id)[0]!.key) }]);
-    expect(verdicts.map((v) => [v[0]!.allowed, v[0]!.remaining])).toEqual([
-      [true, 2],
-      [true, 2],
-      [true, 2],
-      [true, 1],
-      [true, 0],
-      [false, 0],
-    ]);
+    expect(verdicts.map((v) => [v[0]!.allowed, v[0]!.remaining])).toEqual(SIX_CHECKS_VERDICTS);
   });
 
   it('on a single-slot transport, one call per hash slot, checks of different tags in one slot together', async () => {
@@ -220,14 +223,7 @@ describe('ScriptBatcher', () => {
       { command: 'evalsha', keys: ids.slice(3).map((id) => entry(id)[0]!.key) },
     ]);
     // The same verdicts as one call would give: the second call runs after the first.
-    expect(verdicts.map((v) => [v[0]!.allowed, v[0]!.remaining])).toEqual([
-      [true, 2],
-      [true, 2],
-      [true, 2],
-      [true, 1],
-      [true, 0],
-      [false, 0],
-    ]);
+    expect(verdicts.map((v) => [v[0]!.allowed, v[0]!.remaining])).toEqual(SIX_CHECKS_VERDICTS);
   });
 
   it('with two calls in flight, holds the next checks and sends them as one call when an answer comes back', async () => {
