@@ -20,7 +20,7 @@ import {
   RESET_SCRIPT_SOURCE,
 } from '../generated/scripts.js';
 import { banKeyOf } from '../keys/build-keys.js';
-import type { CompiledPolicy, StoreEntry, StoreMode, StoreVerdict } from '../types.js';
+import type { CompiledPolicy, StoreEntry, StoreMode } from '../types.js';
 import { hasFifthItem, replyItemsOf } from './script-reply.js';
 import type { ScriptSource } from './transport.js';
 
