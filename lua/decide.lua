@@ -156,7 +156,8 @@ for p = 1, policyCount do
     ban = { blockMs = tonumber(blockMs), violations = tonumber(violations), windowMs = tonumber(windowMs),
       escalatedMs = tonumber(escalatedMs) }
   end
-  policies[tostring(p)] = { algorithm = algorithm, name = name, whole = WHOLE_COSTS[name] == true,
+  -- The index as sent: one byte for the first nine (sub, not tostring's printf).
+  policies[p < 10 and sub('123456789', p, p) or tostring(p)] = { algorithm = algorithm, name = name, whole = WHOLE_COSTS[name] == true,
     limit = limit, windowMs = windowMs, intervalMs = intervalMs, shadow = shadow == '1', ban = ban,
     slots = name == 'concurrency' }
 end
@@ -165,7 +166,8 @@ end
 -- is dec[5d-4 .. 5d]: consume (mode 'consume'), recordTtl (false: no record), count (of
 -- entries), key (index of its first KEY), entry (index of its first entry). Entry e is
 -- ent[2e-1] (its policy) and ent[2e] (its cost).
-local dec, ent = {}, {}
+-- Sized for the first decision and entry up front: no rehash while the first ones are stored.
+local dec, ent = { false, false, false, false, false }, { false, false }
 -- The short forms with '+' seen in this call, by item: their policies in order (parsed once).
 local shorts = {}
 -- The policies of a short form item with '+' ('1+2'), parsed on first sight; nil and the

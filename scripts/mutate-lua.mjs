@@ -13,8 +13,13 @@
  *   node scripts/mutate-lua.mjs --out f.json    write the report there (default reports/lua-mutation.json)
  *   node scripts/mutate-lua.mjs --list          print the list, run nothing
  *
+ * The decide script is built in shapes (packages/core/scripts/lua-shapes.mjs: the full script and
+ * one per algorithm, each from the same lua/ files), and the tests run every shape (a call's
+ * script is the one RedisStore picks). Each mutant is listed with the scripts its file is part of;
+ * a script that no mutant reaches fails the run.
+ *
  * Writes reports/lua-mutation.json. Exits 1 when a mutant survives that the list does not
- * explain, or an entry no longer matches its script (stale).
+ * explain, an entry no longer matches its script (stale), or a script has no mutant.
  */
 import { spawnSync } from 'node:child_process';
 import {
@@ -30,9 +35,32 @@ import {
 import { tmpdir } from 'node:os';
 import { dirname, join, resolve } from 'node:path';
 import { fileURLToPath } from 'node:url';
+import { decidePartsOf, decideShapes, importRegistry } from '../packages/core/scripts/lua-shapes.mjs';
 import { LUA_MUTANTS } from './lua-mutants.mjs';
 
 const root = join(dirname(fileURLToPath(import.meta.url)), '..');
+
+/**
+ * Every script built from lua/ and its files: each decide shape (`decide:<shape>`), then the
+ * settle, slots and reset scripts (packages/core/scripts/embed-lua.mjs).
+ */
+async function scriptFiles() {
+  const { ALGORITHM_LIST } = await importRegistry(join(root, 'packages/core/src/algorithms/index.ts'));
+  const scripts = decideShapes(ALGORITHM_LIST).map((shape) => ({
+    name: `decide:${shape.name}`,
+    files: decidePartsOf(shape).filter((part) => part !== null),
+  }));
+  const full = scripts[0].files;
+  scripts.push(
+    { name: 'settle', files: [...full.slice(0, -1), 'settle.lua'] },
+    { name: 'slots', files: ['common.lua', 'slots.lua'] },
+    { name: 'reset', files: ['reset.lua'] },
+  );
+  return scripts;
+}
+const SCRIPTS = await scriptFiles();
+/** The scripts a mutant of `file` is part of. */
+const scriptsOf = (file) => SCRIPTS.filter((s) => s.files.includes(file)).map((s) => s.name);
 const args = process.argv.slice(2);
 const flag = (name) => args.includes(name);
 const onlyArg = args.indexOf('--only');
@@ -47,9 +75,22 @@ const RUN_TIMEOUT_MS = 600_000;
 const TEST_TIMEOUT_MS = 120_000;
 
 const mutants = LUA_MUTANTS.filter((m) => only === undefined || only.some((p) => m.id.startsWith(p)));
+/** Mutants per script, over the whole list: a script none reaches is a gap. */
+const perScript = Object.fromEntries(
+  SCRIPTS.map((script) => [script.name, LUA_MUTANTS.filter((m) => script.files.includes(m.file)).length]),
+);
+const unreached = Object.keys(perScript).filter((name) => perScript[name] === 0);
 if (flag('--list')) {
-  for (const m of mutants) console.log(`${m.id}\tlua/${m.file}\t${m.find.trim()}  ->  ${m.replace.trim()}`);
-  process.exit(0);
+  for (const m of mutants)
+    console.log(
+      `${m.id}\tlua/${m.file}\t[${scriptsOf(m.file).join(' ')}]\t${m.find.trim()}  ->  ${m.replace.trim()}`,
+    );
+  console.log(
+    `\nscripts: ${Object.entries(perScript)
+      .map(([name, n]) => `${name} ${n}`)
+      .join(', ')}${unreached.length ? `; no mutant reaches ${unreached.join(', ')}` : ''}`,
+  );
+  process.exit(unreached.length > 0 ? 1 : 0);
 }
 
 /** How many times `needle` occurs in `text`. */
@@ -190,7 +231,15 @@ for (const m of mutants) {
       writeFileSync(path, original);
     }
   }
-  results.push({ id: m.id, file: `lua/${m.file}`, find: m.find, replace: m.replace, status, detail });
+  results.push({
+    id: m.id,
+    file: `lua/${m.file}`,
+    scripts: scriptsOf(m.file),
+    find: m.find,
+    replace: m.replace,
+    status,
+    detail,
+  });
   console.log(`${status.padEnd(9)} ${m.id}${detail ? `  (${detail})` : ''}`);
 }
 cleanUp();
@@ -206,6 +255,8 @@ const summary = {
   explained: count('explained'),
   survived: count('survived'),
   stale: count('stale'),
+  scripts: perScript,
+  unreached,
   score: scored ? Math.round((1000 * killed) / scored) / 10 : 0,
 };
 const outPath = resolve(root, out);
@@ -217,4 +268,5 @@ console.log(
 for (const r of results.filter((x) => x.status === 'survived' || x.status === 'stale')) {
   console.log(`  ${r.status}: ${r.id} in ${r.file}: ${r.find.trim()} -> ${r.replace.trim()}`);
 }
-process.exit(summary.survived + summary.stale > 0 ? 1 : 0);
+if (unreached.length > 0) console.log(`  no mutant reaches: ${unreached.join(', ')}`);
+process.exit(summary.survived + summary.stale + unreached.length > 0 ? 1 : 0);

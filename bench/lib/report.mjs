@@ -2,6 +2,7 @@
  * Turns suite outputs into bench/results/results.md (markdown tables, targets met/missed) and
  * bench/results/chart.svg (a hand-written bar chart of the target ratios).
  */
+import { inFlightTargets, renderInFlightMarkdown } from './in-flight-report.mjs';
 import { leaseTargets, renderLeaseMarkdown } from './lease-report.mjs';
 import { renderOverloadMarkdown } from './overload-report.mjs';
 import { fmtRange, fmtRate, fmtRatio, median, spread, table } from './stats.mjs';
@@ -79,6 +80,7 @@ export function evaluateTargets({ inproc, http, memory }) {
       spread: ratioRange(cached, floorDenied),
     });
   }
+  for (const t of inFlightTargets(inproc)) add(t);
   const deniedAdmits = ip.filter(
     (r) => r.library === 'sluice' && r.path === 'denied' && r.allowedShare !== undefined,
   );
@@ -277,6 +279,7 @@ export function renderMarkdown({
     );
     out.push(table(['comparison', 'ratio', 'spread'], experiments), '');
   }
+  if (inproc) out.push(...renderInFlightMarkdown(inproc));
   if (inproc) {
     out.push('## In-process: `limiter.check()` against the raw EVALSHA floor and rate-limiter-flexible', '');
     out.push(

@@ -1,14 +1,18 @@
 /**
  * In-process suite: decisions per second and latency of one Node process making rate-limit
- * decisions against Redis with 256 in flight.
+ * decisions against Redis with 256 in flight, and one token bucket at 1, 8, 32 and 256 in flight
+ * (the in-flight sweep: Sluice, rate-limiter-flexible and the minimal token-bucket script).
  *
  *   node suites/inproc.mjs --redis-url redis://127.0.0.1:PORT [--quick] [--only <regex>] [--out file.json]
+ *     [--in-flight 1,8,32,256]
  *
  * Libraries:
  * - sluice: `limiter.check()` with the Redis store from `createRedisStore(url)`;
  * - floor: raw ioredis EVALSHA of Sluice's own decide script with the same KEYS/ARGV
  *   (precomputed per key: nothing but the client and Redis);
- * - rlf: rate-limiter-flexible's RateLimiterRedis `consume` on its own ioredis client.
+ * - rlf: rate-limiter-flexible's RateLimiterRedis `consume` on its own ioredis client;
+ * - minimal: the least token-bucket script (lib/minimal-token-bucket.mjs: HMGET, the arithmetic,
+ *   HSET + PEXPIRE), raw EVALSHA (in-flight sweep only).
  * Then a short MONITOR phase counts the commands each decision sends to Redis.
  */
 import { writeFileSync } from 'node:fs';
@@ -16,6 +20,7 @@ import { parseArgs } from 'node:util';
 import { Redis } from 'ioredis';
 import { RateLimiterRedis, RateLimiterUnion } from 'rate-limiter-flexible';
 import { runClosedLoop } from '../lib/load.mjs';
+import { MINIMAL_TOKEN_BUCKET_SCRIPT } from '../lib/minimal-token-bucket.mjs';
 import { monitorCommands } from '../lib/monitor.mjs';
 import { redisCpuSeconds } from '../lib/redis-cpu.mjs';
 import { redisScriptStats } from '../lib/redis-script-calls.mjs';
@@ -30,6 +35,7 @@ const { values: opts } = parseArgs({
     out: { type: 'string' },
     'duration-ms': { type: 'string' },
     rounds: { type: 'string' },
+    'in-flight': { type: 'string', default: '1,8,32,256' },
   },
 });
 const redisUrl = opts['redis-url'];
@@ -38,6 +44,15 @@ const port = Number(new URL(redisUrl).port);
 const durationMs = Number(opts['duration-ms'] ?? (opts.quick ? 250 : 800));
 const warmupMs = opts.quick ? 100 : 200;
 const CONCURRENCY = 256;
+/** Checks in flight of the sweep's groups (one token bucket, 10k keys, allowed). */
+const IN_FLIGHT = opts['in-flight']
+  .split(',')
+  .filter(Boolean)
+  .map((n) => {
+    const value = Number(n);
+    if (!Number.isInteger(value) || value < 1) throw new Error(`--in-flight: not a positive integer: ${n}`);
+    return value;
+  });
 const KEY_COUNT = 10_000;
 const ALGORITHMS = ['token-bucket', 'gcra', 'sliding-window', 'fixed-window', 'sliding-log'];
 const ids = Array.from({ length: KEY_COUNT }, (_, i) => `user-${String(i).padStart(5, '0')}`);
@@ -163,9 +178,34 @@ function groups() {
       ],
     });
   }
+  // The in-flight sweep: where services live (1, 8, 32 checks in flight) as well as 256.
+  const minimal = (v) => ({
+    library: 'minimal',
+    algorithm: 'token-bucket',
+    ...v,
+    setup: () => minimalCase(v, prefix()),
+  });
+  for (const inFlight of IN_FLIGHT) {
+    const v = { ...U1A, inFlight };
+    list.push({
+      name: `token-bucket 1 policy, 10k keys, allowed, ${inFlight} in flight`,
+      inFlight,
+      cases: [sluice('token-bucket', v), rlf(v), minimal(v)],
+    });
+  }
   for (const g of list) {
     for (const c of g.cases) {
-      c.id = [c.library, c.variant, c.algorithm, `${c.policies}p`, c.keys, c.path].filter(Boolean).join('/');
+      c.id = [
+        c.library,
+        c.variant,
+        c.algorithm,
+        `${c.policies}p`,
+        c.keys,
+        c.path,
+        c.inFlight === undefined ? undefined : `in-flight-${c.inFlight}`,
+      ]
+        .filter(Boolean)
+        .join('/');
     }
   }
   return list;
@@ -227,20 +267,41 @@ async function floorCase(algorithm, v, prefix, autoPipelining = false) {
     return { pending: 'DECIDE_SCRIPT/encodeScriptArgs not built yet' };
   const client = new Redis(redisUrl, autoPipelining ? { enableAutoPipelining: true } : {});
   const policies = policyInputs(algorithm, v.policies, v.path).map((p) => core.definePolicy(p));
-  const sha = core.DECIDE_SCRIPT.sha1;
-  await client.script('LOAD', core.DECIDE_SCRIPT.source);
   const identities = v.keys === 'hot' ? [HOT] : ids;
+  const entriesOf = (id) =>
+    policies.map((policy) => ({ key: storageKey(core, prefix, id, policy), policy, cost: 1 }));
+  // The script RedisStore picks for these policies (one algorithm's own, where the build has them).
+  const script = core.decideScriptFor?.(entriesOf(identities[0])) ?? core.DECIDE_SCRIPT;
+  const sha = script.sha1;
+  await client.script('LOAD', script.source);
   const calls = identities.map((id) => {
-    const entries = policies.map((policy) => ({
-      key: storageKey(core, prefix, id, policy),
-      policy,
-      cost: 1,
-    }));
+    const entries = entriesOf(id);
     return [sha, entries.length, ...entries.map((e) => e.key), ...core.encodeScriptArgs(entries, 'consume')];
   });
   if (v.path === 'denied') await prefill((i) => client.evalsha(...calls[i % calls.length]), v.keys);
   return {
     op: (i) => client.evalsha(...calls[i % calls.length]),
+    close: () => client.quit(),
+  };
+}
+
+/** The minimal token-bucket script (lib/minimal-token-bucket.mjs) on its own client: the floor of a bucket. */
+async function minimalCase(v, prefix) {
+  const client = new Redis(redisUrl);
+  const sha = await client.script('LOAD', MINIMAL_TOKEN_BUCKET_SCRIPT);
+  // The Sluice policy of the same case: limit 1e6 per hour, one unit earned back every 3.6 ms.
+  const intervalMs = String(3_600_000 / 1_000_000);
+  const identity = identityAt(v.keys);
+  const keys = ids.map((id) => `${prefix}:{${id}}:p1`);
+  return {
+    op: (i) =>
+      client.evalsha(
+        sha,
+        1,
+        v.keys === 'hot' ? `${prefix}:{${identity(i)}}:p1` : keys[i % KEY_COUNT],
+        '1000000',
+        intervalMs,
+      ),
     close: () => client.quit(),
   };
 }
@@ -335,7 +396,11 @@ for (const group of groups()) {
       if (c.counts) for (const key of Object.keys(c.counts)) c.counts[key] = 0;
       const before = await redisScriptStats(admin);
       const cpuBefore = await redisCpuSeconds(admin);
-      const r = await runClosedLoop(c.op, { concurrency: CONCURRENCY, warmupMs, durationMs });
+      const r = await runClosedLoop(c.op, {
+        concurrency: c.meta.inFlight ?? CONCURRENCY,
+        warmupMs,
+        durationMs,
+      });
       const cpuAfter = await redisCpuSeconds(admin);
       const after = await redisScriptStats(admin);
       // Redis process CPU (all of it, network included) per operation over warm-up + measurement.
@@ -344,6 +409,8 @@ for (const group of groups()) {
       r.redisUsPerCall =
         after.calls > before.calls ? (after.usec - before.usec) / (after.calls - before.calls) : Number.NaN;
       const counted = c.counts ? c.counts.allowed + c.counts.denied + c.counts.unavailable : 0;
+      // Script calls per decision (a batch carries several decisions in one call).
+      r.callsPerOp = (after.calls - before.calls) / Math.max(1, r.started);
       c.rounds.push({
         ...r,
         allowedShare: counted > 0 ? c.counts.allowed / counted : undefined,
@@ -360,11 +427,15 @@ for (const group of groups()) {
       group: group.name,
       perSecond: median(per),
       perRound: per,
+      p50PerRound: c.rounds.map((r) => r.p50Us),
+      redisCpuPerRound: c.rounds.map((r) => r.redisCpuUsPerOp),
+      redisUsPerCallPerRound: c.rounds.map((r) => r.redisUsPerCall),
       p50Us: pick((r) => r.p50Us),
       p99Us: pick((r) => r.p99Us),
       cpuUsPerOp: pick((r) => r.cpuUsPerOp),
       redisUsPerCall: pick((r) => r.redisUsPerCall),
       redisCpuUsPerOp: pick((r) => r.redisCpuUsPerOp),
+      callsPerOp: pick((r) => r.callsPerOp),
       errors: c.rounds.reduce((t, r) => t + r.errors, 0),
       allowedShare: c.rounds[0].allowedShare === undefined ? undefined : pick((r) => r.allowedShare),
       unavailable: c.rounds.reduce((t, r) => t + (r.unavailable ?? 0), 0),
@@ -439,6 +510,7 @@ if (!pattern || pattern.test('roundtrips')) {
 const output = {
   suite: 'inproc',
   concurrency: CONCURRENCY,
+  inFlight: IN_FLIGHT,
   keys: KEY_COUNT,
   durationMs,
   rounds: ROUNDS,

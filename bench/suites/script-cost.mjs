@@ -1,8 +1,9 @@
 /**
  * Redis-side cost of one decision: microseconds Redis spends per script call (INFO
  * commandstats usec_per_call for EVALSHA, which includes the commands the script runs),
- * for Sluice's decide script per algorithm and number of policies, against
- * rate-limiter-flexible's script and an empty script. Redis is single-threaded, so this
+ * for Sluice's decide script per algorithm and number of policies (the script RedisStore sends:
+ * the algorithm's own), against rate-limiter-flexible's script, the minimal token-bucket script
+ * and an empty script. Redis is single-threaded, so this
  * bounds decisions/s per Redis core: 1e6 / usec.
  *
  *   node suites/script-cost.mjs --redis-url URL [--quick] [--out file.json]
@@ -11,6 +12,7 @@ import { writeFileSync } from 'node:fs';
 import { parseArgs } from 'node:util';
 import { Redis } from 'ioredis';
 import { RateLimiterRedis } from 'rate-limiter-flexible';
+import { MINIMAL_TOKEN_BUCKET_SCRIPT } from '../lib/minimal-token-bucket.mjs';
 import { loadSluice, storageKey } from '../lib/sluice.mjs';
 import { median } from '../lib/stats.mjs';
 
@@ -42,8 +44,14 @@ async function measure(op) {
 const cases = [];
 const empty = await client.script('LOAD', 'return 1');
 cases.push({ name: 'empty script (return 1)', op: () => client.evalsha(empty, 0) });
+const minimal = await client.script('LOAD', MINIMAL_TOKEN_BUCKET_SCRIPT);
+cases.push({
+  name: 'minimal token-bucket script (HMGET, HSET, PEXPIRE)',
+  op: (i) => client.evalsha(minimal, 1, `sc-min:{${ids[i % ids.length]}}`, '1000000', '3.6'),
+});
 if (core.DECIDE_SCRIPT && typeof core.encodeScriptArgs === 'function') {
-  await client.script('LOAD', core.DECIDE_SCRIPT.source);
+  for (const script of core.DECIDE_SCRIPTS ?? [core.DECIDE_SCRIPT])
+    await client.script('LOAD', script.source);
   for (const algorithm of ['token-bucket', 'gcra', 'sliding-window', 'fixed-window', 'sliding-log']) {
     for (const n of [1, 2]) {
       // A sliding log's limit is capped at 500 (SLIDING_LOG_MAX_LIMIT); these keys stay far below it.
@@ -55,18 +63,13 @@ if (core.DECIDE_SCRIPT && typeof core.encodeScriptArgs === 'function') {
         .slice(0, n)
         .map((p) => core.definePolicy(p));
       const prefix = `sc-${algorithm}-${n}`;
+      const entriesOf = (id) =>
+        policies.map((policy) => ({ key: storageKey(core, prefix, id, policy), policy, cost: 1 }));
+      // The script RedisStore sends for these policies (the algorithm's own, where the build has them).
+      const sha1 = (core.decideScriptFor?.(entriesOf(ids[0])) ?? core.DECIDE_SCRIPT).sha1;
       const calls = ids.map((id) => {
-        const entries = policies.map((policy) => ({
-          key: storageKey(core, prefix, id, policy),
-          policy,
-          cost: 1,
-        }));
-        return [
-          core.DECIDE_SCRIPT.sha1,
-          n,
-          ...entries.map((e) => e.key),
-          ...core.encodeScriptArgs(entries, 'consume'),
-        ];
+        const entries = entriesOf(id);
+        return [sha1, n, ...entries.map((e) => e.key), ...core.encodeScriptArgs(entries, 'consume')];
       });
       cases.push({
         name: `sluice decide, ${algorithm}, ${n} ${n === 1 ? 'policy' : 'policies'}`,

@@ -9,6 +9,12 @@
  * revision (`git stash; npm run build -w @sluice/core; cp -r packages/core/dist /tmp/base-dist`).
  *
  *   node bench/suites/script-instructions.mjs --base-dist /tmp/base-dist [--dist packages/core/dist] [--calls 3000]
+ *     [--cases <regex>]
+ *
+ * Each call goes to the script its build sends for it (`ScriptCall.script()`: the algorithm's own
+ * decide script where the build has them, else the full one). Beside the builds, once: the minimal
+ * token-bucket script (bench/lib/minimal-token-bucket.mjs: HMGET, the arithmetic, HSET + PEXPIRE),
+ * the floor an unbatched call of a plain token bucket is compared with.
  *
  * Needs valgrind (Debian package `valgrind`). About a minute per case and build.
  */
@@ -20,6 +26,7 @@ import { pathToFileURL } from 'node:url';
 import { parseArgs } from 'node:util';
 import { Redis } from 'ioredis';
 import { freePort } from '../../test/support/free-port.js';
+import { MINIMAL_TOKEN_BUCKET_SCRIPT } from '../lib/minimal-token-bucket.mjs';
 import { coreOfBuild } from '../lib/sluice.mjs';
 
 const { values: opts } = parseArgs({
@@ -27,6 +34,7 @@ const { values: opts } = parseArgs({
     'base-dist': { type: 'string' },
     dist: { type: 'string', default: join(import.meta.dirname, '..', '..', 'packages', 'core', 'dist') },
     calls: { type: 'string', default: '3000' },
+    cases: { type: 'string' },
   },
 });
 if (opts['base-dist'] === undefined) {
@@ -77,7 +85,8 @@ async function measure(core, name, run) {
       await new Promise((r) => setTimeout(r, 200));
     }
   }
-  await client.script('LOAD', core.DECIDE_SCRIPT.source);
+  for (const script of core.DECIDE_SCRIPTS ?? [core.DECIDE_SCRIPT])
+    await client.script('LOAD', script.source);
   await run(client, 500, 'w'); // warm-up: keys exist, as in steady state
   spawnSync('callgrind_control', ['-i', 'on', String(child.pid)]);
   const calls = await run(client, N, 'm');
@@ -100,7 +109,12 @@ function cases(core) {
   const sw = core.definePolicy({ name: 'sw', algorithm: 'sliding-window', limit: 1_000_000, window: '1h' });
   const Call = core.ScriptCall ?? core.DecideCall;
   const send = (client, call) =>
-    client.evalsha(core.DECIDE_SCRIPT.sha1, call.keys.length, ...call.keys, ...call.args());
+    client.evalsha(
+      (call.script?.() ?? core.DECIDE_SCRIPT).sha1,
+      call.keys.length,
+      ...call.keys,
+      ...call.args(),
+    );
   const inFlight = async (n, op) => {
     for (let i = 0; i < n; i += 64)
       await Promise.all(Array.from({ length: Math.min(64, n - i) }, (_, j) => op(i + j)));
@@ -169,10 +183,25 @@ function cases(core) {
   };
 }
 
-for (const name of Object.keys(cases(variants.base))) {
+const only = opts.cases === undefined ? undefined : new RegExp(opts.cases);
+for (const name of Object.keys(cases(variants.base)).filter((n) => only === undefined || only.test(n))) {
   const r = {};
   for (const v of ['base', 'new']) r[v] = await measure(variants[v], name, cases(variants[v])[name]);
   console.log(
     `${name}: ${Math.round(r.base.perUnit)} -> ${Math.round(r.new.perUnit)} Redis instructions per ${r.base.unit} (${(((r.new.perUnit - r.base.perUnit) / r.base.perUnit) * 100).toFixed(2)}%)`,
   );
+}
+
+if (only === undefined || only.test('minimal token-bucket script')) {
+  const minimal = await measure(variants.new, 'minimal token-bucket script', async (client, n) => {
+    const sha1 = await client.script('LOAD', MINIMAL_TOKEN_BUCKET_SCRIPT);
+    for (let i = 0; i < n; i += 64)
+      await Promise.all(
+        Array.from({ length: Math.min(64, n - i) }, (_, j) =>
+          client.evalsha(sha1, 1, `min:{${ids[(i + j) % ids.length]}}`, '1000000', '1'),
+        ),
+      );
+    return { calls: n, units: n, unit: 'decision' };
+  });
+  console.log(`minimal token-bucket script: ${Math.round(minimal.perUnit)} Redis instructions per decision`);
 }

@@ -12,7 +12,7 @@ import { createLimiter } from '../../packages/core/src/limiter/create-limiter.js
 import { createRedisStore } from '../../packages/core/src/node/ioredis.js';
 import { definePolicy } from '../../packages/core/src/policy/define-policy.js';
 import { fromNodeRedis } from '../../packages/core/src/redis/node-redis.js';
-import { DECIDE_SCRIPT } from '../../packages/core/src/redis/script.js';
+import { DECIDE_SCRIPTS } from '../../packages/core/src/redis/script.js';
 import { nodeRedisTransport } from '../../packages/core/src/redis/transports/node-redis.js';
 import { RedisStore } from '../../packages/core/src/stores/redis-store.js';
 import type { Algorithm, EvalClient, PolicyInput, StoreEntry } from '../../packages/core/src/types.js';
@@ -235,7 +235,7 @@ describe('node-redis cluster client on a 3+3 Redis Cluster', () => {
     const owners = new Set([...slots].map((slot) => ownerOf(slot, topology.primaries)));
     expect(owners.size).toBeGreaterThan(1);
     for (const master of client.masters)
-      await (await client.nodeClient(master)).scriptLoad(DECIDE_SCRIPT.source);
+      for (const script of DECIDE_SCRIPTS) await (await client.nodeClient(master)).scriptLoad(script.source);
     await scriptCallsOnPrimaries(true);
     const store = makeStore();
     // Every identity three times, in one event-loop turn: allowed, allowed, denied, in issue order.

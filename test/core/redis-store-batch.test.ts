@@ -10,7 +10,7 @@ import { beforeEach, describe, expect, it } from 'vitest';
 import { ALGORITHM_NAMES } from '../../packages/core/src/algorithms/registry.js';
 import { buildKey } from '../../packages/core/src/keys/build-keys.js';
 import { definePolicy } from '../../packages/core/src/policy/define-policy.js';
-import { DECIDE_SCRIPT } from '../../packages/core/src/redis/script.js';
+import { DECIDE_SCRIPTS } from '../../packages/core/src/redis/script.js';
 import { MemoryStore } from '../../packages/core/src/stores/memory-store.js';
 import { RedisStore } from '../../packages/core/src/stores/redis-store.js';
 import type { CompiledPolicy, EvalClient, StoreEntry, StoreMode } from '../../packages/core/src/types.js';
@@ -20,7 +20,8 @@ const redis = useRedis();
 
 beforeEach(async () => {
   await redis.admin.flushall();
-  await redis.admin.script('LOAD', DECIDE_SCRIPT.source); // no NOSCRIPT + EVAL in the counts
+  // Every decide script (the full one and each algorithm's): no NOSCRIPT + EVAL in the counts.
+  for (const script of DECIDE_SCRIPTS) await redis.admin.script('LOAD', script.source);
   await redis.admin.config('RESETSTAT');
 });
 

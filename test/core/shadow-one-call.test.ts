@@ -5,7 +5,7 @@
  */
 import { beforeEach, describe, expect, it } from 'vitest';
 import { createLimiter } from '../../packages/core/src/limiter/create-limiter.js';
-import { DECIDE_SCRIPT } from '../../packages/core/src/redis/script.js';
+import { DECIDE_SCRIPTS } from '../../packages/core/src/redis/script.js';
 import { RedisStore } from '../../packages/core/src/stores/redis-store.js';
 import type { PolicyInput } from '../../packages/core/src/types.js';
 import { useRedis } from '../support/redis-fixture.js';
@@ -15,7 +15,7 @@ const redis = useRedis();
 beforeEach(async () => {
   await redis.admin.flushall();
   // Loaded up front, so every call of the limiter is one EVALSHA (no NOSCRIPT fallback to count).
-  await redis.admin.script('LOAD', DECIDE_SCRIPT.source);
+  for (const script of DECIDE_SCRIPTS) await redis.admin.script('LOAD', script.source);
   await redis.admin.config('RESETSTAT');
 });
 

@@ -9,7 +9,7 @@ import { Redis } from 'ioredis';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { createLimiter } from '../../packages/core/src/limiter/create-limiter.js';
 import { createRedisStore } from '../../packages/core/src/node/ioredis.js';
-import { DECIDE_SCRIPT } from '../../packages/core/src/redis/script.js';
+import { DECIDE_SCRIPTS } from '../../packages/core/src/redis/script.js';
 import type { RedisStore } from '../../packages/core/src/stores/redis-store.js';
 import type { EvalClient, PolicyInput } from '../../packages/core/src/types.js';
 import { type RedisProcess, startRedis } from '../support/redis-server.js';
@@ -136,7 +136,7 @@ describe('a Redis that never answers', () => {
     };
     const clock = { now: 1_800_000_000_000 };
     // The script is cached and the connection warm, so the recovery probe is one quick round trip.
-    await real.script('LOAD', DECIDE_SCRIPT.source);
+    for (const script of DECIDE_SCRIPTS) await real.script('LOAD', script.source);
     const limiter = createLimiter({
       policies: [closed],
       store: createRedisStore(switchable),

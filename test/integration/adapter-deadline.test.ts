@@ -11,7 +11,7 @@ import { createLimiter, type DecisionEvent, type PolicyInput } from '@sluice/cor
 import { createRedisStore } from '@sluice/core/node';
 import { Redis } from 'ioredis';
 import { afterAll, afterEach, beforeAll, describe, expect, test } from 'vitest';
-import { DECIDE_SCRIPT } from '../../packages/core/src/redis/script.js';
+import { DECIDE_SCRIPTS } from '../../packages/core/src/redis/script.js';
 import { EXPECTED } from '../support/expected.js';
 import { type FaultProxy, startFaultProxy } from '../support/fault-proxy.js';
 import { type RedisProcess, startRedis } from '../support/redis-server.js';
@@ -62,7 +62,7 @@ describe.each(HARNESSES)('$name', (harness) => {
   });
 
   test('a Redis that never answers: 503 problem+json by the deadline, then the breaker stops the calls', async () => {
-    await admin.script('LOAD', DECIDE_SCRIPT.source);
+    for (const script of DECIDE_SCRIPTS) await admin.script('LOAD', script.source);
     // No command timeout and unlimited retries: only the limiter's deadline can end a call.
     client = new Redis(proxy.port, '127.0.0.1', { maxRetriesPerRequest: null });
     await client.ping();

@@ -8,7 +8,10 @@
  * order of the algorithm registry (packages/core/src/algorithms/registry.ts), then a part
  * generated from the registry (the algorithms' store rules and the result table's fields,
  * `luaRegistryPart` below), then lua/decide.lua. Every part only declares locals (Redis
- * forbids globals in scripts), so the concatenation is a single valid Lua chunk.
+ * forbids globals in scripts), so the concatenation is a single valid Lua chunk. Beside that
+ * full script, one decide script per algorithm: the same parts with that algorithm's file alone
+ * and the registry part of that algorithm alone (`lua-shapes.mjs`), for calls whose policies all
+ * use it.
  * The settle script is the same parts with lua/settle.lua in place of lua/decide.lua; each part's
  * settle section (from its SETTLE_MARK line on) goes into the settle script only.
  * lua/reset.lua is a script of its own; lua/slots.lua (release and renew of concurrency slots) is
@@ -21,28 +24,14 @@ import { createHash } from 'node:crypto';
 import { mkdirSync, readdirSync, readFileSync, writeFileSync } from 'node:fs';
 import { dirname, join } from 'node:path';
 import { fileURLToPath } from 'node:url';
-import { build } from 'esbuild';
+import { decidePartsOf, decideShapes, importRegistry } from './lua-shapes.mjs';
 
 const here = dirname(fileURLToPath(import.meta.url));
 const luaDir = join(here, '..', '..', '..', 'lua');
 const outFile = join(here, '..', 'src', 'generated', 'scripts.ts');
 const registryFile = join(here, '..', 'src', 'algorithms', 'index.ts');
 
-/** The algorithm registry's exports (`ALGORITHM_LIST`, `LUA_COMMON_RESULT_FIELDS`, ...). */
-async function importRegistry() {
-  const bundle = await build({
-    entryPoints: [registryFile],
-    bundle: true,
-    write: false,
-    format: 'esm',
-    platform: 'neutral',
-    logLevel: 'silent',
-  });
-  const code = bundle.outputFiles[0].text;
-  return import(`data:text/javascript;base64,${Buffer.from(code).toString('base64')}`);
-}
-
-const { ALGORITHM_LIST, LUA_COMMON_RESULT_FIELDS } = await importRegistry();
+const { ALGORITHM_LIST, LUA_COMMON_RESULT_FIELDS } = await importRegistry(registryFile);
 
 /** A Lua string literal (names are plain: letters, digits, '-', '_'). */
 function luaString(text) {
@@ -57,25 +46,24 @@ function luaNumber(x) {
 }
 
 /**
- * The generated part: what decide.lua checks per algorithm (from each module's store rules) and
- * the constructor of its result table with every field any algorithm sets (common + each
- * module's `lua.resultFields`), so a table is allocated at its final size.
+ * The generated part for the algorithm modules of a script: what decide.lua checks per algorithm
+ * (from each module's store rules) and the constructor of its result table with every field any
+ * of them sets (common + each module's `lua.resultFields`), so a table is allocated at its final
+ * size.
  */
-function luaRegistryPart() {
+function luaRegistryPart(modules) {
   const fields = [...LUA_COMMON_RESULT_FIELDS];
-  for (const module of ALGORITHM_LIST) {
+  for (const module of modules) {
     for (const field of module.lua.resultFields) {
       if (!/^[A-Za-z_][A-Za-z0-9_]*$/.test(field)) throw new Error(`embed-lua: bad result field ${field}`);
       if (!fields.includes(field)) fields.push(field);
     }
   }
-  const whole = ALGORITHM_LIST.filter((m) => m.store.wholeCosts).map((m) => `[${luaString(m.name)}] = true`);
-  const waits = ALGORITHM_LIST.filter((m) => m.reserve !== undefined).map((m) =>
-    luaString(m.name).slice(1, -1),
-  );
-  const max = ALGORITHM_LIST.filter((m) => m.store.maxLimit !== undefined).map(
-    (m) => `[${luaString(m.name)}] = ${luaNumber(m.store.maxLimit)}`,
-  );
+  const whole = modules.filter((m) => m.store.wholeCosts).map((m) => `[${luaString(m.name)}] = true`);
+  const waits = modules.filter((m) => m.reserve !== undefined).map((m) => luaString(m.name).slice(1, -1));
+  const max = modules
+    .filter((m) => m.store.maxLimit !== undefined)
+    .map((m) => `[${luaString(m.name)}] = ${luaNumber(m.store.maxLimit)}`);
   const lines = [];
   let line = '   ';
   for (const field of fields) {
@@ -108,8 +96,11 @@ end
 `;
 }
 
-/** Concatenation order of the decide script; `null` is the generated part. */
-const DECIDE_PARTS = ['common.lua', ...ALGORITHM_LIST.map((m) => m.lua.file), null, 'decide.lua'];
+/** The decide script's shapes: the full script first, then one per algorithm. */
+const SHAPES = decideShapes(ALGORITHM_LIST);
+
+/** Concatenation order of the full decide script; `null` is the generated part. */
+const DECIDE_PARTS = decidePartsOf(SHAPES[0]);
 
 /** Concatenation order of the settle script: the same parts, then lua/settle.lua. */
 const SETTLE_PARTS = [...DECIDE_PARTS.slice(0, -1), 'settle.lua'];
@@ -149,18 +140,25 @@ function withoutSettle(text) {
   return at < 0 ? text : `${text.slice(0, at).replace(/\n+$/, '')}\n`;
 }
 
-/** One chunk of the given parts; `decide` leaves the settle parts out. */
-const chunkOf = (parts, decide) =>
+/** One chunk of the given parts; `decide` leaves the settle parts out; `modules` make the registry part. */
+const chunkOf = (parts, decide, modules = ALGORITHM_LIST) =>
   parts
     .map((part) =>
       part === null
-        ? `-- ==== algorithm registry ====\n${luaRegistryPart()}`
+        ? `-- ==== algorithm registry ====\n${luaRegistryPart(modules)}`
         : `-- ==== lua/${part} ====\n${decide ? withoutSettle(read(part)) : read(part)}`,
     )
     .join('');
 const decideSource = chunkOf(DECIDE_PARTS, true);
 const settleSource = chunkOf(SETTLE_PARTS, false);
-if (decideSource.includes('SETTLES')) throw new Error('embed-lua: the decide script holds settle code');
+/** The decide script of each algorithm alone, by algorithm name. */
+const shapeSources = SHAPES.slice(1).map((shape) => ({
+  name: shape.name,
+  source: chunkOf(decidePartsOf(shape), true, shape.modules),
+}));
+for (const source of [decideSource, ...shapeSources.map((shape) => shape.source)]) {
+  if (source.includes('SETTLES')) throw new Error('embed-lua: a decide script holds settle code');
+}
 const resetSource = read('reset.lua');
 const slotsSource = chunkOf(['common.lua', 'slots.lua'], true);
 
@@ -171,6 +169,14 @@ export const DECIDE_SCRIPT_SOURCE: string = ${JSON.stringify(decideSource)};
 
 /** SHA1 of \`DECIDE_SCRIPT_SOURCE\` (hex), as \`SCRIPT LOAD\` returns it. */
 export const DECIDE_SCRIPT_SHA1: string = ${JSON.stringify(sha1Of(decideSource))};
+
+/**
+ * The decide script of each algorithm alone (lua/common.lua, its file, its registry part,
+ * lua/decide.lua), by algorithm name, with its SHA1: for a call whose policies all use it.
+ */
+export const DECIDE_SCRIPTS_BY_ALGORITHM: Readonly<Record<string, { readonly source: string; readonly sha1: string }>> = {
+${shapeSources.map((shape) => `  ${JSON.stringify(shape.name)}: { source: ${JSON.stringify(shape.source)}, sha1: ${JSON.stringify(sha1Of(shape.source))} },`).join('\n')}
+};
 
 /** The settle script: every algorithm's settle of a reservation, all entries of a decision in one chunk. */
 export const SETTLE_SCRIPT_SOURCE: string = ${JSON.stringify(settleSource)};
@@ -200,5 +206,5 @@ try {
 }
 if (previous !== out) writeFileSync(outFile, out);
 console.log(
-  `embed-lua: decide script ${decideSource.length} chars (sha1 ${sha1Of(decideSource)}), reset script ${resetSource.length} chars`,
+  `embed-lua: decide script ${decideSource.length} chars (sha1 ${sha1Of(decideSource)}), ${shapeSources.length} of one algorithm each (${shapeSources.map((shape) => `${shape.name} ${shape.source.length}`).join(', ')}), reset script ${resetSource.length} chars`,
 );

@@ -8,6 +8,8 @@
 export { buildKey } from './keys/index.js';
 export {
   DECIDE_SCRIPT,
+  DECIDE_SCRIPTS,
+  decideScriptFor,
   encodeScriptArgs,
   encodeScriptKeys,
   RESET_SCRIPT,

@@ -16,7 +16,7 @@ import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
 import { EXPECTED, json, request } from '../../../test/support/adapter-client.js';
 import { type FaultProxy, startFaultProxy } from '../../../test/support/fault-proxy.js';
 import { type RedisProcess, startRedis } from '../../../test/support/redis-server.js';
-import { DECIDE_SCRIPT } from '../../core/src/redis/script.js';
+import { DECIDE_SCRIPTS } from '../../core/src/redis/script.js';
 import { RateLimit, RateLimitGuard, RateLimitModule } from './index.js';
 
 /** The module's store deadline under test. */
@@ -39,7 +39,7 @@ let proxy: FaultProxy;
 beforeAll(async () => {
   redis = await startRedis();
   admin = new Redis(redis.port, '127.0.0.1');
-  await admin.script('LOAD', DECIDE_SCRIPT.source);
+  for (const script of DECIDE_SCRIPTS) await admin.script('LOAD', script.source);
   proxy = await startFaultProxy({ port: redis.port });
 });
 

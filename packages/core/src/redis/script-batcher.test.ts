@@ -12,7 +12,7 @@ import { buildKey } from '../keys/build-keys.js';
 import { definePolicy } from '../policy/define-policy.js';
 import type { StoreEntry, StoreVerdict } from '../types.js';
 import { hashSlotOf } from './key-slot.js';
-import { DECIDE_SCRIPT, encodeScriptNow } from './script.js';
+import { DECIDE_SCRIPTS, encodeScriptNow } from './script.js';
 import { ScriptBatcher } from './script-batcher.js';
 import { defineTransport, type ScriptTransport } from './transport.js';
 
@@ -56,6 +56,11 @@ function recording(singleSlot: boolean): { transport: ScriptTransport; sent: Sen
   return { transport, sent };
 }
 
+/** Loads every decide script (the full one and each algorithm's), so no call meets NOSCRIPT. */
+async function loadScripts(): Promise<void> {
+  for (const script of DECIDE_SCRIPTS) await redis.script('LOAD', script.source);
+}
+
 const T0 = 1_800_000_000_000;
 const NOW = encodeScriptNow(T0);
 const three = definePolicy({ name: 'three', algorithm: 'fixed-window', limit: 3, window: '10s' });
@@ -63,6 +68,16 @@ const entry = (identity: string): StoreEntry[] => [
   { key: buildKey('sb', identity, three), policy: three, cost: 1 },
 ];
 const never = () => {};
+
+/** [allowed, remaining] of the checks of identities a, b, c, a, a, a under `three`, in that order. */
+const SIX_CHECKS_VERDICTS = [
+  [true, 2],
+  [true, 2],
+  [true, 2],
+  [true, 1],
+  [true, 0],
+  [false, 0],
+];
 
 /** Builds a batcher whose flush the test calls itself. */
 function batcher(transport: ScriptTransport, maxBatch = 128) {
@@ -100,27 +115,20 @@ describe('ScriptBatcher', () => {
   it('sends every check of a flush in one call when any keys may share one', async () => {
     const { transport, sent } = recording(false);
     const { b, flush } = batcher(transport);
-    await redis.script('LOAD', DECIDE_SCRIPT.source);
+    await loadScripts();
     const ids = ['a', 'b', 'c', 'a', 'a', 'a'];
     const pending = ids.map((id) => b.decide(entry(id), 'consume', NOW, undefined, undefined));
     expect(sent).toHaveLength(0);
     flush();
     const verdicts = await Promise.all(pending);
     expect(sent).toEqual([{ command: 'evalsha', keys: ids.map((id) => entry(id)[0]!.key) }]);
-    expect(verdicts.map((v) => [v[0]!.allowed, v[0]!.remaining])).toEqual([
-      [true, 2],
-      [true, 2],
-      [true, 2],
-      [true, 1],
-      [true, 0],
-      [false, 0],
-    ]);
+    expect(verdicts.map((v) => [v[0]!.allowed, v[0]!.remaining])).toEqual(SIX_CHECKS_VERDICTS);
   });
 
   it('on a single-slot transport, one call per hash slot, checks of different tags in one slot together', async () => {
     const { transport, sent } = recording(true);
     const { b, flush } = batcher(transport);
-    await redis.script('LOAD', DECIDE_SCRIPT.source);
+    await loadScripts();
     const pairs = sameSlotPairs(3);
     const ids = [...pairs.flat(), 'lonely'];
     const pending = ids.map((id) => b.decide(entry(id), 'consume', NOW, undefined, undefined));
@@ -197,6 +205,79 @@ describe('ScriptBatcher', () => {
     await expect(b.decide(entry('t'), 'consume', NOW, undefined, undefined)).rejects.toThrow(
       'transport down',
     );
+  });
+
+  it('keeps two calls in flight: a flush after its group ran dry goes as two calls, in order', async () => {
+    const { transport, sent } = recording(false);
+    const { b, flush } = batcher(transport);
+    await loadScripts();
+    const first = b.decide(entry('d0'), 'consume', NOW, undefined, undefined);
+    flush();
+    await first; // answered, none in flight: the group ran dry
+    const ids = ['a', 'b', 'c', 'a', 'a', 'a'];
+    const pending = ids.map((id) => b.decide(entry(id), 'consume', NOW, undefined, undefined));
+    flush();
+    const verdicts = await Promise.all(pending);
+    expect(sent.slice(1)).toEqual([
+      { command: 'evalsha', keys: ids.slice(0, 3).map((id) => entry(id)[0]!.key) },
+      { command: 'evalsha', keys: ids.slice(3).map((id) => entry(id)[0]!.key) },
+    ]);
+    // The same verdicts as one call would give: the second call runs after the first.
+    expect(verdicts.map((v) => [v[0]!.allowed, v[0]!.remaining])).toEqual(SIX_CHECKS_VERDICTS);
+  });
+
+  it('with two calls in flight, holds the next checks and sends them as one call when an answer comes back', async () => {
+    const { transport: real, sent } = recording(false);
+    await loadScripts();
+    // Each call waits for its own gate before it reaches Redis.
+    const gates: (() => void)[] = [];
+    const gated: ScriptTransport = {
+      singleSlot: false,
+      run: (script, keys, args) =>
+        new Promise<void>((open) => gates.push(open)).then(() => real.run(script, keys, args)),
+    };
+    const { b, flush } = batcher(gated);
+    const warm = b.decide(entry('w'), 'consume', NOW, undefined, undefined);
+    flush();
+    gates.shift()?.();
+    await warm;
+    const two = [
+      b.decide(entry('h1'), 'consume', NOW, undefined, undefined),
+      b.decide(entry('h2'), 'consume', NOW, undefined, undefined),
+    ];
+    flush(); // ran dry: two calls of one check each, both in flight
+    expect(gates).toHaveLength(2);
+    const held = ['h3', 'h4', 'h5'].map((id) => b.decide(entry(id), 'consume', NOW, undefined, undefined));
+    flush();
+    expect(gates).toHaveLength(2); // nothing more sent while two calls are in flight
+    gates.shift()?.();
+    await two[0];
+    expect(gates).toHaveLength(2); // the answer sent the three waiting checks as one call
+    for (const open of gates.splice(0)) open();
+    await Promise.all([...two, ...held]);
+    expect(sent.map((s) => s.keys.length)).toEqual([1, 1, 1, 3]);
+  });
+
+  it('sends checks held behind two unanswered calls once they waited maxBatchWaitMs (a silent Redis)', async () => {
+    let calls = 0;
+    const silent: ScriptTransport = {
+      singleSlot: false,
+      run: () => {
+        calls++;
+        return new Promise<never>(() => {});
+      },
+    };
+    const b = new ScriptBatcher({
+      transport: silent,
+      maxBatch: 128,
+      maxBatchWaitMs: 5,
+      scheduleFlush: (flush) => queueMicrotask(flush),
+    });
+    for (let i = 1; i <= 3; i++) {
+      void b.decide(entry(`silent${i}`), 'consume', NOW, undefined, undefined);
+      await new Promise((resolve) => setTimeout(resolve, 30));
+      expect(calls).toBe(i);
+    }
   });
 
   it('sends nothing for an invalid check and keeps the others of its batch', async () => {

@@ -1,11 +1,13 @@
 /**
  * Test support: calls the decide script through ioredis directly (EVALSHA, EVAL on
- * NOSCRIPT), with an explicit time, as a `Decide` for the shared invariant checks.
+ * NOSCRIPT), with an explicit time, as a `Decide` for the shared invariant checks. The script is
+ * the one `RedisStore` picks for the entries (`decideScriptFor`): the algorithm's own when they
+ * share one, the full one for a mix, so the shared suites run every shape.
  */
 import type { Redis } from 'ioredis';
 import type { Decide } from '../algorithms/testing.test-support.js';
 import type { StoreEntry, StoreMode, StoreVerdict } from '../types.js';
-import { DECIDE_SCRIPT, encodeScriptArgs, encodeScriptKeys } from './script.js';
+import { decideScriptFor, encodeScriptArgs, encodeScriptKeys } from './script.js';
 import { decodeScriptReply } from './script-reply.js';
 
 /** An idempotent request: its record key and how long the record lives. */
@@ -24,16 +26,22 @@ export async function evalDecide(
 ): Promise<StoreVerdict[]> {
   const keys = encodeScriptKeys(entries, request?.key);
   const args = encodeScriptArgs(entries, mode, nowMs, request?.ttlMs);
-  return decodeScriptReply(await callScript(redis, keys, args), entries);
+  return decodeScriptReply(await callScript(redis, entries, keys, args), entries);
 }
 
-/** EVALSHA of the decide script, EVAL on NOSCRIPT. */
-async function callScript(redis: Redis, keys: readonly string[], args: readonly string[]): Promise<unknown> {
+/** EVALSHA of the decide script for `entries`, EVAL on NOSCRIPT. */
+async function callScript(
+  redis: Redis,
+  entries: readonly StoreEntry[],
+  keys: readonly string[],
+  args: readonly string[],
+): Promise<unknown> {
+  const script = decideScriptFor(entries);
   try {
-    return await redis.evalsha(DECIDE_SCRIPT.sha1, keys.length, ...keys, ...args);
+    return await redis.evalsha(script.sha1, keys.length, ...keys, ...args);
   } catch (error) {
     if (!(error instanceof Error) || !error.message.startsWith('NOSCRIPT')) throw error;
-    return await redis.eval(DECIDE_SCRIPT.source, keys.length, ...keys, ...args);
+    return await redis.eval(script.source, keys.length, ...keys, ...args);
   }
 }
 
@@ -47,7 +55,7 @@ export function redisDecide(redis: Redis, form: 'short' | 'full' = 'short'): Dec
   return async (entries, mode, nowMs) => {
     const keys = encodeScriptKeys(entries);
     const args = fullFormArgs(encodeScriptArgs(entries, mode, nowMs));
-    return decodeScriptReply(await callScript(redis, keys, args), entries);
+    return decodeScriptReply(await callScript(redis, entries, keys, args), entries);
   };
 }
 

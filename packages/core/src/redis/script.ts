@@ -15,18 +15,48 @@ import { assertValidEntries, waitsForTurn } from '../algorithms/validate.js';
 import {
   DECIDE_SCRIPT_SHA1,
   DECIDE_SCRIPT_SOURCE,
+  DECIDE_SCRIPTS_BY_ALGORITHM,
   RESET_SCRIPT_SHA1,
   RESET_SCRIPT_SOURCE,
 } from '../generated/scripts.js';
 import { banKeyOf } from '../keys/build-keys.js';
-import type { CompiledPolicy, StoreEntry, StoreMode, StoreVerdict } from '../types.js';
+import type { CompiledPolicy, StoreEntry, StoreMode } from '../types.js';
 import { hasFifthItem, replyItemsOf } from './script-reply.js';
+import type { ScriptSource } from './transport.js';
 
 /** The decide script: Lua source and its SHA1 (hex), for EVALSHA with EVAL as fallback. */
 export const DECIDE_SCRIPT: { readonly source: string; readonly sha1: string } = Object.freeze({
   source: DECIDE_SCRIPT_SOURCE,
   sha1: DECIDE_SCRIPT_SHA1,
 });
+
+/**
+ * The decide script of each algorithm alone, by algorithm name (the same lua/ files with only that
+ * algorithm's): a call whose policies all use one algorithm runs it, so a plain token bucket runs
+ * no other algorithm's code. Same KEYS/ARGV/reply; a policy of another algorithm is refused.
+ */
+export const DECIDE_SCRIPTS_OF_ALGORITHM: Readonly<Record<string, ScriptSource>> =
+  Object.freeze(DECIDE_SCRIPTS_BY_ALGORITHM);
+
+/** Every decide script: the full one, then one per algorithm (to load them all, as tests do). */
+export const DECIDE_SCRIPTS: readonly ScriptSource[] = Object.freeze([
+  DECIDE_SCRIPT,
+  ...Object.values(DECIDE_SCRIPTS_OF_ALGORITHM),
+]);
+
+/** The decide script for a call whose policies use these algorithms: one algorithm's own, or the full one. */
+export function decideScriptOf(algorithm: string | null): ScriptSource {
+  return (algorithm === null ? undefined : DECIDE_SCRIPTS_OF_ALGORITHM[algorithm]) ?? DECIDE_SCRIPT;
+}
+
+/** The decide script for a call of these entries (see `decideScriptOf`). */
+export function decideScriptFor(entries: readonly StoreEntry[]): ScriptSource {
+  const algorithm = (entries[0] as StoreEntry).policy.algorithm;
+  for (let i = 1; i < entries.length; i++) {
+    if ((entries[i] as StoreEntry).policy.algorithm !== algorithm) return DECIDE_SCRIPT;
+  }
+  return decideScriptOf(algorithm);
+}
 
 /**
  * The reset script (lua/reset.lua): `DEL` of every key in KEYS, no ARGV; replies with how
@@ -132,6 +162,8 @@ export class ScriptCall {
   replyItems = 0;
   private readonly policyIndex = new Map<CompiledPolicy, string>();
   private readonly policyArgs: string[] = [];
+  /** The algorithm every policy of the call uses; null when they use several (undefined: none yet). */
+  private algorithm: string | null | undefined = undefined;
   private readonly decisionArgs: string[] = [];
 
   /** @param nowArg ARGV[1], from `encodeScriptNow` */
@@ -186,9 +218,16 @@ export class ScriptCall {
     if (index === undefined) {
       index = String(this.policyIndex.size + 1);
       this.policyIndex.set(policy, index);
+      if (this.algorithm === undefined) this.algorithm = policy.algorithm;
+      else if (this.algorithm !== policy.algorithm) this.algorithm = null;
       for (const arg of argsOf(policy)) this.policyArgs.push(arg);
     }
     return index;
+  }
+
+  /** The decide script for the call: its one algorithm's own when its policies share one, else the full one. */
+  script(): ScriptSource {
+    return decideScriptOf(this.algorithm ?? null);
   }
 
   /** ARGV of the call. */
