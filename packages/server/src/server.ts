@@ -10,6 +10,7 @@ import { type ConfigWatcher, loadConfigDir, watchConfig } from './config/load.js
 import type { ConfigError } from './config/types.js';
 import { bindGrpc, createGrpcServer, drainGrpc, HealthState } from './grpc.js';
 import { createHttpServer, drainHttp, listenHttp } from './http.js';
+import { addQuotaService } from './quota/quota-setup.js';
 import { RateLimitService } from './service.js';
 import type { ServerSettings } from './settings.js';
 
@@ -104,6 +105,7 @@ export async function startServer(
   }, PROBE_INTERVAL_MS);
   probe.unref();
   const grpc: GrpcServer = createGrpcServer(service, health);
+  const quota = addQuotaService(grpc, service, settings, store);
   const http: HttpServer = createHttpServer(service, serving);
   const grpcPort = await bindGrpc(grpc, settings.host, settings.grpcPort);
   const httpPort = await listenHttp(http, settings.host, settings.httpPort);
@@ -122,6 +124,7 @@ export async function startServer(
       health.refresh();
       watcher.close();
       clearInterval(probe);
+      quota.streams.endAll();
       await Promise.all([drainGrpc(grpc, settings.drainMs), drainHttp(http, settings.drainMs)]);
       health.endAll();
       await own?.close();

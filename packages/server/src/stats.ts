@@ -41,6 +41,8 @@ export class ServiceStats {
     service_error: 0,
     global_shadow_mode: 0,
   };
+  /** More Prometheus text rendered after the service's (the quota service's figures). */
+  private readonly sources: (() => string)[] = [];
 
   /** Reports every rule of a newly loaded config at 0 (series exist before the first hit). */
   declareRules(rules: readonly Rule[]): void {
@@ -76,6 +78,11 @@ export class ServiceStats {
     return this.service[stat];
   }
 
+  /** Adds text rendered after the service's own counters. */
+  addSource(render: () => string): void {
+    this.sources.push(render);
+  }
+
   /** Prometheus text exposition of every counter. */
   render(): string {
     const lines: string[] = [];
@@ -89,6 +96,6 @@ export class ServiceStats {
       lines.push(`# HELP ${name} ${escapeHelp(SERVICE_STATS[stat])}`, `# TYPE ${name} counter`);
       lines.push(`${name} ${this.service[stat]}`);
     }
-    return `${lines.join('\n')}\n`;
+    return `${lines.join('\n')}\n${this.sources.map((render) => render()).join('')}`;
   }
 }
