@@ -86,12 +86,16 @@ export class QuotaBucket {
     return a === undefined || a.expiresAtMs <= this.clock() ? undefined : a.share;
   }
 
-  /** Applies a new assignment: the tokens carry over, capped at the new size (a first one starts full). */
+  /**
+   * Applies a new assignment: the tokens carry over, capped at the new size; a first one (or one
+   * after an expiry or a blanket rule) starts empty, so what a client admits over any time T is at
+   * most its bucket's size plus its shares over T, however often its assignments start anew.
+   */
   apply(next: Assignment): void {
     const now = this.clock();
     const previous = this.assignment;
     if (previous === undefined || previous.expiresAtMs <= now || previous.blanket !== undefined) {
-      this.tokens = next.maxTokens;
+      this.tokens = 0;
     } else {
       this.tokens = Math.min(next.maxTokens, this.tokens + (now - this.atMs) * previous.perMs);
     }
