@@ -1,7 +1,7 @@
 /**
  * The regional quota fleet's parts, for the fleet test and `npm run demo -- --regions N`: the
  * `sluice-server` bin (the build) as OS processes on one Redis, and regions (region.mjs) as OS
- * processes, each reporting every second what it admitted. Everything started is stopped by PID.
+ * processes, each reporting every 200 ms what it admitted. Everything started is stopped by PID.
  */
 import { fork, spawn } from 'node:child_process';
 import { mkdirSync, mkdtempSync, rmSync, writeFileSync } from 'node:fs';
@@ -50,7 +50,8 @@ export async function startQuotaServer({ root, redisUrl, ttlMs, grpcPort = 0 }) 
   const exited = new Promise((done) => child.once('exit', (code) => done(code)));
   const deadline = Date.now() + 15_000;
   while (!/listening on grpc \d+/.test(text)) {
-    if (Date.now() > deadline || child.exitCode !== null) throw new Error(`sluice-server did not start:\n${text}`);
+    if (Date.now() > deadline || child.exitCode !== null)
+      throw new Error(`sluice-server did not start:\n${text}`);
     await new Promise((r) => setTimeout(r, 20));
   }
   const port = Number(/listening on grpc (\d+)/.exec(text)[1]);
@@ -67,14 +68,21 @@ export async function startQuotaServer({ root, redisUrl, ttlMs, grpcPort = 0 }) 
 
 /**
  * Starts a region process: `address` of its server, its `name` (client id), `failMode` once its
- * assignment is gone. `seconds` collects what it reported each second.
+ * assignment is gone. `records` collects what it reported (every 200 ms).
  */
 export async function startRegion({ name, address, failMode = 'closed', reportIntervalMs = 250 }) {
-  const options = { address, domain: 'regions', bucket: { api: 'global' }, clientId: name, reportIntervalMs, failMode };
+  const options = {
+    address,
+    domain: 'regions',
+    bucket: { api: 'global' },
+    clientId: name,
+    reportIntervalMs,
+    failMode,
+  };
   const child = fork(REGION, [JSON.stringify(options)], { stdio: ['ignore', 'inherit', 'inherit', 'ipc'] });
-  const seconds = [];
+  const records = [];
   child.on('message', (message) => {
-    if (message.type === 'second') seconds.push(message);
+    if (message.type === 'stats') records.push(message);
   });
   await new Promise((done, fail) => {
     child.once('message', done);
@@ -83,7 +91,7 @@ export async function startRegion({ name, address, failMode = 'closed', reportIn
   const exited = new Promise((done) => child.once('exit', done));
   return {
     name,
-    seconds,
+    records,
     setDemand: (perSecond) => child.send({ type: 'demand', perSecond }),
     stop: async () => {
       if (child.exitCode === null && child.connected) child.send({ type: 'exit' });

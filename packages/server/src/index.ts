@@ -17,16 +17,21 @@ export {
   type Unit,
 } from './config/types.js';
 export { requestFromJson, responseToJson } from './json.js';
+export { counterKey } from './plan.js';
+export { PROTO_DIR, PROTO_FILES, PROTO_OPTIONS, packageDefinition } from './protos.js';
 export {
   QuotaBucket,
   QuotaClient,
   type QuotaClientOptions,
   type QuotaVerdict,
 } from './quota/quota-client.js';
-export { QUOTA_CLIENT_METADATA, QuotaService, type QuotaServiceOptions, QuotaStream } from './quota/quota-service.js';
+export {
+  QUOTA_CLIENT_METADATA,
+  QuotaService,
+  type QuotaServiceOptions,
+  QuotaStream,
+} from './quota/quota-service.js';
 export type { RlqsBucketAction, RlqsReports, RlqsResponse, RlqsStrategy } from './quota/rlqs-types.js';
-export { counterKey } from './plan.js';
-export { PROTO_DIR, PROTO_FILES, PROTO_OPTIONS, packageDefinition } from './protos.js';
 export * from './rls-types.js';
 export { type Log, type RunningServer, type StartServerOptions, startServer } from './server.js';
 export { RateLimitService, type RateLimitServiceOptions } from './service.js';
