@@ -50,6 +50,7 @@ export {
 } from './http/index.js';
 export { encodeKeyComponent, identityTag } from './keys/index.js';
 export { StoreTimeoutError } from './limiter/index.js';
+export type { CompiledQuota, QuotaInput, QuotaSource, QuotaSourceBucket, QuotaTake } from './model/quota.js';
 export {
   ADAPTER_OPTION_NAMES,
   checkFrameworkOptions,

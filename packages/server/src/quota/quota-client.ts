@@ -4,6 +4,7 @@
  * current assignment (a token bucket, or a blanket rule): no call per request. An assignment lives
  * its `assignment_time_to_live` from the moment the report it answers was sent (never later than
  * the server counts it); with none live, `take` answers `unassigned` and the caller's fail mode decides.
+ * It is a `QuotaSource`: a policy's `quota: { service: client, bucket }` admits from it (core).
  * A broken stream is reopened every `reportIntervalMs`; assignments are kept until they expire.
  */
 import {
@@ -14,8 +15,9 @@ import {
   Metadata,
   type ServiceClientConstructor,
 } from '@grpc/grpc-js';
+import type { QuotaSource, QuotaSourceBucket } from '@sluice/core/adapter';
 import { packageDefinition } from '../protos.js';
-import { QUOTA_CLIENT_METADATA } from './quota-service.js';
+import { QUOTA_CLIENT_METADATA, quotaClientIdProblem } from './quota-service.js';
 import { durationOfMs, msOfDuration, type RlqsReports, type RlqsResponse } from './rlqs-types.js';
 
 /** Options of a `QuotaClient`. */
@@ -47,7 +49,7 @@ interface Assignment {
 }
 
 /** A bucket the client enforces. */
-export class QuotaBucket {
+export class QuotaBucket implements QuotaSourceBucket {
   allowed = 0;
   denied = 0;
   assignment: Assignment | undefined;
@@ -106,13 +108,29 @@ export class QuotaBucket {
 
 type Stream = ClientDuplexStream<RlqsReports, RlqsResponse>;
 
+/** Throws a TypeError naming the first bad option and its value. */
+function checkClientOptions(options: QuotaClientOptions): void {
+  const fail = (name: string, value: unknown, rule: string): never => {
+    throw new TypeError(`QuotaClient: "${name}" ${rule}, got ${JSON.stringify(value)}`);
+  };
+  if (typeof options.address !== 'string' || !/^[^\s]+:\d+$/.test(options.address))
+    fail('address', options.address, 'must be host:port');
+  if (typeof options.domain !== 'string' || options.domain === '')
+    fail('domain', options.domain, 'must be a non-empty string');
+  const problem = options.clientId === undefined ? undefined : quotaClientIdProblem(options.clientId);
+  if (problem !== undefined) fail('clientId', options.clientId, problem);
+  const interval = options.reportIntervalMs;
+  if (interval !== undefined && !(Number.isFinite(interval) && interval >= 10))
+    fail('reportIntervalMs', interval, 'must be a number of ms, at least 10');
+}
+
 /** Sorted `k=v` pairs: one bucket's identity within the client. */
 function bucketName(id: Readonly<Record<string, string>>): string {
   return JSON.stringify(Object.entries(id).sort(([a], [b]) => (a < b ? -1 : a > b ? 1 : 0)));
 }
 
 /** A Rate Limit Quota Service client (see the module's doc). */
-export class QuotaClient {
+export class QuotaClient implements QuotaSource {
   private readonly buckets = new Map<string, QuotaBucket>();
   private readonly client: InstanceType<ServiceClientConstructor>;
   private readonly clock: () => number;
@@ -127,8 +145,7 @@ export class QuotaClient {
   constructor(private readonly options: QuotaClientOptions) {
     this.clock = options.clock ?? Date.now;
     this.intervalMs = options.reportIntervalMs ?? 1000;
-    if (!(this.intervalMs > 0))
-      throw new TypeError(`QuotaClient: "reportIntervalMs" must be positive, got ${this.intervalMs}`);
+    checkClientOptions(options);
     let node: unknown = loadPackageDefinition(packageDefinition()) as GrpcObject;
     for (const part of 'envoy.service.rate_limit_quota.v3.RateLimitQuotaService'.split('.'))
       node = (node as Record<string, unknown>)[part];

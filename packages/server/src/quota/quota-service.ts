@@ -52,6 +52,11 @@ const CLIENT_ID = /^[\x21-\x7e]{1,128}$/;
 /** The metadata key naming a client across streams (a restarted stream keeps its share). */
 export const QUOTA_CLIENT_METADATA = 'x-sluice-quota-client';
 
+/** Why `clientId` cannot name a quota client, or undefined when it can. */
+export function quotaClientIdProblem(clientId: string): string | undefined {
+  return CLIENT_ID.test(clientId) ? undefined : 'must be 1 to 128 visible ASCII characters (no spaces)';
+}
+
 /** A bucket a stream reported, for its departure. */
 interface Reported {
   readonly rule: Rule;
@@ -73,9 +78,10 @@ export class QuotaService {
    * @throws RlqsReportError for a malformed client id
    */
   openStream(clientId?: string): QuotaStream {
-    if (clientId !== undefined && !CLIENT_ID.test(clientId)) {
+    const problem = clientId === undefined ? undefined : quotaClientIdProblem(clientId);
+    if (problem !== undefined) {
       this.stats.refuse();
-      throw new RlqsReportError(`${QUOTA_CLIENT_METADATA} must be 1 to 128 visible ASCII characters`);
+      throw new RlqsReportError(`${QUOTA_CLIENT_METADATA} ${problem}`);
     }
     return new QuotaStream(this, clientId ?? randomUUID());
   }

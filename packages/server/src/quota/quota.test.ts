@@ -146,6 +146,11 @@ describe('StreamRateLimitQuotas', () => {
     await expect(other.report({ domain: 'elsewhere', bucket_quota_usages: [usage] })).rejects.toMatchObject({
       code: status.INVALID_ARGUMENT,
     });
+    const unnamed = rawQuotaStream(a.grpcPort, 'regions', 'eu west');
+    streams.push(unnamed);
+    await expect(unnamed.report({ bucket_quota_usages: [usage] })).rejects.toMatchObject({
+      code: status.INVALID_ARGUMENT,
+    });
     expect(await good.demand(API, 10)).toBeGreaterThan(0);
   });
 
