@@ -41,7 +41,11 @@ describe('QuotaClient', () => {
   it('admits from its share, keeps it until its TTL once the server is gone, then has none', async () => {
     dir = runtimeDir({ 'regions.yaml': CONFIG });
     server = await startInProcess(serviceEnv(dir, { SLUICE_QUOTA_TTL_MS: '800' }));
-    client = new QuotaClient({ address: `127.0.0.1:${server.grpcPort}`, domain: 'regions', reportIntervalMs: 100 });
+    client = new QuotaClient({
+      address: `127.0.0.1:${server.grpcPort}`,
+      domain: 'regions',
+      reportIntervalMs: 100,
+    });
     const bucket = client.bucket({ api: 'search' });
     expect(bucket.take()).toBe('unassigned');
     await waitFor(() => bucket.share() === 50);

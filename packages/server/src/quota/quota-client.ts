@@ -8,15 +8,14 @@
  * A broken stream is reopened every `reportIntervalMs`; assignments are kept until they expire.
  */
 import {
+  type Client,
   type ClientDuplexStream,
   credentials,
-  type GrpcObject,
-  loadPackageDefinition,
   Metadata,
-  type ServiceClientConstructor,
+  makeClientConstructor,
 } from '@grpc/grpc-js';
 import type { QuotaSource, QuotaSourceBucket } from '@sluice/core/adapter';
-import { packageDefinition } from '../protos.js';
+import { rateLimitQuotaServiceDefinition } from '../protos.js';
 import { QUOTA_CLIENT_METADATA, quotaClientIdProblem } from './quota-service.js';
 import { durationOfMs, msOfDuration, type RlqsReports, type RlqsResponse } from './rlqs-types.js';
 
@@ -108,6 +107,24 @@ export class QuotaBucket implements QuotaSourceBucket {
 
 type Stream = ClientDuplexStream<RlqsReports, RlqsResponse>;
 
+/** A gRPC client of `RateLimitQuotaService` on `address` (`host:port`, plaintext). */
+export function quotaServiceClient(address: string): Client {
+  const QuotaServiceClient = makeClientConstructor(
+    rateLimitQuotaServiceDefinition(),
+    'RateLimitQuotaService',
+  );
+  return new QuotaServiceClient(address, credentials.createInsecure());
+}
+
+/** Opens `StreamRateLimitQuotas` on `client`, named by `clientId` (`x-sluice-quota-client`) when given. */
+export function openQuotaStream(client: Client, clientId?: string): Stream {
+  const metadata = new Metadata();
+  if (clientId !== undefined) metadata.set(QUOTA_CLIENT_METADATA, clientId);
+  return (client as unknown as { StreamRateLimitQuotas(m: Metadata): Stream }).StreamRateLimitQuotas(
+    metadata,
+  );
+}
+
 /** Throws a TypeError naming the first bad option and its value. */
 function checkClientOptions(options: QuotaClientOptions): void {
   const fail = (name: string, value: unknown, rule: string): never => {
@@ -132,7 +149,7 @@ function bucketName(id: Readonly<Record<string, string>>): string {
 /** A Rate Limit Quota Service client (see the module's doc). */
 export class QuotaClient implements QuotaSource {
   private readonly buckets = new Map<string, QuotaBucket>();
-  private readonly client: InstanceType<ServiceClientConstructor>;
+  private readonly client: Client;
   private readonly clock: () => number;
   private readonly intervalMs: number;
   private stream: Stream | undefined;
@@ -146,10 +163,7 @@ export class QuotaClient implements QuotaSource {
     this.clock = options.clock ?? Date.now;
     this.intervalMs = options.reportIntervalMs ?? 1000;
     checkClientOptions(options);
-    let node: unknown = loadPackageDefinition(packageDefinition()) as GrpcObject;
-    for (const part of 'envoy.service.rate_limit_quota.v3.RateLimitQuotaService'.split('.'))
-      node = (node as Record<string, unknown>)[part];
-    this.client = new (node as ServiceClientConstructor)(options.address, credentials.createInsecure());
+    this.client = quotaServiceClient(options.address);
     this.lastReportMs = this.clock();
     this.timer = setInterval(() => this.report(), this.intervalMs);
     this.timer.unref();
@@ -190,11 +204,7 @@ export class QuotaClient implements QuotaSource {
   }
 
   private open(): Stream {
-    const metadata = new Metadata();
-    if (this.options.clientId !== undefined) metadata.set(QUOTA_CLIENT_METADATA, this.options.clientId);
-    const stream = (
-      this.client as unknown as { StreamRateLimitQuotas(m: Metadata): Stream }
-    ).StreamRateLimitQuotas(metadata);
+    const stream = openQuotaStream(this.client, this.options.clientId);
     this.sentAtMs = [];
     stream.on('data', (response: RlqsResponse) => this.receive(response));
     const broken = (): void => {

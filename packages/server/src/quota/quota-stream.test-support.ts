@@ -2,17 +2,8 @@
  * Test support: a raw `StreamRateLimitQuotas` stream from a real gRPC client, driven report by
  * report (the test states each report's counts and elapsed time), and the shares it is told.
  */
-import {
-  type ClientDuplexStream,
-  credentials,
-  type GrpcObject,
-  loadPackageDefinition,
-  Metadata,
-  type ServiceClientConstructor,
-  type ServiceError,
-} from '@grpc/grpc-js';
-import { packageDefinition } from '../protos.js';
-import { QUOTA_CLIENT_METADATA } from './quota-service.js';
+import type { ServiceError } from '@grpc/grpc-js';
+import { openQuotaStream, quotaServiceClient } from './quota-client.js';
 import type { RlqsReports, RlqsResponse } from './rlqs-types.js';
 
 /** A stream the test drives. */
@@ -43,15 +34,8 @@ export function shareOf(response: RlqsResponse, index = 0): number {
 
 /** Opens a stream on 127.0.0.1:`port` for `domain`, named `clientId` when given. */
 export function rawQuotaStream(port: number, domain: string, clientId?: string): RawQuotaStream {
-  let node: unknown = loadPackageDefinition(packageDefinition()) as GrpcObject;
-  for (const part of 'envoy.service.rate_limit_quota.v3.RateLimitQuotaService'.split('.'))
-    node = (node as Record<string, unknown>)[part];
-  const client = new (node as ServiceClientConstructor)(`127.0.0.1:${port}`, credentials.createInsecure());
-  const metadata = new Metadata();
-  if (clientId !== undefined) metadata.set(QUOTA_CLIENT_METADATA, clientId);
-  const stream = (
-    client as unknown as { StreamRateLimitQuotas(m: Metadata): ClientDuplexStream<unknown, RlqsResponse> }
-  ).StreamRateLimitQuotas(metadata);
+  const client = quotaServiceClient(`127.0.0.1:${port}`);
+  const stream = openQuotaStream(client, clientId);
   const waiting: ((r: RlqsResponse) => void)[] = [];
   stream.on('data', (response: RlqsResponse) => waiting.shift()?.(response));
   const failed = new Promise<ServiceError>((resolve) => stream.on('error', resolve));
@@ -59,7 +43,7 @@ export function rawQuotaStream(port: number, domain: string, clientId?: string):
     new Promise((resolve, reject) => {
       waiting.push(resolve);
       void failed.then(reject);
-      stream.write({ domain, ...reports });
+      stream.write({ domain, ...reports } as RlqsReports);
     });
   return {
     report,
