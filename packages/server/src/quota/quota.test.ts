@@ -4,6 +4,7 @@
  * shift; a departed client's share goes back; bad reports end their stream alone with
  * INVALID_ARGUMENT; unknown buckets are abandoned; metrics name rules, never bucket values.
  */
+import { spawnSync } from 'node:child_process';
 import { status } from '@grpc/grpc-js';
 import { Redis } from 'ioredis';
 import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
@@ -181,5 +182,14 @@ describe('StreamRateLimitQuotas', () => {
     expect(text).toContain('sluice_quota_demand{domain="regions",rule="api"} 300');
     expect(text).toContain('sluice_quota_clients{domain="regions",rule="api"} 1');
     expect(text).not.toContain('secret-tenant-7');
+    // The quota families pass promtool's checks (names, types, _total on counters).
+    const quota = text
+      .split('\n')
+      .filter((line) => /^(# (HELP|TYPE) )?sluice_quota_/.test(line))
+      .join('\n');
+    const check = spawnSync('promtool', ['check', 'metrics'], { input: `${quota}\n`, encoding: 'utf8' });
+    expect(check.error).toBeUndefined();
+    expect(`${check.stdout}${check.stderr}`).toBe('');
+    expect(check.status).toBe(0);
   });
 });
