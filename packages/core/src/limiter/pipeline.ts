@@ -89,8 +89,9 @@ function emit(parts: LimiterParts, decision: Decision, startedAt: number): void 
  * `limiter.check`: decides and charges one request, every applying policy in one store call,
  * traced as one span when an OpenTelemetry SDK is registered (check-span.ts). The steps, in order:
  * regional quotas (quota policies are decided there alone, from their shares), the local stage,
- * the deny cache, leases, the store call (breaker and deadline), the local fallback, the decision (by the fail modes when the store could not decide), the event. A step
- * these policies do not use is undefined and skipped; an idempotent check (`requestId`) skips the
+ * the deny cache, leases, the store call (breaker and deadline), the local fallback, the decision
+ * (by the fail modes when the store could not decide), the event. A step these policies do not use
+ * is undefined and skipped; an idempotent check (`requestId`) skips the
  * in-process steps, so its retry gets the recorded answer.
  */
 export async function check(parts: LimiterParts, descriptor: Descriptor): Promise<Decision> {
