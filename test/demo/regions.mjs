@@ -87,7 +87,9 @@ export async function runRegionsDemo(count, log) {
     log(`Sluice regional quotas: ${count} region processes share one budget of ${BUDGET}/s through`);
     log(`${servers} sluice-server process(es) on ${where} (Envoy's Rate Limit Quota Service).`);
     log('Each region admits from its assigned share, locally; it reports its demand every 250 ms.');
-    log('Each row sums the regions\' 200 ms counts that ended in that second (a row may hold one count more).');
+    log(
+      "Each row sums the regions' 200 ms counts that ended in that second (a row may hold one count more).",
+    );
     log();
     log(`  s | ${regions.map((r) => `${r.name}: demand  share  admitted`).join(' | ')} | total admitted`);
 
