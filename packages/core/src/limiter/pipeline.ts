@@ -88,9 +88,10 @@ function emit(parts: LimiterParts, decision: Decision, startedAt: number): void 
 /**
  * `limiter.check`: decides and charges one request, every applying policy in one store call,
  * traced as one span when an OpenTelemetry SDK is registered (check-span.ts). The steps, in order:
- * the local stage, the deny cache, leases, the store call (breaker and deadline), the local
- * fallback, the decision (by the fail modes when the store could not decide), the event. A step
- * these policies do not use is undefined and skipped; an idempotent check (`requestId`) skips the
+ * regional quotas (quota policies are decided there alone, from their shares), the local stage,
+ * the deny cache, leases, the store call (breaker and deadline), the local fallback, the decision
+ * (by the fail modes when the store could not decide), the event. A step these policies do not use
+ * is undefined and skipped; an idempotent check (`requestId`) skips the
  * in-process steps, so its retry gets the recorded answer.
  */
 export async function check(parts: LimiterParts, descriptor: Descriptor): Promise<Decision> {
@@ -103,12 +104,19 @@ export async function check(parts: LimiterParts, descriptor: Descriptor): Promis
     parts.planner,
   );
   if (entries.length === 0) return NO_POLICY;
-  const { clock, localStage, denyCache, leases, store, fallback } = parts.steps;
+  const { clock, quota, localStage, denyCache, leases, store, fallback } = parts.steps;
   // A check that may wait reserves its turn in the store: no in-process step answers for it.
   const inProcess = options === undefined && !waits;
   const askedAtMs = clock();
   const span = startCheckSpan(entries, parts.storeKind);
   let answer: StoreAnswer | undefined;
+
+  // 0. Regional quotas: quota policies are decided from their shares, in-process, and only so.
+  if (quota !== undefined) {
+    answer = quota.answer(entries);
+    if (answer instanceof StoreUnavailable && fallback !== undefined)
+      answer = fallback.decide(entries, 'consume', answer);
+  }
 
   // 1. The local stage: a policy's in-process bucket turns a burst away before the store.
   const stage = inProcess && localStage !== undefined ? localStage.charge(entries, askedAtMs) : undefined;
