@@ -199,7 +199,10 @@ describe.each(STORES)('concurrency slots on $name', ({ make, flush }) => {
     vi.useFakeTimers({ toFake: ['setTimeout', 'clearTimeout'] });
     const { clock, advance } = handClock(flush);
     const limiter = createLimiter({
-      policies: [{ ...IN_FLIGHT, leaseMs: 5000 }, { ...RATE, limit: 100, local: { burst: 50, rate: '50/s' } }],
+      policies: [
+        { ...IN_FLIGHT, leaseMs: 5000 },
+        { ...RATE, limit: 100, local: { burst: 50, rate: '50/s' } },
+      ],
       store: make(clock),
       clock,
       prefix: `slots${++prefixCount}`,
