@@ -80,10 +80,15 @@ export class DeadlineQueue {
 
   /**
    * Runs `call` and settles with its result, or rejects with its error or, once the deadline has
-   * passed with no answer, with `StoreTimeoutError`. Settles once: a late answer or failure is
-   * dropped.
+   * passed with no answer, with `StoreTimeoutError`. Settles once: a late failure is dropped, and
+   * so is a late answer, after it went to `late` (with `context`) when given: what a call did in
+   * the store although its caller was told it failed is undone there (a slot it took is freed).
    */
-  run<T>(call: () => Promise<T>): Promise<T> {
+  run<T, C = undefined>(
+    call: () => Promise<T>,
+    late?: (value: T, context: C) => void,
+    context?: C,
+  ): Promise<T> {
     return new Promise<T>((resolve, reject) => {
       let pending: Promise<T>;
       try {
@@ -99,7 +104,10 @@ export class DeadlineQueue {
       this.unstamped.push(entry);
       Promise.resolve(pending).then(
         (value) => {
-          if (entry.done) return;
+          if (entry.done) {
+            if (late !== undefined) late(value, context as C);
+            return;
+          }
           entry.done = true;
           resolve(value);
         },

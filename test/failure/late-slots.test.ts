@@ -1,0 +1,93 @@
+/**
+ * A check answered `unavailable` (its deadline passed) whose store call still runs in Redis: the
+ * slot the late answer took is released when the answer arrives, so no slot is held by a check
+ * nobody admitted. Redis is slowed by the fault proxy; a real redis-server behind it.
+ */
+import { Redis } from 'ioredis';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { createLimiter, createRedisStore, identityTag, type PolicyInput } from '../cluster/core.js';
+import { type FaultProxy, startFaultProxy } from '../support/fault-proxy.js';
+import { type RedisProcess, startRedis } from '../support/redis-server.js';
+
+const TIMEOUT_MS = 50;
+const LATENCY_MS = 150;
+const IN_FLIGHT: PolicyInput = { name: 'in-flight', algorithm: 'concurrency', limit: 1, leaseMs: '5s' };
+
+let redis: RedisProcess;
+let proxy: FaultProxy;
+let direct: Redis;
+
+beforeAll(async () => {
+  redis = await startRedis();
+  proxy = await startFaultProxy({ port: redis.port });
+  direct = new Redis({ host: '127.0.0.1', port: redis.port });
+});
+afterAll(async () => {
+  direct?.disconnect();
+  await proxy?.close();
+  await redis?.stop();
+});
+
+const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
+
+function limiterOn(prefix: string, url: string, policies: PolicyInput[] = [IN_FLIGHT]) {
+  const store = createRedisStore(url);
+  const limiter = createLimiter({ policies, prefix, store, timeoutMs: TIMEOUT_MS, breaker: false });
+  return { store, limiter };
+}
+
+/** Until a check of an identity of its own reaches the store (the connection is up, the script loaded). */
+async function connected(limiter: ReturnType<typeof limiterOn>['limiter']): Promise<void> {
+  for (let i = 0; i < 50; i++) {
+    const warm = await limiter.check({ identity: `warm-${i}` });
+    if (warm.source === 'store') {
+      await limiter.release(warm);
+      return;
+    }
+    await sleep(50);
+  }
+}
+
+describe('a late answer holds no slot', () => {
+  it('the slot a check answered unavailable took is released when its answer arrives', async () => {
+    const slow = limiterOn('late-a', proxy.url);
+    const other = limiterOn('late-a', `redis://127.0.0.1:${redis.port}`);
+    await connected(slow.limiter);
+    await connected(other.limiter);
+    proxy.setLatency(LATENCY_MS);
+    const missed = await slow.limiter.check({ identity: 't' });
+    expect([missed.outcome, missed.source]).toEqual(['unavailable', 'fail-closed']);
+    // The answer arrives after the deadline (the store took the slot meanwhile), then the release.
+    await sleep(4 * LATENCY_MS);
+    proxy.setLatency(0);
+    await sleep(2 * LATENCY_MS);
+    expect(await direct.zcard(`${identityTag('late-a', 't')}:in-flight`)).toBe(0);
+    const next = await other.limiter.check({ identity: 't' });
+    expect([next.allowed, next.source]).toEqual([true, 'store']);
+    await other.limiter.release(next);
+    await slow.store.close();
+    await other.store.close();
+  });
+
+  it('a late answer that denied, or took no slot, releases nothing', async () => {
+    const slow = limiterOn('late-b', proxy.url, [
+      IN_FLIGHT,
+      { name: 'rate', algorithm: 'fixed-window', limit: 1, window: '1m' },
+    ]);
+    const other = limiterOn('late-b', `redis://127.0.0.1:${redis.port}`, [IN_FLIGHT]);
+    await connected(slow.limiter);
+    const held = await other.limiter.check({ identity: 't' });
+    expect(held.allowed).toBe(true);
+    proxy.setLatency(LATENCY_MS);
+    // Denied by the slot held (late): nothing taken, nothing released; the holder keeps its slot.
+    expect((await slow.limiter.check({ identity: 't' })).outcome).toBe('unavailable');
+    await sleep(4 * LATENCY_MS);
+    proxy.setLatency(0);
+    await sleep(2 * LATENCY_MS);
+    expect(await direct.zcard(`${identityTag('late-b', 't')}:in-flight`)).toBe(1);
+    expect((await other.limiter.check({ identity: 't' })).allowed).toBe(false);
+    await other.limiter.release(held);
+    await slow.store.close();
+    await other.store.close();
+  });
+});
