@@ -513,7 +513,19 @@ export const LUA_MUTANTS = [
   {
     id: 'decide/replay-any-shape',
     file: 'decide.lua',
-    find: 'if #items == 1 + 4 * count then',
+    find: 'if #items == 1 + width then',
+    replace: 'if true then',
+  },
+  {
+    id: 'decide/replay-slots-skipped',
+    file: 'decide.lua',
+    find: '            replay_slots(start, e0, count, keyBase)',
+    replace: '            local _ = start',
+  },
+  {
+    id: 'decide/replay-slots-taken-when-denied',
+    file: 'decide.lua',
+    find: 'if (policy.shadow and nowAll) or (not policy.shadow and nowEnforced) then',
     replace: 'if true then',
   },
   {

@@ -90,4 +90,28 @@ describe('a late answer holds no slot', () => {
     await slow.store.close();
     await other.store.close();
   });
+
+  it('the retry (requestId) of a check answered unavailable is admitted only with a slot of its own', async () => {
+    const slow = limiterOn('late-c', proxy.url);
+    const other = limiterOn('late-c', `redis://127.0.0.1:${redis.port}`);
+    await connected(slow.limiter);
+    proxy.setLatency(LATENCY_MS);
+    expect((await slow.limiter.check({ identity: 't', requestId: 'r' })).outcome).toBe('unavailable');
+    await sleep(4 * LATENCY_MS);
+    proxy.setLatency(0);
+    await sleep(2 * LATENCY_MS);
+    // The store recorded an admission; its slot was released on arrival. Another check holds the
+    // one slot now: the retry is not admitted. Once it is free, the retry takes it.
+    const held = await other.limiter.check({ identity: 't' });
+    expect(held.allowed).toBe(true);
+    const early = await slow.limiter.check({ identity: 't', requestId: 'r' });
+    expect([early.allowed, early.policy]).toEqual([false, 'in-flight']);
+    await other.limiter.release(held);
+    const retry = await slow.limiter.check({ identity: 't', requestId: 'r' });
+    expect([retry.allowed, retry.source, slow.limiter.hasSlots(retry)]).toEqual([true, 'store', true]);
+    expect((await other.limiter.check({ identity: 't' })).allowed).toBe(false);
+    await slow.limiter.release(retry);
+    await slow.store.close();
+    await other.store.close();
+  });
 });
