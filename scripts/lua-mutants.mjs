@@ -701,6 +701,12 @@ export const LUA_MUTANTS = [
     explained: 'equivalent: at most == 0 the delta is -0 either way (-most), which the caller drops as 0',
   },
   {
+    id: 'settle/bucket-refund-last-turn-from-reserved-at',
+    file: 'common.lua',
+    find: '  if wait > 0 and latest <= reservedBy + wait then',
+    replace: '  if false then',
+  },
+  {
     id: 'tb-settle/refund-refill-to-now',
     file: 'token-bucket.lua',
     find: 'bucket_delta(delta, ts,',
