@@ -419,10 +419,12 @@ end
 -- with the slot taken, or denied: the replay then admits nothing). `start` is where the saved reply
 -- items of the decision begin in `reply`: four per entry, five for a concurrency entry.
 local function replay_slots(start, e0, count, keyBase)
-  -- The recorded charge: every entry allowed, every enforced one allowed (phase 2's rule).
-  local all, enforced, at = true, true, start
+  -- Where each entry's saved items begin, and the recorded charge: every entry allowed, every
+  -- enforced one allowed (phase 2's rule).
+  local all, enforced, at, itemAt = true, true, start, {}
   for i = 1, count do
     local policy = ent[2 * (e0 + i) - 1]
+    itemAt[i] = at
     if reply[at + 1] ~= 1 then
       all = false
       enforced = enforced and policy.shadow
@@ -433,8 +435,7 @@ local function replay_slots(start, e0, count, keyBase)
     end
   end
   -- The concurrency entries the recorded decision charged, decided again now with their new slots.
-  local taken, nowAll, nowEnforced, itemAt = {}, true, true, {}
-  at = start
+  local taken, nowAll, nowEnforced = {}, true, true
   for i = 1, count do
     local policy = ent[2 * (e0 + i) - 1]
     if policy.slots and ((policy.shadow and all) or (not policy.shadow and enforced)) then
@@ -445,22 +446,16 @@ local function replay_slots(start, e0, count, keyBase)
       end
       local key = KEYS[keyBase + i - 1]
       policy.algorithm(r, key, get_string(key), now, policy.limit, policy.windowMs, policy.intervalMs, 1, slots[e0 + i])
-      local n = #taken + 1
-      taken[n] = i
-      itemAt[n] = at
+      taken[#taken + 1] = i
       if not r.allowed then
         nowAll = false
         nowEnforced = nowEnforced and policy.shadow
       end
     end
-    at = at + 4
-    if policy.slots then
-      at = at + 1
-    end
   end
   for k = 1, #taken do
-    local i, at = taken[k], itemAt[k]
-    local r, policy = results[i], ent[2 * (e0 + i) - 1]
+    local i = taken[k]
+    local r, policy, at = results[i], ent[2 * (e0 + i) - 1], itemAt[i]
     local remaining, resetMs = r.remaining, r.resetMs
     if (policy.shadow and nowAll) or (not policy.shadow and nowEnforced) then
       local ttl = ceil(r.chargedResetMs) + 1
