@@ -39,6 +39,15 @@ function afterIoPass(expire: () => void): void {
   setTimeout(expire, 0);
 }
 
+/** Hands a late answer to `late`; a throw there is dropped, as the late answer itself would be. */
+function lateAnswer<T, C>(late: (value: T, context: C) => void, value: T, context: C): void {
+  try {
+    late(value, context);
+  } catch {
+    // Nobody waits for a late answer: there is no one to tell.
+  }
+}
+
 interface Pending {
   /** When the call is due (`monotonicNow`); `UNSTAMPED` until the loop's next turn starts its clock. */
   dueAt: number;
@@ -105,7 +114,7 @@ export class DeadlineQueue {
       Promise.resolve(pending).then(
         (value) => {
           if (entry.done) {
-            if (late !== undefined) late(value, context as C);
+            if (late !== undefined) lateAnswer(late, value, context as C);
             return;
           }
           entry.done = true;
