@@ -195,6 +195,55 @@ describe.each(STORES)('concurrency slots on $name', ({ make, flush }) => {
     expect(limiter.counters.remembered['deny-cache']).toBe(0);
   });
 
+  it('never remembers a concurrency denial, also beside a rate policy with a local stage', async () => {
+    vi.useFakeTimers({ toFake: ['setTimeout', 'clearTimeout'] });
+    const { clock, advance } = handClock(flush);
+    const limiter = createLimiter({
+      policies: [
+        { ...IN_FLIGHT, leaseMs: 5000 },
+        { ...RATE, limit: 100, local: { burst: 50, rate: '50/s' } },
+      ],
+      store: make(clock),
+      clock,
+      prefix: `slots${++prefixCount}`,
+    });
+    const held = [await limiter.check({ identity: 'u' }), await limiter.check({ identity: 'u' })];
+    const denied = await limiter.check({ identity: 'u' });
+    expect(denied).toMatchObject({ allowed: false, source: 'store', policy: 'in-flight' });
+    await limiter.release(held[0]!);
+    await advance(10);
+    // The slot is free: the next check is the store's, admitted, never a remembered denial.
+    expect(await limiter.check({ identity: 'u' })).toMatchObject({ allowed: true, source: 'store' });
+    await limiter.release(held[1]!);
+    const denials: string[] = [];
+    for (let i = 0; i < 3; i++) {
+      const next = await limiter.check({ identity: 'u' });
+      denials.push(`${next.allowed} ${next.source}`);
+    }
+    expect(denials).toEqual(['true store', 'false store', 'false store']);
+    expect(limiter.counters.remembered['deny-cache']).toBe(0);
+  });
+
+  it('a replay of an allowed check (requestId) takes a slot of its own, or is not admitted', async () => {
+    const { limiters } = fleet(2, [{ ...IN_FLIGHT, limit: 1 }]);
+    const [a, b] = limiters as [ReturnType<typeof createLimiter>, ReturnType<typeof createLimiter>];
+    const first = await a.check({ identity: 'u', requestId: 'r' });
+    expect(first.allowed).toBe(true);
+    await a.release(first);
+    // The retry is admitted as the first was, holding a slot taken now: no other check gets in.
+    const retry = await a.check({ identity: 'u', requestId: 'r' });
+    expect([retry.allowed, a.hasSlots(retry)]).toEqual([true, true]);
+    expect((await b.check({ identity: 'u' })).allowed).toBe(false);
+    await a.release(retry);
+    // With the one slot held by another check, a replay is not admitted.
+    const other = await b.check({ identity: 'u' });
+    expect(other.allowed).toBe(true);
+    const late = await a.check({ identity: 'u', requestId: 'r' });
+    expect([late.allowed, late.policy, a.hasSlots(late)]).toEqual([false, 'in-flight', false]);
+    await b.release(other);
+    expect((await b.check({ identity: 'u' })).allowed).toBe(true);
+  });
+
   it('close() frees every slot held', async () => {
     const { limiters } = fleet(2);
     const [a, b] = limiters as [ReturnType<typeof createLimiter>, ReturnType<typeof createLimiter>];

@@ -3,9 +3,8 @@
  * before their lease runs out, and reported when a renewal finds one gone.
  */
 
-import { holdsSlots } from '../algorithms/concurrency.js';
 import type { Clock, Decision, SlotLostEvent, SlotRef, Store, StoreEntry, StoreVerdict } from '../types.js';
-import { chargedOf } from './charged.js';
+import { chargedOf, slotsOf } from './charged.js';
 import { OverloadCounts } from './counters.js';
 import type { Steps } from './steps.js';
 import type { SettleWhere } from './store-answer.js';
@@ -79,15 +78,13 @@ export class HeldSlots {
   keep(decision: Decision, entries: readonly StoreEntry[]): void {
     const charged = chargedOf(decision, entries);
     if (charged === undefined) return;
-    const slots: SlotRef[] = [];
+    const slots = slotsOf(charged.entries);
+    if (slots.length === 0) return;
     let leaseMs = Number.POSITIVE_INFINITY;
-    for (const { key, policy, slotId } of charged.entries) {
-      if (!holdsSlots(policy) || slotId === undefined) continue;
-      slots.push({ key, policy, slotId });
+    for (const { policy } of slots) {
       leaseMs = Math.min(leaseMs, policy.windowMs);
       OverloadCounts.add(this.counts.held, policy.name, 1);
     }
-    if (slots.length === 0) return;
     const holding: Holding = {
       decision,
       slots,
