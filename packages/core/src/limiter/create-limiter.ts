@@ -52,13 +52,14 @@ export function createLimiter(options: LimiterOptions): Limiter {
   // One for the limiter's life: a decision made before `updatePolicies` can still be settled.
   const reservations = new Reservations(resolved.clock, () => steps);
   const lostListeners = new Set<(event: SlotLostEvent) => void>();
-  const slots = new HeldSlots(resolved.clock, () => steps, counters.overload, lostListeners);
-  const turns = new Turns(resolved.maxWaiting, counters.overload, resolved.clock);
+  const slots = new HeldSlots(() => steps, counters.overload, lostListeners);
+  const turns = new Turns(resolved.maxWaiting, counters.overload);
   const planner: OverloadPlanner = {
     nextSlotId: () => slots.nextSlotId(),
     get waitsOpen() {
       return turns.open;
     },
+    planWait: () => turns.plan(),
   };
   const partsOf = (set: readonly CompiledPolicy[]): LimiterParts => ({
     policies: set,

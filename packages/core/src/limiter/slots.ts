@@ -1,10 +1,12 @@
 /**
  * Concurrency slots a limiter's checks took: held from the decision until `release`, renewed
- * before their lease runs out, and reported when a renewal finds one gone.
+ * before their lease runs out (timed on the monotonic clock: a wall clock set back never delays a
+ * renewal), and reported when a renewal finds one gone.
  */
 
 import { holdsSlots } from '../algorithms/concurrency.js';
-import type { Clock, Decision, SlotLostEvent, SlotRef, Store, StoreEntry, StoreVerdict } from '../types.js';
+import { monotonicNow, timerDelayUntil } from '../monotonic.js';
+import type { Decision, SlotLostEvent, SlotRef, Store, StoreEntry, StoreVerdict } from '../types.js';
 import { chargedOf } from './charged.js';
 import { OverloadCounts } from './counters.js';
 import type { Steps } from './steps.js';
@@ -18,7 +20,7 @@ interface Holding {
   readonly decision: Decision;
   slots: SlotRef[];
   readonly where: SettleWhere;
-  /** The limiter's clock at which these slots are renewed next. */
+  /** When these slots are renewed next, on the monotonic clock (`monotonicNow`). */
   renewAtMs: number;
   /** The shortest lease of its slots, in ms. */
   readonly leaseMs: number;
@@ -45,13 +47,11 @@ export class HeldSlots {
   #idCount = 0;
 
   /**
-   * @param clock the limiter's clock
    * @param stepsOf the limiter's current steps (the store call, the local fallback)
    * @param counts the limiter's overload counters
    * @param lostListeners called once per lost slot
    */
   constructor(
-    private readonly clock: Clock,
     private readonly stepsOf: () => Steps,
     private readonly counts: OverloadCounts,
     private readonly lostListeners: ReadonlySet<(event: SlotLostEvent) => void>,
@@ -92,7 +92,7 @@ export class HeldSlots {
       decision,
       slots,
       where: charged.where,
-      renewAtMs: this.clock() + leaseMs * RENEW_AFTER_LEASE,
+      renewAtMs: monotonicNow() + leaseMs * RENEW_AFTER_LEASE,
       leaseMs,
     };
     this.#byDecision.set(decision, holding);
@@ -130,12 +130,15 @@ export class HeldSlots {
     else await store.slots('release', holding.slots);
   }
 
-  /** Arms the one timer for `atMs` unless it fires earlier already; it never keeps a process alive. */
+  /**
+   * Arms the one timer for `atMs` unless it fires earlier already; it never keeps a process alive.
+   * One due past the longest delay a timer takes fires before, finds nothing due, and is armed again.
+   */
   #schedule(atMs: number): void {
     if (this.#timer !== undefined && this.#timerAtMs <= atMs) return;
     this.#stopTimer();
     this.#timerAtMs = atMs;
-    const timer = setTimeout(() => void this.#renewDue(), Math.max(0, atMs - this.clock()));
+    const timer = setTimeout(() => void this.#renewDue(), timerDelayUntil(atMs));
     (timer as { unref?: () => void }).unref?.();
     this.#timer = timer;
   }
@@ -153,7 +156,7 @@ export class HeldSlots {
   async #renewDue(): Promise<void> {
     this.#timer = undefined;
     this.#timerAtMs = Number.POSITIVE_INFINITY;
-    const nowMs = this.clock();
+    const nowMs = monotonicNow();
     const due: Holding[] = [];
     for (const holding of this.#live) {
       if (holding.renewAtMs <= nowMs + holding.leaseMs * RENEW_BATCH_LEASE) due.push(holding);
@@ -175,7 +178,7 @@ export class HeldSlots {
     const slots = holdings.flatMap((h) => h.slots);
     const { store, fallback } = this.stepsOf();
     // The store renews at its now, at or after this: the next renewal is due half a lease after it.
-    const sentAtMs = this.clock();
+    const sentAtMs = monotonicNow();
     const flags =
       where === 'local' ? localStore(fallback)?.renewSlotsSync?.(slots) : await store.slots('renew', slots);
     let at = 0;
