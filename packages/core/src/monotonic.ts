@@ -8,10 +8,10 @@ export const monotonicNow = (): number => globalThis.performance?.now() ?? Date.
 export const MAX_TIMER_DELAY_MS = 2 ** 31 - 1;
 
 /**
- * The delay to arm a timer with for `dueAtMs` on {@link monotonicNow}: whole ms, at least 0, at
- * most {@link MAX_TIMER_DELAY_MS}. A timer due later fires before it is due: its callback reads the
+ * The delay to arm a timer with when `restMs` are left: whole ms, at least 0, at most
+ * {@link MAX_TIMER_DELAY_MS}. A timer due later fires before it is due: its callback reads the
  * clock and arms it again for the rest, so a long sleep goes in steps.
  */
-export function timerDelayUntil(dueAtMs: number): number {
-  return Math.min(MAX_TIMER_DELAY_MS, Math.max(0, Math.ceil(dueAtMs - monotonicNow())));
+export function timerDelay(restMs: number): number {
+  return Math.min(MAX_TIMER_DELAY_MS, Math.max(0, Math.ceil(restMs)));
 }

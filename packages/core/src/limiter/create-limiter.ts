@@ -1,4 +1,6 @@
 /** `createLimiter`: the policies, and the steps of a check made for them; the calls are in pipeline.ts. */
+
+import { monotonicNow } from '../monotonic.js';
 import { definePolicies } from '../policy/define-policy.js';
 import { describeValue } from '../policy/errors.js';
 import { MemoryStore } from '../stores/memory-store.js';
@@ -52,8 +54,9 @@ export function createLimiter(options: LimiterOptions): Limiter {
   // One for the limiter's life: a decision made before `updatePolicies` can still be settled.
   const reservations = new Reservations(resolved.clock, () => steps);
   const lostListeners = new Set<(event: SlotLostEvent) => void>();
-  const slots = new HeldSlots(() => steps, counters.overload, lostListeners);
-  const turns = new Turns(resolved.maxWaiting, counters.overload);
+  // Turns and slot renewals are timed on the monotonic clock: a wall clock set back must not stop them.
+  const slots = new HeldSlots(monotonicNow, () => steps, counters.overload, lostListeners);
+  const turns = new Turns(resolved.maxWaiting, counters.overload, monotonicNow);
   const planner: OverloadPlanner = {
     nextSlotId: () => slots.nextSlotId(),
     get waitsOpen() {

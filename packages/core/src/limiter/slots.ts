@@ -5,8 +5,8 @@
  */
 
 import { holdsSlots } from '../algorithms/concurrency.js';
-import { monotonicNow, timerDelayUntil } from '../monotonic.js';
-import type { Decision, SlotLostEvent, SlotRef, Store, StoreEntry, StoreVerdict } from '../types.js';
+import { timerDelay } from '../monotonic.js';
+import type { Clock, Decision, SlotLostEvent, SlotRef, Store, StoreEntry, StoreVerdict } from '../types.js';
 import { chargedOf } from './charged.js';
 import { OverloadCounts } from './counters.js';
 import type { Steps } from './steps.js';
@@ -20,7 +20,7 @@ interface Holding {
   readonly decision: Decision;
   slots: SlotRef[];
   readonly where: SettleWhere;
-  /** When these slots are renewed next, on the monotonic clock (`monotonicNow`). */
+  /** The limiter's monotonic clock at which these slots are renewed next. */
   renewAtMs: number;
   /** The shortest lease of its slots, in ms. */
   readonly leaseMs: number;
@@ -47,11 +47,13 @@ export class HeldSlots {
   #idCount = 0;
 
   /**
+   * @param clock the limiter's monotonic clock (`monotonicNow`): a wall clock set back would stop renewals
    * @param stepsOf the limiter's current steps (the store call, the local fallback)
    * @param counts the limiter's overload counters
    * @param lostListeners called once per lost slot
    */
   constructor(
+    private readonly clock: Clock,
     private readonly stepsOf: () => Steps,
     private readonly counts: OverloadCounts,
     private readonly lostListeners: ReadonlySet<(event: SlotLostEvent) => void>,
@@ -92,7 +94,7 @@ export class HeldSlots {
       decision,
       slots,
       where: charged.where,
-      renewAtMs: monotonicNow() + leaseMs * RENEW_AFTER_LEASE,
+      renewAtMs: this.clock() + leaseMs * RENEW_AFTER_LEASE,
       leaseMs,
     };
     this.#byDecision.set(decision, holding);
@@ -138,7 +140,7 @@ export class HeldSlots {
     if (this.#timer !== undefined && this.#timerAtMs <= atMs) return;
     this.#stopTimer();
     this.#timerAtMs = atMs;
-    const timer = setTimeout(() => void this.#renewDue(), timerDelayUntil(atMs));
+    const timer = setTimeout(() => void this.#renewDue(), timerDelay(atMs - this.clock()));
     (timer as { unref?: () => void }).unref?.();
     this.#timer = timer;
   }
@@ -156,7 +158,7 @@ export class HeldSlots {
   async #renewDue(): Promise<void> {
     this.#timer = undefined;
     this.#timerAtMs = Number.POSITIVE_INFINITY;
-    const nowMs = monotonicNow();
+    const nowMs = this.clock();
     const due: Holding[] = [];
     for (const holding of this.#live) {
       if (holding.renewAtMs <= nowMs + holding.leaseMs * RENEW_BATCH_LEASE) due.push(holding);
@@ -178,7 +180,7 @@ export class HeldSlots {
     const slots = holdings.flatMap((h) => h.slots);
     const { store, fallback } = this.stepsOf();
     // The store renews at its now, at or after this: the next renewal is due half a lease after it.
-    const sentAtMs = monotonicNow();
+    const sentAtMs = this.clock();
     const flags =
       where === 'local' ? localStore(fallback)?.renewSlotsSync?.(slots) : await store.slots('renew', slots);
     let at = 0;

@@ -3,8 +3,8 @@
  * until it on one timer, timed on the monotonic clock (a wall clock set back never delays it); a
  * cancel (the check's signal, `limiter.close()`) gives its units back.
  */
-import { monotonicNow, timerDelayUntil } from '../monotonic.js';
-import type { Decision, PolicyResult, StoreEntry, StoreVerdict } from '../types.js';
+import { timerDelay } from '../monotonic.js';
+import type { Clock, Decision, PolicyResult, StoreEntry, StoreVerdict } from '../types.js';
 import { OverloadCounts } from './counters.js';
 import { buildDecision } from './decision.js';
 
@@ -42,10 +42,13 @@ export class Turns {
   /**
    * @param maxWaiting most checks waiting at once in this process
    * @param counts the limiter's overload counters (`waiting`, `admittedAfterWait`, `cancelledWaits`)
+   * @param clock the limiter's monotonic clock (`monotonicNow`): a check is admitted once it reads
+   *   the turn, never before, and a wall clock set back never delays it
    */
   constructor(
     private readonly maxWaiting: number,
     private readonly counts: OverloadCounts,
+    private readonly clock: Clock,
   ) {}
 
   /** Whether another check may plan a wait now. */
@@ -76,14 +79,14 @@ export class Turns {
     const policy = waitingPolicy(entries, verdicts);
     const { waiting } = this.counts;
     OverloadCounts.add(waiting, policy, 1);
-    const turn = await this.#timer(monotonicNow() + turnMs, signal);
+    const turn = await this.#timer(this.clock() + turnMs, signal);
     OverloadCounts.add(waiting, policy, -1);
     OverloadCounts.add(turn ? this.counts.admittedAfterWait : this.counts.cancelledWaits, policy, 1);
     return turn;
   }
 
   /**
-   * Resolves true once the monotonic clock reads `turnAtMs`, false on a cancel. A timer that fires
+   * Resolves true once the limiter's monotonic clock reads `turnAtMs`, false on a cancel. A timer that fires
    * before (libuv counts whole ms, so up to a millisecond early; or one armed for the longest delay
    * a timer takes) is armed again for what is left.
    */
@@ -99,10 +102,11 @@ export class Turns {
       };
       const cancel = (): void => end(false);
       const fire = (): void => {
-        if (monotonicNow() < turnAtMs) timer = setTimeout(fire, timerDelayUntil(turnAtMs));
+        const restMs = turnAtMs - this.clock();
+        if (restMs > 0) timer = setTimeout(fire, timerDelay(restMs));
         else end(true);
       };
-      timer = setTimeout(fire, timerDelayUntil(turnAtMs));
+      timer = setTimeout(fire, timerDelay(turnAtMs - this.clock()));
       signal?.addEventListener('abort', cancel, { once: true });
       this.#cancels.add(cancel);
     });
