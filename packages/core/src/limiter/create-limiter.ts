@@ -1,4 +1,6 @@
 /** `createLimiter`: the policies, and the steps of a check made for them; the calls are in pipeline.ts. */
+
+import { monotonicNow } from '../monotonic.js';
 import { definePolicies } from '../policy/define-policy.js';
 import { describeValue } from '../policy/errors.js';
 import { MemoryStore } from '../stores/memory-store.js';
@@ -52,13 +54,15 @@ export function createLimiter(options: LimiterOptions): Limiter {
   // One for the limiter's life: a decision made before `updatePolicies` can still be settled.
   const reservations = new Reservations(resolved.clock, () => steps);
   const lostListeners = new Set<(event: SlotLostEvent) => void>();
-  const slots = new HeldSlots(resolved.clock, () => steps, counters.overload, lostListeners);
-  const turns = new Turns(resolved.maxWaiting, counters.overload, resolved.clock);
+  // Turns and slot renewals are timed on the monotonic clock: a wall clock set back must not stop them.
+  const slots = new HeldSlots(monotonicNow, () => steps, counters.overload, lostListeners);
+  const turns = new Turns(resolved.maxWaiting, counters.overload, monotonicNow);
   const planner: OverloadPlanner = {
     nextSlotId: () => slots.nextSlotId(),
     get waitsOpen() {
       return turns.open;
     },
+    planWait: () => turns.plan(),
   };
   const partsOf = (set: readonly CompiledPolicy[]): LimiterParts => ({
     policies: set,

@@ -5,6 +5,7 @@
  */
 import { banKeyOf, identityTag, policyKey } from '../keys/build-keys.js';
 import { identityProblem, isIdentityInput } from '../keys/identity.js';
+import { monotonicNow } from '../monotonic.js';
 import type {
   Decision,
   DecisionEvent,
@@ -17,7 +18,7 @@ import type {
 import { endCheckSpan, startCheckSpan } from './check-span.js';
 import { buildDecision, decisionEvent, resultFromVerdict } from './decision.js';
 import { applyFailModes } from './fail-modes.js';
-import type { OverloadPlanner } from './overload-plan.js';
+import { type OverloadPlanner, waitSignalOf } from './overload-plan.js';
 import { type PolicySet, planCheck, policyNamed } from './plan.js';
 import type { Reservations } from './settle.js';
 import type { HeldSlots } from './slots.js';
@@ -59,8 +60,6 @@ const NO_POLICY: Decision = Object.freeze({
   results: Object.freeze([]) as readonly PolicyResult[],
 }) as Decision;
 
-const now = (): number => globalThis.performance?.now() ?? Date.now();
-
 /** The decision for an answer: from the verdicts, or by the fail modes when the store could not decide. */
 function decisionOf(entries: readonly StoreEntry[], answer: StoreAnswer): Decision {
   if (answer instanceof StoreUnavailable) {
@@ -75,7 +74,7 @@ function decisionOf(entries: readonly StoreEntry[], answer: StoreAnswer): Decisi
 /** Hands the decision's event to every listener; a listener's failure never changes the decision. */
 function emit(parts: LimiterParts, decision: Decision, startedAt: number): void {
   if (parts.listeners.size === 0) return;
-  const event = decisionEvent(decision, Math.max(0, now() - startedAt));
+  const event = decisionEvent(decision, Math.max(0, monotonicNow() - startedAt));
   for (const listener of parts.listeners) {
     try {
       listener(event);
@@ -95,7 +94,7 @@ function emit(parts: LimiterParts, decision: Decision, startedAt: number): void 
  * in-process steps, so its retry gets the recorded answer.
  */
 export async function check(parts: LimiterParts, descriptor: Descriptor): Promise<Decision> {
-  const startedAt = parts.listeners.size > 0 ? now() : 0;
+  const startedAt = parts.listeners.size > 0 ? monotonicNow() : 0;
   const { entries, options, waits } = planCheck(
     parts,
     descriptor,
@@ -176,14 +175,12 @@ export async function check(parts: LimiterParts, descriptor: Descriptor): Promis
       answer instanceof StoreUnavailable ? undefined : answer.verdicts,
     );
 
-  // 7. Concurrency slots, held until `release`; a check admitted at a later turn waits for it.
+  // 7. Concurrency slots, held until `release`; a check whose plan waits sleeps until its turn.
   if (parts.overload) {
-    const verdicts = answer instanceof StoreUnavailable ? undefined : answer.verdicts;
-    if (verdicts !== undefined) parts.slots.countReclaimed(entries, verdicts);
+    if (!(answer instanceof StoreUnavailable)) parts.slots.countReclaimed(entries, answer.verdicts);
     parts.slots.keep(decision, entries);
-    if (waits && decision.allowed && verdicts !== undefined)
-      decision = await waitForTurn(parts, decision, entries, verdicts, descriptor, askedAtMs);
   }
+  if (waits) decision = await waitForTurn(parts, decision, entries, answer, descriptor, askedAtMs);
 
   // 8. The event.
   emit(parts, decision, startedAt);
@@ -191,29 +188,54 @@ export async function check(parts: LimiterParts, descriptor: Descriptor): Promis
 }
 
 /**
- * Sleeps until the turn the store reserved (the latest `waitMs` of the verdicts; none: the decision
- * as it is). Cancelled first (the descriptor's signal, `limiter.close()`): the check's units are
- * given back (a settle to 0), its slots freed, and it is denied with the time that was left.
+ * The end of a check whose plan waits (`waits`): sleeps until the turn the store reserved (the
+ * latest `waitMs` of the verdicts), on the monotonic clock; a denial, a store failure or no wait is
+ * the decision as it is. Cancelled first (the descriptor's signal, `limiter.close()`), the check
+ * gives back what it holds (`giveBack`) and is denied with the time that was left; a signal function
+ * that throws or makes no AbortSignal gives it back too and rejects with a TypeError. However it
+ * ends, its place among the `maxWaiting` is freed.
  */
 async function waitForTurn(
+  parts: LimiterParts,
+  decision: Decision,
+  entries: readonly StoreEntry[],
+  answer: StoreAnswer,
+  descriptor: Descriptor,
+  askedAtMs: number,
+): Promise<Decision> {
+  try {
+    if (!decision.allowed || answer instanceof StoreUnavailable) return decision;
+    const { verdicts } = answer;
+    const turnMs = turnOf(verdicts);
+    if (turnMs === 0) return decision;
+    const answeredAtMs = monotonicNow();
+    let signal: AbortSignal | undefined;
+    try {
+      signal = waitSignalOf(descriptor);
+    } catch (error) {
+      await giveBack(parts, decision, entries, verdicts, descriptor, askedAtMs);
+      throw error;
+    }
+    if (await parts.turns.sleep(turnMs, signal, entries, verdicts)) return decision;
+    await giveBack(parts, decision, entries, verdicts, descriptor, askedAtMs);
+    return cancelledDecision(decision, verdicts, monotonicNow() - answeredAtMs);
+  } finally {
+    parts.turns.end();
+  }
+}
+
+/** A check that will not wait for its turn after all gives its units back (a settle to 0) and frees its slots. */
+async function giveBack(
   parts: LimiterParts,
   decision: Decision,
   entries: readonly StoreEntry[],
   verdicts: readonly StoreVerdict[],
   descriptor: Descriptor,
   askedAtMs: number,
-): Promise<Decision> {
-  const turnMs = turnOf(verdicts);
-  if (turnMs === 0) return decision;
-  const { clock } = parts.steps;
-  const answeredAtMs = clock();
-  const { signal } = descriptor;
-  const aborts = typeof signal === 'function' ? signal() : signal;
-  if (await parts.turns.sleep(turnMs, aborts, entries, verdicts)) return decision;
+): Promise<void> {
   if (descriptor.reserve !== true) parts.reservations.keep(decision, entries, askedAtMs, verdicts);
   await parts.reservations.settle(decision, 0);
   await parts.slots.release(decision);
-  return cancelledDecision(decision, verdicts, clock() - answeredAtMs);
 }
 
 /**

@@ -21,7 +21,10 @@ export interface CheckPlan {
   readonly entries: readonly StoreEntry[];
   /** The request record of an idempotent check (`descriptor.requestId`); undefined otherwise. */
   readonly options: StoreCheckOptions | undefined;
-  /** Some entry may wait for its turn (`maxWaitMs`): the check goes to the store, past the in-process steps. */
+  /**
+   * Some entry may wait for its turn (`maxWaitMs`): the check goes to the store, past the in-process
+   * steps, and is counted among the `maxWaiting` (`OverloadPlanner.planWait`) until it ends.
+   */
   readonly waits: boolean;
 }
 
@@ -91,6 +94,8 @@ export function planCheck(
       : overloadEntry(policyKey(tag, p, route), p, resolveCost(p, descriptor, method), descriptor, planner),
   );
   const waits = planner !== undefined && entries.some((e) => e.maxWaitMs !== undefined);
+  // Counted among the `maxWaiting` from now: the check ends it once it is answered or has waited.
+  if (waits) planner.planWait();
   if (method === 'peek' || descriptor.requestId === undefined) return { entries, options: undefined, waits };
   const options: StoreCheckOptions = {
     requestKey: requestKey(

@@ -20,6 +20,7 @@ let prefixCount = 0;
 
 afterEach(() => {
   vi.useRealTimers();
+  vi.restoreAllMocks();
 });
 
 /** Lets I/O and promise callbacks run (setImmediate is not faked), without moving the fake time. */
@@ -44,7 +45,10 @@ const STORES: readonly { name: string; make: (clock: Clock) => Store; flush: () 
   },
 ];
 
-/** A clock moved by hand, with the fake timers moved alongside it; `flush` waits for the store's answers. */
+/**
+ * A clock moved by hand, with the fake timers and the fake monotonic clock (`performance.now`)
+ * moved alongside it; `flush` waits for the store's answers.
+ */
 function handClock(flush: () => Promise<unknown>) {
   let now = START_MS;
   const clock = () => now;
@@ -63,7 +67,7 @@ function handClock(flush: () => Promise<unknown>) {
 describe.each(STORES)('concurrency slots on $name', ({ make, flush }) => {
   /** Fleets of limiters over one store state, each test with keys of its own. */
   function fleet(size: number, policies: PolicyInput[] = [IN_FLIGHT]) {
-    vi.useFakeTimers({ toFake: ['setTimeout', 'clearTimeout'] });
+    vi.useFakeTimers({ toFake: ['setTimeout', 'clearTimeout', 'performance'] });
     const hands = handClock(flush);
     const prefix = `slots${++prefixCount}`;
     const store = make(hands.clock);
@@ -178,8 +182,62 @@ describe.each(STORES)('concurrency slots on $name', ({ make, flush }) => {
     expect((await other.check({ identity: 'u' })).allowed).toBe(false);
   });
 
+  it('keeps renewing a held slot when the wall clock is set back', async () => {
+    vi.useFakeTimers({ toFake: ['setTimeout', 'clearTimeout', 'performance'] });
+    const { clock, advance } = handClock(flush);
+    const prefix = `slots${++prefixCount}`;
+    const store = make(clock);
+    const policies: PolicyInput[] = [{ ...IN_FLIGHT, limit: 1 }];
+    // The holder's wall clock is set back 5 s; the store's clock (Redis TIME) is not.
+    let wallMs = START_MS;
+    const holder = createLimiter({ policies, store, clock: () => wallMs, prefix, denyCache: false });
+    const other = createLimiter({ policies, store, clock, prefix, denyCache: false });
+    const held = await holder.check({ identity: 'u' });
+    expect(held.allowed).toBe(true);
+    await advance(100);
+    wallMs -= 5000;
+    for (let i = 0; i < 10; i++) {
+      await advance(500);
+      expect((await other.check({ identity: 'u' })).allowed).toBe(false);
+    }
+    expect(holder.counters.overload.lost.get('in-flight') ?? 0).toBe(0);
+    await holder.release(held);
+    expect((await other.check({ identity: 'u' })).allowed).toBe(true);
+  });
+
+  it('renews a slot of a lease past 2^31 ms in time, never arming a timer past it', async () => {
+    vi.useFakeTimers({ toFake: ['setTimeout', 'clearTimeout', 'performance'] });
+    let now = START_MS;
+    const clock = () => now;
+    const prefix = `slots${++prefixCount}`;
+    const store = make(clock);
+    const dayMs = 86_400_000;
+    const policies: PolicyInput[] = [{ ...IN_FLIGHT, limit: 1, leaseMs: '100d' }];
+    const holder = createLimiter({ policies, store, clock, prefix, denyCache: false });
+    const other = createLimiter({ policies, store, clock, prefix, denyCache: false });
+    const armed = vi.spyOn(globalThis, 'setTimeout');
+    const held = await holder.check({ identity: 'u' });
+    expect(held.allowed).toBe(true);
+    // Three leases pass, timer by timer (the store's clock moved alongside): a few dozen fire at most.
+    const endMs = performance.now() + 300 * dayMs;
+    let fired = 0;
+    while (performance.now() < endMs && fired < 100) {
+      const beforeMs = performance.now();
+      await vi.advanceTimersToNextTimerAsync();
+      now += performance.now() - beforeMs;
+      fired++;
+      await flush();
+    }
+    expect(fired).toBeLessThan(100);
+    expect(armed.mock.calls.every(([, delayMs]) => (delayMs ?? 0) <= 2 ** 31 - 1)).toBe(true);
+    expect((await other.check({ identity: 'u' })).allowed).toBe(false);
+    expect(holder.counters.overload.lost.get('in-flight') ?? 0).toBe(0);
+    await holder.release(held);
+    expect((await other.check({ identity: 'u' })).allowed).toBe(true);
+  });
+
   it('never remembers a concurrency denial in the deny cache: a release admits the next check at once', async () => {
-    vi.useFakeTimers({ toFake: ['setTimeout', 'clearTimeout'] });
+    vi.useFakeTimers({ toFake: ['setTimeout', 'clearTimeout', 'performance'] });
     const { clock } = handClock(flush);
     const limiter = createLimiter({
       policies: [IN_FLIGHT, { ...RATE, limit: 100 }],

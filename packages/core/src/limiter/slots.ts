@@ -1,8 +1,10 @@
 /**
  * Concurrency slots a limiter's checks took: held from the decision until `release`, renewed
- * before their lease runs out, and reported when a renewal finds one gone.
+ * before their lease runs out (timed on the monotonic clock: a wall clock set back never delays a
+ * renewal), and reported when a renewal finds one gone.
  */
 
+import { timerDelay } from '../monotonic.js';
 import type { Clock, Decision, SlotLostEvent, SlotRef, Store, StoreEntry, StoreVerdict } from '../types.js';
 import { chargedOf, slotsOf } from './charged.js';
 import { OverloadCounts } from './counters.js';
@@ -17,7 +19,7 @@ interface Holding {
   readonly decision: Decision;
   slots: SlotRef[];
   readonly where: SettleWhere;
-  /** The limiter's clock at which these slots are renewed next. */
+  /** The limiter's monotonic clock at which these slots are renewed next. */
   renewAtMs: number;
   /** The shortest lease of its slots, in ms. */
   readonly leaseMs: number;
@@ -44,7 +46,7 @@ export class HeldSlots {
   #idCount = 0;
 
   /**
-   * @param clock the limiter's clock
+   * @param clock the limiter's monotonic clock (`monotonicNow`): a wall clock set back would stop renewals
    * @param stepsOf the limiter's current steps (the store call, the local fallback)
    * @param counts the limiter's overload counters
    * @param lostListeners called once per lost slot
@@ -127,12 +129,15 @@ export class HeldSlots {
     else await store.slots('release', holding.slots);
   }
 
-  /** Arms the one timer for `atMs` unless it fires earlier already; it never keeps a process alive. */
+  /**
+   * Arms the one timer for `atMs` unless it fires earlier already; it never keeps a process alive.
+   * One due past the longest delay a timer takes fires before, finds nothing due, and is armed again.
+   */
   #schedule(atMs: number): void {
     if (this.#timer !== undefined && this.#timerAtMs <= atMs) return;
     this.#stopTimer();
     this.#timerAtMs = atMs;
-    const timer = setTimeout(() => void this.#renewDue(), Math.max(0, atMs - this.clock()));
+    const timer = setTimeout(() => void this.#renewDue(), timerDelay(atMs - this.clock()));
     (timer as { unref?: () => void }).unref?.();
     this.#timer = timer;
   }
