@@ -5,6 +5,7 @@ import {
   abortSignalOf,
   type RequestFacts,
   setResponseHeader,
+  settledAsGone,
   settleOnResponseEnd,
   unsentNodeResponse,
 } from '@sluice/core/adapter';
@@ -57,7 +58,11 @@ export class RateLimitGuard implements CanActivate {
     if (verdict.action === 'pass') {
       this.setHeaders(facts, verdict.headers);
       const node = unsentNodeResponse(facts.response);
-      if (result.settle !== undefined && node !== undefined) settleOnResponseEnd(node, result.settle);
+      if (result.settle !== undefined && node !== undefined) {
+        // A client gone while its check was with the store: the handler does not run.
+        if (settledAsGone(node, result.settle)) return false;
+        settleOnResponseEnd(node, result.settle);
+      }
       return true;
     }
     // On Express the problem+json type is set as the body is written (see content-type.ts).
