@@ -108,18 +108,18 @@ export {
   quotaExceededProblem,
   unavailableProblem,
 } from './problem.js';
+export {
+  type NodeResponseEvents,
+  type RequestSettle,
+  settledAsGone,
+  settleOnResponseEnd,
+  settleWhenBodyEnds,
+  slotLeaseOf,
+} from './request-end.js';
 export { UNKNOWN_CLIENT_IDENTITY } from './request-identity.js';
 export { denyingResults, longestWaitPolicy, retryAfterSeconds } from './retry-after.js';
 export { isIdSegment, MAX_ROUTE_SEGMENTS, normalizePath, routeKey } from './route.js';
-export {
-  type NodeResponseEvents,
-  type ResponseFacts,
-  type SettleOptions,
-  settleOnResponseEnd,
-  settlerFor,
-  settles,
-  settleWhenBodyEnds,
-} from './settle-request.js';
+export { type ResponseFacts, type SettleOptions, settlerFor, settles } from './settle-request.js';
 export { storeProblem } from './store-check.js';
 export {
   SF_INTEGER_MAX,
