@@ -62,6 +62,7 @@ export class LeaseTable {
         release: undefined,
         cover: 0,
         takingUnits: 0,
+        probing: false,
         sizeUnits: ADAPTIVE_FIRST_UNITS,
         checkedAtMs: Number.NEGATIVE_INFINITY,
       };

@@ -32,6 +32,18 @@ export type LeaseStep =
 /** The step of a check whose entries all go to the store as they are. */
 const EXACT: LeaseStep = Object.freeze({ kind: 'exact' });
 
+/**
+ * The units the store's budget for `entry`'s key holds beyond the takes of the key in flight, as
+ * last seen: what the last take left, or, before the key's first take, its whole quota (`limit`:
+ * the most a budget holds). The takes of a key in flight at once ask for no more than this (the
+ * last one down to what is left), so a burst is taken in one round of side-by-side takes, each
+ * paying the checks queued behind it, where one take at a time would cost a round per lease.
+ */
+function budgetBeyondTakes(entry: StoreEntry, lease: Lease): number {
+  const seen = lease.generation > 0 ? lease.seenRemaining : entry.policy.limit;
+  return seen - lease.takingUnits;
+}
+
 /** Whether an entry's plan spends, takes or answers from a lease. */
 const isLeasePlan = (plan: Plan): boolean => plan !== Plan.Store;
 
@@ -42,12 +54,14 @@ const isLeasePlan = (plan: Plan): boolean => plan !== Plan.Store;
  * entry short of units (`leastCost`: as much as is left, down to what the request needs), all or
  * nothing as one check. A denied take is remembered in the limiter's memory of denials
  * (`DenialMemory`): until its wait is over, at most its maximum age. A check short of units waits
- * for the key's take in flight when that take covers it (its units beyond its own request, less
- * what the checks waiting already count on), and then spends from the lease; a check the take does
- * not cover takes another lease in the same batched store calls, once the store's budget as last
- * seen holds it (a fresh key, a budget near its end and a check with other policies wait for the
- * take in flight, one take at a time as before), so a hot key does not queue behind one round trip
- * per lease. Peeks and idempotent checks skip leases. While the store fails, only `failMode: 'lease'` policies keep
+ * for the key's take in flight when that take covers it (what the budget as last seen gives it
+ * beyond its own request, less what the checks waiting already count on), and then spends from the
+ * lease; a check the take does not cover takes another lease beside it in the same batched store
+ * calls while the budget as last seen pays it (a key not taken yet: its whole quota), and beyond
+ * that budget one probe (a take of its own need) goes beside and the checks after it wait for it:
+ * its denial answers them. So a burst is decided in the store rounds an unleased burst takes, not
+ * a round per lease (a check with other policies rides the store call exact instead). Peeks and
+ * idempotent checks skip leases. While the store fails, only `failMode: 'lease'` policies keep
  * spending their leases; the others ask the store (and fail as their fail mode says).
  */
 export class Leases {
@@ -120,10 +134,12 @@ export class Leases {
         }
         const covered = lease.cover + 1e-9 >= entry.cost;
         if (covered) lease.cover -= entry.cost;
-        // Wait for the take in flight, then spend from the lease, when it pays this check too,
-        // and when the budget as last seen may not hold another lease (a fresh key, or near the
-        // end of its budget: one take at a time there). Else take another.
-        if (covered || !this.#roomForAnother(entry, lease)) return { kind: 'wait', refill: lease.refill };
+        // Wait for the take in flight, then spend from the lease, when it pays this check too.
+        // Else take beside it while the budget as last seen pays this check; beyond the budget,
+        // one take of the check's own need goes beside (its denial answers the checks queued
+        // behind it), and the checks after it wait for it.
+        if (covered || (lease.probing && !this.#roomForAnother(entry, lease)))
+          return { kind: 'wait', refill: lease.refill };
       }
       const usable = usableUnits(entry, lease, nowMs, this.#failing);
       const denial = this.#denials.lookup(entry.key, leastUnitsOf(entry, usable), nowMs);
@@ -174,10 +190,12 @@ export class Leases {
     this.#checkTimes.forget(keys);
   }
 
-  /** Whether the store's budget, as the last take saw it, holds another lease beyond the takes in flight. */
+  /**
+   * Whether the store's budget, as last seen, pays `entry` beyond the takes of its key in flight
+   * (see {@link budgetBeyondTakes}): then it takes beside them rather than wait for them.
+   */
   #roomForAnother(entry: StoreEntry, lease: Lease): boolean {
-    const units = (entry.policy.lease as CompiledLease).units;
-    return lease.generation > 0 && lease.seenRemaining + 1e-9 >= lease.takingUnits + units;
+    return budgetBeyondTakes(entry, lease) + 1e-9 >= entry.cost;
   }
 
   /** Whether `lease` can pay `entry` now. */
@@ -229,7 +247,7 @@ export class Leases {
     const sentIndex: number[] = [];
     const usables: number[] = [];
     const held: (number | undefined)[] = new Array(entries.length);
-    const taking: { lease: Lease; release: () => void; units: number }[] = [];
+    const taking: LeaseCall['taking'][number][] = [];
     for (let i = 0; i < entries.length; i++) {
       const entry = entries[i] as StoreEntry;
       if (plans[i] === Plan.Local) {
@@ -248,7 +266,11 @@ export class Leases {
       const lease = this.#leases.hold(entry.key);
       const usable = usableUnits(entry, lease, askedAtMs, this.#failing);
       const need = leastUnitsOf(entry, usable);
-      const units = Math.max(takeUnits(entry.policy.lease as CompiledLease, lease, askedAtMs), need);
+      // Beside a take in flight and beyond the budget as last seen: a probe, of the need alone.
+      const probe = lease.refill !== undefined && !this.#roomForAnother(entry, lease);
+      const units = probe
+        ? need
+        : Math.max(takeUnits(entry.policy.lease as CompiledLease, lease, askedAtMs), need);
       sent.push({ key: entry.key, policy: entry.policy, cost: units, leastCost: need });
       usables.push(usable);
       // The usable units pay this request: held out, so a take sent meanwhile does not count them too.
@@ -259,17 +281,20 @@ export class Leases {
         release = resolve;
       });
       lease.release = release;
-      lease.cover = units - need;
+      // The checks it covers: what the budget as last seen gives this take, beyond the request's own need.
+      lease.cover = Math.max(0, Math.min(units, budgetBeyondTakes(entry, lease)) - need);
       lease.takingUnits += units;
-      taking.push({ lease, release, units });
+      if (probe) lease.probing = true;
+      taking.push({ lease, release, units, probe });
     }
     return { plans, sent, sentIndex, usables, held, taking, askedAtMs };
   }
 
   /** The takes of `call` are over: the checks they cover go on. */
   #release(call: LeaseCall): void {
-    for (const { lease, release, units } of call.taking) {
+    for (const { lease, release, units, probe } of call.taking) {
       lease.takingUnits -= units;
+      if (probe) lease.probing = false;
       if (lease.release === release) {
         // No take of the key was sent after this one: none is in flight now.
         lease.refill = undefined;
