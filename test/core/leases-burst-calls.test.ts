@@ -1,12 +1,13 @@
 /**
  * Script calls of a leased policy on a real Redis (counted in Redis's own INFO commandstats),
  * against the same policy unleased on the same checks: a burst of 1,000 checks at once on a fresh
- * key, waves of checks at once, keys seen once, keys drawn uniformly and by Zipf's law, and a hot
+ * key, waves of checks at once, keys seen once, keys drawn uniformly and by Zipf's law (the benchmarks' draw), and a hot
  * key checked one request after another; and the same traffic's store calls on a MemoryStore
  * (which answers each check alone, no batching). A leased policy never makes more store calls
  * than unleased, and on a hot key far fewer.
  */
 import { beforeEach, describe, expect, it } from 'vitest';
+import { keySequence } from '../../bench/lib/key-distributions.mjs';
 import { createLimiter } from '../../packages/core/src/limiter/create-limiter.js';
 import { DECIDE_SCRIPT } from '../../packages/core/src/redis/script.js';
 import { MemoryStore } from '../../packages/core/src/stores/memory-store.js';
@@ -115,40 +116,14 @@ const inWaves =
     return decisions;
   };
 
-/** A seeded generator of numbers in [0, 1) (mulberry32): the same keys on every run. */
-function seeded(seed: number): () => number {
-  let state = seed >>> 0;
-  return () => {
-    state = (state + 0x6d2b79f5) >>> 0;
-    let t = state;
-    t = Math.imul(t ^ (t >>> 15), t | 1);
-    t ^= t + Math.imul(t ^ (t >>> 7), t | 61);
-    return ((t ^ (t >>> 14)) >>> 0) / 4294967296;
-  };
-}
-
-/** `count` identities drawn uniformly from `keys`. */
-function uniformKeys(count: number, keys: number): string[] {
-  const random = seeded(7);
-  return Array.from({ length: count }, () => `u${Math.floor(random() * keys)}`);
-}
-
-/** `count` identities drawn from `keys` by Zipf's law (exponent 1): a few hot keys, a long cold tail. */
-function zipfKeys(count: number, keys: number): string[] {
-  const weights = Array.from({ length: keys }, (_, k) => 1 / (k + 1));
-  const total = weights.reduce((a, b) => a + b, 0);
-  const random = seeded(11);
-  return Array.from({ length: count }, () => {
-    let r = random() * total;
-    let k = 0;
-    while (k < keys - 1 && r >= (weights[k] as number)) r -= weights[k++] as number;
-    return `z${k}`;
-  });
+/** `count` identities named `prefix` and an index drawn from `keys` by `distribution` (the benchmarks' seeded draw). */
+function drawnKeys(distribution: 'uniform' | 'zipf', count: number, keys: number, prefix: string): string[] {
+  return Array.from(keySequence(distribution, { identities: keys, length: count }), (k) => `${prefix}${k}`);
 }
 
 /** The traffic patterns compared below: each 20 waves of 50 checks at once (1,000 checks). */
-const UNIFORM = uniformKeys(1000, 100);
-const ZIPF = zipfKeys(1000, 100);
+const UNIFORM = drawnKeys('uniform', 1000, 100, 'u');
+const ZIPF = drawnKeys('zipf', 1000, 100, 'z');
 const PATTERNS: readonly (readonly [string, Traffic])[] = [
   ['20 waves of 50 on one fresh key', inWaves(20, 50, () => 'tenant')],
   ['20 waves of 50, each key seen once', inWaves(20, 50, (i) => `once${i}`)],
@@ -188,24 +163,22 @@ describe('leased script calls on Redis, against the same policy unleased', () =>
   });
 });
 
-describe('leased store calls never above unleased, traffic by traffic', () => {
-  it.each(PATTERNS)('%s, on Redis: no more script calls than unleased', async (name, traffic) => {
-    const leased = await measured(LEASED, traffic);
-    const plain = await measured(unleased(LEASED), traffic);
-    console.log(
-      `${name}, Redis: leased ${leased.calls} script calls for ${leased.admitted} admitted, ` +
-        `unleased ${plain.calls} for ${plain.admitted}`,
-    );
-    expect(leased.calls).toBeLessThanOrEqual(plain.calls);
-  });
+/** Where `measure` runs a traffic, by name: a Redis store or a counting MemoryStore. */
+const STORES = [
+  ['Redis', measured],
+  ['a MemoryStore', measuredInMemory],
+] as const;
 
-  it.each(PATTERNS)('%s, on a MemoryStore: no more store calls than unleased', async (name, traffic) => {
-    const leased = await measuredInMemory(LEASED, traffic);
-    const plain = await measuredInMemory(unleased(LEASED), traffic);
-    console.log(
-      `${name}, memory: leased ${leased.calls} store calls for ${leased.admitted} admitted, ` +
-        `unleased ${plain.calls} for ${plain.admitted}`,
-    );
-    expect(leased.calls).toBeLessThanOrEqual(plain.calls);
-  });
+describe('leased store calls never above unleased, traffic by traffic', () => {
+  for (const [where, measure] of STORES) {
+    it.each(PATTERNS)(`%s, on ${where}: no more store calls than unleased`, async (name, traffic) => {
+      const leased = await measure(LEASED, traffic);
+      const plain = await measure(unleased(LEASED), traffic);
+      console.log(
+        `${name}, ${where}: leased ${leased.calls} store calls for ${leased.admitted} admitted, ` +
+          `unleased ${plain.calls} for ${plain.admitted}`,
+      );
+      expect(leased.calls).toBeLessThanOrEqual(plain.calls);
+    });
+  }
 });
