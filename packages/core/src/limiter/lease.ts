@@ -27,6 +27,10 @@ export interface Lease {
    * beyond the budget as last seen; the checks beyond that budget wait for it.
    */
   probing: boolean;
+  /** Until when (ms) checks of a key not taken yet may take beside its first take: see `budgetBeyondTakes`. */
+  firstRoundEndsAtMs: number;
+  /** The synchronous run (the leases' count) that made the key's first take: only it may take beside it. */
+  firstRoundTurn: number;
   /** An adaptive lease's current size: the units its next take starts from. */
   sizeUnits: number;
   /** When the key was last checked (ms; -Infinity before its first check): its demand, see `showsDemand`. */

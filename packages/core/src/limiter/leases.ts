@@ -2,6 +2,7 @@
  * Leases as a step of a check: a leased policy's entry is admitted in-process from units taken
  * from the store before; the store is called only to take the next lease (and for the other policies).
  */
+import { OPTION_DEFAULTS } from '../options/defaults.js';
 import type { CompiledLease } from '../policy/lease.js';
 import { chargedByRule } from '../stores/charge-rule.js';
 import type { StoreEntry } from '../types.js';
@@ -33,15 +34,24 @@ export type LeaseStep =
 const EXACT: LeaseStep = Object.freeze({ kind: 'exact' });
 
 /**
- * The units the store's budget for `entry`'s key holds beyond the takes of the key in flight, as
- * last seen: what the last take left, or, before the key's first take, its whole quota (`limit`:
- * the most a budget holds). The takes of a key in flight at once ask for no more than this (the
- * last one down to what is left), so a burst is taken in one round of side-by-side takes, each
- * paying the checks queued behind it, where one take at a time would cost a round per lease.
+ * How long after a key's first take checks of the key may still join that take's store round (ms):
+ * the Redis store's default wait of a batch, so the takes sent beside it travel in its call.
  */
-function budgetBeyondTakes(entry: StoreEntry, lease: Lease): number {
-  const seen = lease.generation > 0 ? lease.seenRemaining : entry.policy.limit;
-  return seen - lease.takingUnits;
+const FIRST_ROUND_MS = OPTION_DEFAULTS.redisMaxBatchWaitMs;
+
+/**
+ * The units the store's budget for `entry`'s key holds beyond the takes of the key in flight, as
+ * last seen: what the last take left; before the key's first take is answered, its whole quota
+ * (`limit`: the most a budget holds) while that take's round is still gathered (`inFirstRound`:
+ * the same synchronous run, within `FIRST_ROUND_MS`), and not known after (undefined: the checks
+ * wait for that take). The takes of a key in flight at once ask for no more than this (the last
+ * one down to what is left), so a burst is taken in one round of side-by-side takes, each paying
+ * the checks queued behind it, where one take at a time would cost a round per lease.
+ */
+function budgetBeyondTakes(entry: StoreEntry, lease: Lease, inFirstRound: boolean): number | undefined {
+  if (lease.generation > 0) return lease.seenRemaining - lease.takingUnits;
+  if (inFirstRound) return entry.policy.limit - lease.takingUnits;
+  return undefined;
 }
 
 /** Whether an entry's plan spends, takes or answers from a lease. */
@@ -72,6 +82,10 @@ export class Leases {
   readonly #checkTimes: CheckTimes;
   /** The last store call failed: only `failMode: 'lease'` policies spend their leases. */
   #failing = false;
+  /** Counts the synchronous runs that made a key's first take (see `#currentTurn`). */
+  #turn = 0;
+  /** A microtask is queued to end the current run. */
+  #turnEnding = false;
 
   /**
    * @param maxKeys most leases held
@@ -138,7 +152,7 @@ export class Leases {
         // Else take beside it while the budget as last seen pays this check; beyond the budget,
         // one take of the check's own need goes beside (its denial answers the checks queued
         // behind it), and the checks after it wait for it.
-        if (covered || (lease.probing && !this.#roomForAnother(entry, lease)))
+        if (covered || this.#beyondBudget(entry, lease, nowMs) === true)
           return { kind: 'wait', refill: lease.refill };
       }
       const usable = usableUnits(entry, lease, nowMs, this.#failing);
@@ -191,12 +205,37 @@ export class Leases {
   }
 
   /**
-   * Whether the store's budget, as last seen, pays `entry` beyond the takes of its key in flight
-   * (see {@link budgetBeyondTakes}): then it takes beside them rather than wait for them.
+   * Whether a check of `entry` not paid by the takes of its key in flight at `nowMs` goes beyond
+   * the budget as last seen (see {@link budgetBeyondTakes}): false when the budget pays it (it
+   * takes beside them); 'probe' when it does not and no probe is in flight (it takes its own need
+   * beside them); true when it waits for them (a probe in flight, or the budget not known).
    */
-  #roomForAnother(entry: StoreEntry, lease: Lease): boolean {
-    return budgetBeyondTakes(entry, lease) + 1e-9 >= entry.cost;
+  #beyondBudget(entry: StoreEntry, lease: Lease, nowMs: number): boolean | 'probe' {
+    const budget = budgetBeyondTakes(entry, lease, this.#inFirstRound(lease, nowMs));
+    if (budget === undefined) return true;
+    if (budget + 1e-9 >= entry.cost) return false;
+    return lease.probing ? true : 'probe';
   }
+
+  /** Whether the round of `lease`'s first take is still gathered at `nowMs`: the same synchronous run, within `FIRST_ROUND_MS`. */
+  #inFirstRound(lease: Lease, nowMs: number): boolean {
+    return lease.firstRoundTurn === this.#turn && nowMs < lease.firstRoundEndsAtMs;
+  }
+
+  /** The synchronous run the limiter is in: a count moved on by a microtask queued once per run. */
+  #currentTurn(): number {
+    if (!this.#turnEnding) {
+      this.#turnEnding = true;
+      queueMicrotask(this.#endTurn);
+    }
+    return this.#turn;
+  }
+
+  /** Ends the current synchronous run (bound once: no closure per run). */
+  readonly #endTurn = (): void => {
+    this.#turn += 1;
+    this.#turnEnding = false;
+  };
 
   /** Whether `lease` can pay `entry` now. */
   #spendable(entry: StoreEntry, lease: Lease | undefined, nowMs: number): boolean {
@@ -267,7 +306,12 @@ export class Leases {
       const usable = usableUnits(entry, lease, askedAtMs, this.#failing);
       const need = leastUnitsOf(entry, usable);
       // Beside a take in flight and beyond the budget as last seen: a probe, of the need alone.
-      const probe = lease.refill !== undefined && !this.#roomForAnother(entry, lease);
+      const probe = lease.refill !== undefined && this.#beyondBudget(entry, lease, askedAtMs) === 'probe';
+      // A key's first take opens its first round: checks made meanwhile may take beside it.
+      if (lease.generation === 0 && lease.refill === undefined) {
+        lease.firstRoundEndsAtMs = askedAtMs + FIRST_ROUND_MS;
+        lease.firstRoundTurn = this.#currentTurn();
+      }
       const units = probe
         ? need
         : Math.max(takeUnits(entry.policy.lease as CompiledLease, lease, askedAtMs), need);
@@ -282,7 +326,8 @@ export class Leases {
       });
       lease.release = release;
       // The checks it covers: what the budget as last seen gives this take, beyond the request's own need.
-      lease.cover = Math.max(0, Math.min(units, budgetBeyondTakes(entry, lease)) - need);
+      const budget = budgetBeyondTakes(entry, lease, this.#inFirstRound(lease, askedAtMs)) ?? units;
+      lease.cover = Math.max(0, Math.min(units, budget) - need);
       lease.takingUnits += units;
       if (probe) lease.probing = true;
       taking.push({ lease, release, units, probe });
