@@ -67,9 +67,9 @@ const isLeasePlan = (plan: Plan): boolean => plan !== Plan.Store;
  * for the key's take in flight when that take covers it (what the budget as last seen gives it
  * beyond its own request, less what the checks waiting already count on), and then spends from the
  * lease; a check the take does not cover takes another lease beside it in the same batched store
- * calls while the budget as last seen pays it (a key not taken yet: its whole quota), and beyond
- * that budget one probe (a take of its own need) goes beside and the checks after it wait for it:
- * its denial answers them. So a burst is decided in the store rounds an unleased burst takes, not
+ * calls while the budget as last seen pays it (a key not taken yet: its whole quota, within its
+ * first take's round), and beyond that budget one probe (a take of its own need) goes beside and
+ * the checks after it wait for it: its denial answers them. So a burst is decided in the store rounds an unleased burst takes, not
  * a round per lease (a check with other policies rides the store call exact instead). Peeks and
  * idempotent checks skip leases. While the store fails, only `failMode: 'lease'` policies keep
  * spending their leases; the others ask the store (and fail as their fail mode says).
