@@ -9,7 +9,8 @@
  * - the request path: `createRateLimitHandler(options, adapter)` and what it is made of;
  * - the answer: headers, problem bodies, route keys;
  * - settling after the response, coded warnings, the error classes an adapter throws;
- * - what `@sluice/server` reads: key encoding, metric text escaping, durations of the service protocol.
+ * - what `@sluice/server` reads: key encoding, metric text escaping, durations of the service protocol,
+ *   which entries a decision charged (`chargedOf`).
  *
  * Web-standard only, like the main entry: no `node:` module, Buffer or process (the Hono adapter
  * runs on edge runtimes through it). Same package, same classes: a `MemoryStore` from the main
@@ -50,6 +51,7 @@ export {
   unsentNodeResponse,
 } from './http/index.js';
 export { encodeKeyComponent, identityTag } from './keys/index.js';
+export { chargedOf } from './limiter/charged.js';
 export { StoreTimeoutError } from './limiter/index.js';
 export {
   ADAPTER_OPTION_NAMES,

@@ -5,11 +5,11 @@
 import type { Decision, PolicyResult, StoreVerdict } from '@sluice/core';
 import { problemJson, quotaExceededProblem, rateLimitHeaders } from '@sluice/core/adapter';
 import { type Rule, UNIT_MS } from './config/types.js';
+import type { CounterVerdict } from './decide.js';
 import { overZeroLimit, type PlannedDescriptor } from './plan.js';
 import type { RlsCode, RlsDescriptorStatus, RlsDuration, RlsHeader, RlsResponse } from './rls-types.js';
 import type { ResponseHeaders, ServerSettings } from './settings.js';
 import type { ServiceStats } from './stats.js';
-import type { CounterVerdict } from './store-call.js';
 
 const MAX_UINT32 = 4_294_967_295;
 const ENCODER = new TextEncoder();
