@@ -23,18 +23,17 @@
  * round: before and after in one run.
  */
 import { spawn } from 'node:child_process';
-import { mkdirSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
+import { mkdirSync, mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import { cpus, loadavg, tmpdir } from 'node:os';
 import { dirname, join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { parseArgs } from 'node:util';
-import { credentials, loadPackageDefinition } from '@grpc/grpc-js';
 import { definePolicy } from '@sluice/core';
 import { createRedisStore } from '@sluice/core/node';
-import { counterKey, packageDefinition } from '@sluice/server';
+import { counterKey } from '@sluice/server';
 import Redis from 'ioredis';
 import { startRedis } from '../../test/support/redis-server.js';
-import { processCpuSeconds } from '../lib/open-loop.mjs';
+import { grpcCaller, treeCpuSeconds } from '../lib/rls-clients.mjs';
 import { median } from '../lib/stats.mjs';
 
 const here = dirname(fileURLToPath(import.meta.url));
@@ -59,16 +58,6 @@ const UNIT_S = 3600;
 const CONFIG =
   'domain: bench\ndescriptors:\n  - key: tenant\n    rate_limit: { unit: hour, requests_per_unit: 1000000000 }\n';
 
-/** `pid` and its children (a primary's workers), from /proc. */
-function processTree(pid) {
-  try {
-    const children = readFileSync(`/proc/${pid}/task/${pid}/children`, 'utf8').trim().split(/\s+/);
-    return [pid, ...children.filter(Boolean).map(Number)];
-  } catch {
-    return [pid];
-  }
-}
-
 /** Starts `script` in a child Node process until it prints `listening on grpc <port>`. */
 async function spawnGrpcServer(script, env) {
   const child = spawn(process.execPath, [script], { env, stdio: ['ignore', 'pipe', 'inherit'] });
@@ -86,7 +75,7 @@ async function spawnGrpcServer(script, env) {
     child.kill('SIGTERM');
     await exited;
   };
-  const cpuSeconds = () => processTree(child.pid).reduce((sum, pid) => sum + processCpuSeconds(pid), 0);
+  const cpuSeconds = () => treeCpuSeconds(child.pid);
   return { port, cpuSeconds, stop };
 }
 
@@ -112,32 +101,6 @@ async function startService(redisPort, workers, bin) {
       rmSync(root, { recursive: true, force: true });
     },
   };
-}
-
-/** A client over `connections` connections (workers take connections, not calls). */
-function grpcCaller(port, connections) {
-  const Service = loadPackageDefinition(packageDefinition()).envoy.service.ratelimit.v3.RateLimitService;
-  const clients = Array.from(
-    { length: connections },
-    () =>
-      new Service(`127.0.0.1:${port}`, credentials.createInsecure(), { 'grpc.use_local_subchannel_pool': 1 }),
-  );
-  const call = (tenant) =>
-    new Promise((resolve, reject) => {
-      const request = {
-        domain: 'bench',
-        descriptors: [{ entries: [{ key: 'tenant', value: `t${tenant}` }] }],
-      };
-      clients[tenant % connections].ShouldRateLimit(request, (error, reply) => {
-        if (error) reject(error);
-        else if (reply.overall_code !== 'OK') reject(new Error(`unexpected ${reply.overall_code}`));
-        else resolve();
-      });
-    });
-  const close = () => {
-    for (const client of clients) client.close();
-  };
-  return { call, close };
 }
 
 /** envoyproxy/ratelimit's Redis traffic for one descriptor: a pipeline of INCRBY and EXPIRE. */
