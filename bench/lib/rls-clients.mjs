@@ -1,6 +1,7 @@
 /**
  * What the rate limit service suites (suites/rls.mjs, suites/rls-cost.mjs) share: a gRPC client of
- * ShouldRateLimit over several connections, and the processes of a service (primary and workers).
+ * ShouldRateLimit over several connections, the processes of a service (primary and workers), and
+ * the closed loop that drives a caller.
  */
 import { readFileSync } from 'node:fs';
 import { credentials, loadPackageDefinition } from '@grpc/grpc-js';
@@ -50,4 +51,24 @@ export function grpcCaller(port, connections) {
     for (const client of clients) client.close();
   };
   return { call, close };
+}
+
+/**
+ * `concurrency` calls of `call(tenant)` outstanding for `ms`, tenants in turn over `tenants`: the
+ * calls made, the seconds taken and the calls per second.
+ */
+export async function closedLoop(call, ms, concurrency, tenants = 10_000) {
+  let done = 0;
+  let next = 0;
+  const until = performance.now() + ms;
+  const worker = async () => {
+    while (performance.now() < until) {
+      await call(next++ % tenants);
+      done++;
+    }
+  };
+  const started = performance.now();
+  await Promise.all(Array.from({ length: concurrency }, worker));
+  const seconds = (performance.now() - started) / 1000;
+  return { calls: done, seconds, rate: done / seconds };
 }

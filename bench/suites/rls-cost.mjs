@@ -33,7 +33,7 @@ import { createRedisStore } from '@sluice/core/node';
 import { counterKey } from '@sluice/server';
 import Redis from 'ioredis';
 import { startRedis } from '../../test/support/redis-server.js';
-import { grpcCaller, treeCpuSeconds } from '../lib/rls-clients.mjs';
+import { closedLoop, grpcCaller, treeCpuSeconds } from '../lib/rls-clients.mjs';
 import { median } from '../lib/stats.mjs';
 
 const here = dirname(fileURLToPath(import.meta.url));
@@ -53,7 +53,6 @@ const inFlights = opts['in-flight'].split(',').map(Number);
 const rounds = Number(opts.rounds);
 const durationMs = 1000 * Number(opts['duration-s']);
 const sections = new Set(opts.sections.split(','));
-const TENANTS = 10_000;
 const UNIT_S = 3600;
 const CONFIG =
   'domain: bench\ndescriptors:\n  - key: tenant\n    rate_limit: { unit: hour, requests_per_unit: 1000000000 }\n';
@@ -131,22 +130,6 @@ function sluiceStoreCaller(redisUrl) {
     if (!verdict.allowed) throw new Error('unexpected denial');
   };
   return { call, close: () => store.close() };
-}
-
-/** `concurrency` calls outstanding for `ms`: calls made and seconds taken. */
-async function closedLoop(call, ms, concurrency) {
-  let done = 0;
-  let next = 0;
-  const until = performance.now() + ms;
-  const worker = async () => {
-    while (performance.now() < until) {
-      await call(next++ % TENANTS);
-      done++;
-    }
-  };
-  const started = performance.now();
-  await Promise.all(Array.from({ length: concurrency }, worker));
-  return { calls: done, seconds: (performance.now() - started) / 1000 };
 }
 
 /** Redis's own CPU seconds (INFO, every thread), commands processed and command time (µs) so far. */

@@ -22,7 +22,7 @@ import { parseArgs } from 'node:util';
 import { createLimiter } from '@sluice/core';
 import { createRedisStore } from '@sluice/core/node';
 import { startRedis } from '../../test/support/redis-server.js';
-import { grpcCaller, treeCpuSeconds } from '../lib/rls-clients.mjs';
+import { closedLoop, grpcCaller, treeCpuSeconds } from '../lib/rls-clients.mjs';
 import { median, quantileSorted } from '../lib/stats.mjs';
 
 const here = dirname(fileURLToPath(import.meta.url));
@@ -97,22 +97,6 @@ function inProcessCaller(redisUrl) {
   return { call, close: () => store.close() };
 }
 
-/** `inFlight` calls outstanding for `ms`: decisions per second. */
-async function closedLoop(call, ms) {
-  let done = 0;
-  let next = 0;
-  const until = performance.now() + ms;
-  const worker = async () => {
-    while (performance.now() < until) {
-      await call(next++ % TENANTS);
-      done++;
-    }
-  };
-  const started = performance.now();
-  await Promise.all(Array.from({ length: inFlight }, worker));
-  return done / ((performance.now() - started) / 1000);
-}
-
 /** Calls due at `rate` per second for `ms`: latency from each due time, and the share answered. */
 async function openLoop(call, rate, ms) {
   const total = Math.round((rate * ms) / 1000);
@@ -148,15 +132,15 @@ async function measure(workers, local) {
   const service = await startService(Number(new URL(redisUrl).port), workers);
   const grpc = grpcCaller(service.port, connections);
   // Warm both paths (connections, scripts, JIT).
-  await closedLoop(grpc.call, 1000);
-  await closedLoop(local.call, 1000);
+  await closedLoop(grpc.call, 1000, inFlight);
+  await closedLoop(local.call, 1000, inFlight);
   const closed = [];
   for (let round = 0; round < rounds; round++) {
     const order = round % 2 === 0 ? ['grpc', 'local'] : ['local', 'grpc'];
     const row = {};
     for (const name of order) {
       const cpuBefore = service.cpuSeconds();
-      row[name] = await closedLoop(name === 'grpc' ? grpc.call : local.call, durationMs);
+      row[name] = (await closedLoop(name === 'grpc' ? grpc.call : local.call, durationMs, inFlight)).rate;
       if (name === 'grpc') row.serverCpuS = service.cpuSeconds() - cpuBefore;
     }
     row.ratio = row.grpc / row.local;
