@@ -10,7 +10,8 @@
  * - the answer: headers, problem bodies, route keys;
  * - settling after the response, coded warnings, the error classes an adapter throws;
  * - what `@sluice/server` reads: key encoding, metric text escaping, durations of the service protocol,
- *   and regional quota assignment (`RedisQuotaTable` over lua/quota.lua, `MemoryQuotaTable`).
+ *   which entries a decision charged (`chargedOf`), and regional quota assignment (`RedisQuotaTable`
+ *   over lua/quota.lua, `MemoryQuotaTable`).
  *
  * Web-standard only, like the main entry: no `node:` module, Buffer or process (the Hono adapter
  * runs on edge runtimes through it). Same package, same classes: a `MemoryStore` from the main
@@ -53,6 +54,7 @@ export {
   unsentNodeResponse,
 } from './http/index.js';
 export { encodeKeyComponent, identityTag } from './keys/index.js';
+export { chargedOf } from './limiter/charged.js';
 export { StoreTimeoutError } from './limiter/index.js';
 export type { CompiledQuota, QuotaInput, QuotaSource, QuotaSourceBucket, QuotaTake } from './model/quota.js';
 export {

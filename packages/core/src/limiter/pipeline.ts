@@ -18,8 +18,9 @@ import type {
 import { endCheckSpan, startCheckSpan } from './check-span.js';
 import { buildDecision, decisionEvent, resultFromVerdict } from './decision.js';
 import { applyFailModes } from './fail-modes.js';
+import type { LocalFallback } from './local-fallback.js';
 import { type OverloadPlanner, waitSignalOf } from './overload-plan.js';
-import { type PolicySet, planCheck, policyNamed } from './plan.js';
+import { type ExplicitEntry, type PolicySet, planCheck, planEntries, policyNamed } from './plan.js';
 import type { Reservations } from './settle.js';
 import type { HeldSlots } from './slots.js';
 import type { Steps } from './steps.js';
@@ -44,6 +45,11 @@ export interface LimiterParts extends PolicySet {
   readonly turns: Turns;
   /** Slot ids and whether another check may wait, for planning. */
   readonly planner: OverloadPlanner;
+  /**
+   * The local fallback of `checkEntries` (their policies are the caller's, not the limiter's): one
+   * for the limiter's life, its in-process store made on first use.
+   */
+  readonly entriesFallback: LocalFallback;
 }
 
 /** The Decision when no policy applies. */
@@ -252,6 +258,33 @@ export async function peek(parts: LimiterParts, descriptor: Descriptor): Promise
   if (answer instanceof StoreUnavailable && fallback !== undefined)
     answer = fallback.decide(entries, 'peek', answer);
   return decisionOf(entries, answer);
+}
+
+/**
+ * `limiter.checkEntries`: decides the caller's entries (keys, compiled policies, costs) in one
+ * atomic store call, charged (`consume`: all or nothing) or looked at (`peek`), through the
+ * limiter's store call (breaker, deadline, counts), the local fallback and the fail modes, traced
+ * as `check` is; a consuming call emits its event. No local stage, deny cache, lease, wait or
+ * request record: the entries go to the store as given.
+ */
+export async function checkEntries(
+  parts: LimiterParts,
+  given: readonly ExplicitEntry[],
+  mode: 'consume' | 'peek',
+): Promise<Decision> {
+  const startedAt = mode === 'consume' && parts.listeners.size > 0 ? now() : 0;
+  const entries = planEntries(given, 'checkEntries');
+  if (entries.length === 0) return NO_POLICY;
+  const { store } = parts.steps;
+  const span = startCheckSpan(entries, parts.storeKind);
+  let answer = store.answersNow
+    ? store.decideNow(entries, mode, undefined)
+    : await store.decide(entries, mode, undefined);
+  if (answer instanceof StoreUnavailable) answer = parts.entriesFallback.decide(entries, mode, answer);
+  const decision = decisionOf(entries, answer);
+  if (span !== undefined) endCheckSpan(span, decision, answer);
+  if (mode === 'consume') emit(parts, decision, startedAt);
+  return decision;
 }
 
 /** `limiter.reset`: deletes the state of `identity` for one policy (by name), or all of them. */

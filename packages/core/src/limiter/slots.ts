@@ -3,7 +3,6 @@
  * before their lease runs out (timed on the monotonic clock: a wall clock set back never delays a
  * renewal), and reported when a renewal finds one gone.
  */
-
 import { timerDelay } from '../monotonic.js';
 import type { Clock, Decision, SlotLostEvent, SlotRef, Store, StoreEntry, StoreVerdict } from '../types.js';
 import { chargedOf, slotsOf } from './charged.js';
