@@ -272,7 +272,7 @@ export async function checkEntries(
   given: readonly ExplicitEntry[],
   mode: 'consume' | 'peek',
 ): Promise<Decision> {
-  const startedAt = mode === 'consume' && parts.listeners.size > 0 ? now() : 0;
+  const startedAt = mode === 'consume' && parts.listeners.size > 0 ? monotonicNow() : 0;
   const entries = planEntries(given, 'checkEntries');
   if (entries.length === 0) return NO_POLICY;
   const { store } = parts.steps;

@@ -10,7 +10,6 @@ import type { QuotaTable } from '@sluice/core/adapter';
 import { findRule } from '../config/match.js';
 import { type RateLimitConfig, type Rule, UNIT_MS } from '../config/types.js';
 import { counterKey } from '../plan.js';
-import { withDeadline } from '../store-call.js';
 import { QuotaStats } from './quota-stats.js';
 import {
   durationOfMs,
@@ -23,6 +22,15 @@ import {
   type RlqsResponse,
   type RlqsStrategy,
 } from './rlqs-types.js';
+
+/** `promise`, or a rejection once `timeoutMs` passed (a quota table call's deadline). */
+function withDeadline<T>(promise: Promise<T>, timeoutMs: number): Promise<T> {
+  let timer: NodeJS.Timeout | undefined;
+  const deadline = new Promise<never>((_, reject) => {
+    timer = setTimeout(() => reject(new Error(`store call exceeded ${timeoutMs} ms`)), timeoutMs);
+  });
+  return Promise.race([promise, deadline]).finally(() => clearTimeout(timer));
+}
 
 /** What the quota service is built from. */
 export interface QuotaServiceOptions {
