@@ -101,9 +101,13 @@
 -- Bad arguments anywhere return an error reply before anything is read or written.
 
 
+local HUGE = math.huge
+
+-- A positive finite number from an argument, else nil (the parse of policies and the common costs
+-- tests the same inline, without a call).
 local function positive(value)
   local n = tonumber(value)
-  if n == nil or n ~= n or n <= 0 or n == math.huge then
+  if n == nil or n ~= n or n <= 0 or n == HUGE then
     return nil
   end
   return n
@@ -144,8 +148,10 @@ for p = 1, policyCount do
   if algorithm == nil then
     return redis.error_reply('ERR sluice: unknown algorithm in policy ' .. p)
   end
-  local limit, windowMs, intervalMs = positive(ARGV[base + 2]), positive(ARGV[base + 3]), positive(ARGV[base + 4])
-  if limit == nil or windowMs == nil or intervalMs == nil then
+  -- Positive and finite, as `positive` (NaN fails every comparison).
+  local limit, windowMs, intervalMs = tonumber(ARGV[base + 2]), tonumber(ARGV[base + 3]), tonumber(ARGV[base + 4])
+  if limit == nil or windowMs == nil or intervalMs == nil
+      or not (limit > 0 and limit < HUGE and windowMs > 0 and windowMs < HUGE and intervalMs > 0 and intervalMs < HUGE) then
     return redis.error_reply('ERR sluice: limit, windowMs and intervalMs must be positive numbers (policy ' .. p .. ')')
   end
   local maxLimit = MAX_LIMITS[name]
@@ -198,35 +204,6 @@ end
 local dec, ent = { false, false, false, false, false }, { false, false }
 -- The short forms with '+' seen in this call, by item: their policies in order (parsed once).
 local shorts = {}
--- The policies of a short form item with '+' ('1+2'), parsed on first sight; nil and the
--- position of the bad index when one is not in the policy table.
-local function short_policies(item)
-  local list = shorts[item]
-  if list ~= nil then
-    return list
-  end
-  list = {}
-  local from = 1
-  while true do
-    local plus = find(item, '+', from, true)
-    local policy = policies[sub(item, from, (plus or 0) - 1)]
-    if policy == nil then
-      return nil, #list + 1
-    end
-    list[#list + 1] = policy
-    -- #if slots
-    if policy.slots then
-      list.slots = true
-    end
-    -- #end
-    if plus == nil then
-      break
-    end
-    from = plus + 1
-  end
-  shorts[item] = list
-  return list
-end
 -- The ban bookkeeping, only in a call some policy of which has a ban (false otherwise; one
 -- table, so the decide closure below captures one more upvalue, not one per field): keys[d],
 -- how many ban keys decision d has (only when it has any); per entry position of the decision
@@ -261,9 +238,30 @@ while argi <= argc do
     -- #end
   elseif find(mode, '+', 1, true) then
     -- The short form of several policies: consume 1 unit of each, no request record.
-    local list, bad = short_policies(mode)
+    -- Its policies, parsed on first sight of the item (inline: a function here would be a closure
+    -- made on every call).
+    local list = shorts[mode]
     if list == nil then
-      return redis.error_reply('ERR sluice: unknown policy index in entry ' .. bad .. ' (decision ' .. d .. ')')
+      list = {}
+      local from = 1
+      while true do
+        local plus = find(mode, '+', from, true)
+        local policy = policies[sub(mode, from, (plus or 0) - 1)]
+        if policy == nil then
+          return redis.error_reply('ERR sluice: unknown policy index in entry ' .. (#list + 1) .. ' (decision ' .. d .. ')')
+        end
+        list[#list + 1] = policy
+        -- #if slots
+        if policy.slots then
+          list.slots = true
+        end
+        -- #end
+        if plus == nil then
+          break
+        end
+        from = plus + 1
+      end
+      shorts[mode] = list
     end
     -- #if slots
     if list.slots then
@@ -333,7 +331,10 @@ while argi <= argc do
       end
       -- #end
       if costArg ~= '1' then
-        cost = positive(costArg)
+        cost = tonumber(costArg)
+        if cost ~= nil and not (cost > 0 and cost < HUGE) then
+          cost = nil
+        end
         -- #if waits
         if cost == nil and find(costArg, '~', 1, true) then
           -- A waiting entry: '<cost>~<maxWaitMs>'.
@@ -549,7 +550,11 @@ local function decide(d)
     if values then
       saved = values[i] or nil
     else
-      saved = get_string(key)
+      -- get_string, inline: a GET that reads a value of another type as absent.
+      saved = rpcall('GET', key)
+      if type(saved) ~= 'string' then
+        saved = nil
+      end
     end
     -- #if slots
     policy.algorithm(r, key, saved, now, policy.limit, policy.windowMs, policy.intervalMs, ent[2 * (e0 + i)],

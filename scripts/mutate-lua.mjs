@@ -47,7 +47,10 @@ const root = join(dirname(fileURLToPath(import.meta.url)), '..');
  * here first), so a mutant reaches a shape only when its text survived that shape's feature cut.
  */
 async function scriptFiles() {
-  const embed = spawnSync(process.execPath, ['packages/core/scripts/embed-lua.mjs'], { cwd: root, encoding: 'utf8' });
+  const embed = spawnSync(process.execPath, ['packages/core/scripts/embed-lua.mjs'], {
+    cwd: root,
+    encoding: 'utf8',
+  });
   if (embed.status !== 0) throw new Error(`mutate-lua: embed-lua failed: ${embed.stderr}`);
   const { ALGORITHM_LIST } = await importRegistry(join(root, 'packages/core/src/algorithms/index.ts'));
   const generated = await importRegistry(join(root, 'packages/core/src/generated/scripts.ts'));

@@ -122,8 +122,13 @@ export function cutFeatures(text, features, file) {
   return out.join('\n');
 }
 
-/** A chunk's text without its comments (what `dropUnused` searches for a name). */
-const withoutComments = (text) => text.replace(/--\[\[[\s\S]*?\]\]/g, '').replace(/--[^\n]*/g, '');
+/** A chunk's text without its comments and the text of its strings (what `dropUnused` searches for a name). */
+const withoutComments = (text) =>
+  text
+    .replace(/--\[\[[\s\S]*?\]\]/g, '')
+    .replace(/--[^\n]*/g, '')
+    .replace(/'(?:[^'\\\n]|\\.)*'/g, "''")
+    .replace(/"(?:[^"\\\n]|\\.)*"/g, '""');
 
 /** How many times the identifier `name` occurs in `code`. */
 const mentions = (code, name) => code.match(new RegExp(`(?<![A-Za-z0-9_.])${name}\\b`, 'g'))?.length ?? 0;
