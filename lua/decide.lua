@@ -5,7 +5,9 @@
 -- batches the checks issued in the same event-loop turn). Built by
 -- packages/core/scripts/embed-lua.mjs as common.lua + the algorithm files + a part
 -- generated from the algorithm registry (WHOLE_COSTS, MAX_LIMITS, new_result) + this file
--- (one chunk, embedded with its SHA1 for EVALSHA).
+-- (one chunk, embedded with its SHA1 for EVALSHA), once per shape (packages/core/scripts/
+-- lua-shapes.mjs): the `-- #if <feature>` ... `-- #end` sections below are cut from the shapes
+-- without that feature, which refuse a policy or an entry that needs it with an error reply.
 --
 -- KEYS     for each decision in order: the state key of each of its entries (distinct
 --          within the decision), then the ban key of each entry whose policy has a ban (in
@@ -648,6 +650,8 @@ local function decide(d)
       if ttl > MAX_TTL_MS then
         ttl = MAX_TTL_MS
       end
+      -- Whole ms as text: Redis would write a number argument with '%.17g' (printf's slow path).
+      ttl = format('%d', ttl)
       -- #if waits
       if turn then
         -- The write keeps a reserved turn's debt as time (told the policy's numbers).

@@ -9,9 +9,10 @@
  * generated from the registry (the algorithms' store rules and the result table's fields,
  * `luaRegistryPart` below), then lua/decide.lua. Every part only declares locals (Redis
  * forbids globals in scripts), so the concatenation is a single valid Lua chunk. Beside that
- * full script, one decide script per algorithm: the same parts with that algorithm's file alone
- * and the registry part of that algorithm alone (`lua-shapes.mjs`), for calls whose policies all
- * use it.
+ * full script, the other shapes of the decide script (`lua-shapes.mjs`: algorithm x features):
+ * the same parts with one algorithm's file and registry part alone, or with the feature sections
+ * of the features a shape leaves out cut (`cutFeatures`), then the top-level functions and locals
+ * nothing names dropped (`dropUnused`); each with its SHA1, computed here.
  * The settle script is the same parts with lua/settle.lua in place of lua/decide.lua; each part's
  * settle section (from its SETTLE_MARK line on) goes into the settle script only.
  * lua/reset.lua is a script of its own; lua/slots.lua (release and renew of concurrency slots) is
