@@ -12,7 +12,8 @@
  * full script, the other shapes of the decide script (`lua-shapes.mjs`: algorithm x features):
  * the same parts with one algorithm's file and registry part alone, or with the feature sections
  * of the features a shape leaves out cut (`cutFeatures`), then the top-level functions and locals
- * nothing names dropped (`dropUnused`); each with its SHA1, computed here.
+ * nothing names dropped (`dropUnused`); each with its SHA1, computed here. A shape that names a
+ * top-level local its cut removed fails the build (`assertDeclared`).
  * The settle script is the same parts with lua/settle.lua in place of lua/decide.lua; each part's
  * settle section (from its SETTLE_MARK line on) goes into the settle script only.
  * lua/reset.lua is a script of its own; lua/slots.lua (release and renew of concurrency slots) is
@@ -26,6 +27,7 @@ import { mkdirSync, readdirSync, readFileSync, writeFileSync } from 'node:fs';
 import { dirname, join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import {
+  assertDeclared,
   cutFeatures,
   DECIDE_FEATURES,
   decidePartsOf,
@@ -174,6 +176,7 @@ const shapeSources = SHAPES.map((shape) => {
   return { name: shape.name, algorithm: shape.algorithm, mask, source, sha1: sha1Of(source) };
 });
 const decideSource = shapeSources[0].source;
+for (const shape of shapeSources) assertDeclared(shape.source, decideSource, shape.name);
 const settleSource = chunkOf(SETTLE_PARTS, { decide: false });
 const resetSource = read('reset.lua');
 const slotsSource = chunkOf(['common.lua', 'slots.lua'], { decide: true });

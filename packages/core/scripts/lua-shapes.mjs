@@ -182,3 +182,32 @@ export function dropUnused(chunk) {
     lines = [...lines.slice(0, cut.at), ...cut.with, ...lines.slice(cut.at + cut.count)];
   }
 }
+
+/** The names a chunk declares at its top level (`local function f`, `local a, b = ...`). */
+function topLevelLocals(chunk) {
+  const names = new Set();
+  for (const line of chunk.split('\n')) {
+    const fn = /^local function ([A-Za-z_]\w*)/.exec(line);
+    if (fn !== null) names.add(fn[1]);
+    const vars = /^local ([A-Za-z_]\w*(?:, *[A-Za-z_]\w*)*)\s*=/.exec(line);
+    if (vars !== null) for (const name of vars[1].split(/, */)) names.add(name);
+  }
+  return names;
+}
+
+/**
+ * Throws when `chunk` (a shape) names a top-level local of `full` (the full script) that it does
+ * not declare: a feature section cut its declaration but not every use, and Redis would stop the
+ * script there (a read of an undeclared global) only when a call reaches it.
+ */
+export function assertDeclared(chunk, full, shapeName) {
+  const own = topLevelLocals(chunk);
+  const code = withoutComments(chunk);
+  for (const name of topLevelLocals(full)) {
+    if (!own.has(name) && mentions(code, name) > 0) {
+      throw new Error(
+        `lua-shapes: decide shape ${shapeName} uses ${name}, whose declaration its feature sections cut`,
+      );
+    }
+  }
+}

@@ -9,6 +9,7 @@ import fc from 'fast-check';
 import { Redis } from 'ioredis';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { type RedisProcess, startRedis } from '../../../../test/support/redis-server.js';
+import { assertDeclared, cutFeatures, dropUnused } from '../../scripts/lua-shapes.mjs';
 import { ALGORITHM_LIST } from '../algorithms/index.js';
 import { buildKey } from '../keys/build-keys.js';
 import { definePolicy } from '../policy/define-policy.js';
@@ -219,5 +220,46 @@ describe('decide script shapes', () => {
     const tb = shapeNamed('token-bucket/plain').sha1;
     expect(sent).toEqual([tb, tb, shapeNamed('all/plain').sha1, shapeNamed('token-bucket').sha1]);
     await store.close();
+  });
+
+  it('cuts feature sections, drops what nothing names, and refuses a shape that uses a local its cut removed', () => {
+    const text = [
+      'local a = 1',
+      '-- #if bans',
+      'local b = 2',
+      '-- #else',
+      'local b = 3',
+      '-- #if not shadow',
+      'local c = 4',
+      '-- #end',
+      '-- #end',
+      'return a + b',
+    ].join('\n');
+    expect(cutFeatures(text, ['bans'], 'x.lua')).toBe('local a = 1\nlocal b = 2\nreturn a + b');
+    expect(cutFeatures(text, [], 'x.lua')).toBe('local a = 1\nlocal b = 3\nlocal c = 4\nreturn a + b');
+    expect(() => cutFeatures('-- #if nonsense\n-- #end', [], 'x.lua')).toThrow(/x.lua:1: unknown feature/);
+    expect(() => cutFeatures('-- #if bans\n', [], 'x.lua')).toThrow(/#if without #end/);
+    expect(() => cutFeatures('-- #end\n', [], 'x.lua')).toThrow(/#end without #if/);
+    const chunk = [
+      'local find, sub = string.find, string.sub',
+      '-- helper',
+      'local function unused(x)',
+      "  return sub(x, 1, 1) .. 'unused'",
+      'end',
+      'local function used(x)',
+      '  return find(x, "a")',
+      'end',
+      'return used(ARGV[1])',
+    ].join('\n');
+    expect(dropUnused(chunk)).toBe(
+      'local find = string.find\nlocal function used(x)\n  return find(x, "a")\nend\nreturn used(ARGV[1])',
+    );
+    const full = 'local slots = false\nlocal function f()\n  return slots\nend\nreturn f()';
+    expect(() =>
+      assertDeclared('local function f()\n  return slots\nend\nreturn f()', full, 'x/plain'),
+    ).toThrow(/x\/plain uses slots/);
+    expect(() =>
+      assertDeclared('local function f()\n  return policy.slots\nend\nreturn f()', full, 'y'),
+    ).not.toThrow();
   });
 });
