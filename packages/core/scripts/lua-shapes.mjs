@@ -2,8 +2,9 @@
  * The shapes of the decide script: which lua/ files and which features each generated decide
  * script is built from. A shape is a set of algorithms (every one: 'all', or one alone) times a
  * set of decide features (DECIDE_FEATURES: shadow, bans, slots, waits, leases, records): 'full'
- * carries every feature, 'plain' none but those its algorithms need (a concurrency entry needs
- * slots: the module's `lua.features`). A chunk's top level runs on every call, so a plain token
+ * carries every feature, 'plain' none; a feature an algorithm declares (the module's
+ * `lua.features`: a concurrency entry's slots) is carried exactly by the shapes holding that
+ * algorithm, full or plain. A chunk's top level runs on every call, so a plain token
  * bucket runs a plain token bucket: no other algorithm's code and none of the features' parsing,
  * closures and tables.
  *
@@ -59,13 +60,18 @@ export function decideShapes(algorithmList) {
   const sets = [{ name: 'all', algorithm: null, modules: [...algorithmList] }].concat(
     algorithmList.map((module) => ({ name: module.name, algorithm: module.name, modules: [module] })),
   );
+  // A feature an algorithm declares (a concurrency entry's slots) only its entries use: a shape
+  // carries it exactly when one of its algorithms declares it.
+  const declared = new Set(algorithmList.flatMap((m) => m.lua.features ?? []));
   return sets.flatMap((set) =>
     FEATURE_SETS.map(({ suffix, features }) => ({
       name: `${set.name}${suffix}`,
       algorithm: set.algorithm,
       modules: set.modules,
-      features: DECIDE_FEATURES.filter(
-        (feature) => features.includes(feature) || set.modules.some((m) => m.lua.features?.includes(feature)),
+      features: DECIDE_FEATURES.filter((feature) =>
+        declared.has(feature)
+          ? set.modules.some((m) => m.lua.features?.includes(feature))
+          : features.includes(feature),
       ),
     })),
   );
