@@ -178,14 +178,21 @@ local SETTLES = {}
 -- the state saw: time gone backwards earns nothing back; a debt's end, the last turn reserved,
 -- so a cancelled turn gives back only what no later turn stands on). Had the reservation never been made,
 -- the bucket would hold no more than that much more now: the refill since may have filled it
--- (its key expired and came back fresh). 0: nothing left to refund. Twin: `bucketDelta`.
-local function bucket_delta(delta, latest, intervalMs, reservedAt, reserved)
+-- (its key expired and came back fresh). A reserved turn (wait > 0) lies between reservedAt +
+-- wait and reservedBy + wait (the caller's clock is not the script's: a round trip and whole ms
+-- apart): a debt's end within that is the turn itself, the last one reserved, and it gives all
+-- back (counted from reservedAt instead, each cancel of a queue, the last turn first, would
+-- leave its shortfall to the next, doubling it). 0: nothing left to refund. Twin: `bucketDelta`.
+local function bucket_delta(delta, latest, intervalMs, reservedAt, reserved, reservedBy, wait)
   if delta >= 0 then
     return delta
   end
   local most = reserved
-  if latest > reservedAt then
-    most = reserved - (latest - reservedAt) / intervalMs
+  local turn = reservedAt + wait
+  if wait > 0 and latest <= reservedBy + wait then
+    most = reserved
+  elseif latest > turn then
+    most = reserved - (latest - turn) / intervalMs
   end
   if most <= 0 then
     return 0

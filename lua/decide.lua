@@ -47,12 +47,17 @@
 --   requestTtlMs  '' = no request record. A positive number = the decision's last KEY is
 --                 the record of an idempotent request (same hash tag as its entries): in
 --                 mode 'consume', when the record exists its saved reply is returned and
---                 nothing is decided or charged; otherwise the decision runs as usual and
+--                 nothing is charged again (slots aside, below); otherwise the decision runs as usual and
 --                 saves its reply, allowed or denied, under the record for requestTtlMs
 --                 (PX, rounded up). A record saved for a different number of entries is
---                 left alone and not replayed. The record expires at nowMs + requestTtlMs
---                 by the script's clock too, so an explicit nowMs sees the same lifetime as
---                 Redis TIME. Mode 'peek' never reads nor writes the record.
+--                 left alone and not replayed. A replay never admits without slots of its
+--                 own: the concurrency entries the recorded decision charged are decided
+--                 again with this decision's slot ids, taken all or nothing as phase 2
+--                 charges (a slot held since by others denies, and the replay with it), and
+--                 replied as decided now; the record stays as saved. The record expires at
+--                 nowMs + requestTtlMs by the script's clock too, so an explicit nowMs sees
+--                 the same lifetime as Redis TIME. Mode 'peek' never reads nor writes the
+--                 record.
 --   entryCount    number of entries (policies) of this decision, at least 1
 --   then two per entry:
 --     policy      index into the policy table (1..policyCount)
@@ -482,6 +487,66 @@ if anyBan then
 end
 -- #end
 
+-- A replayed decision's slots (see requestTtlMs): a slot is held by the check that took it, so the
+-- replay of a decision that took slots takes slots of its own now (its entries' slot ids), all or
+-- nothing as phase 2 charges them, and replies each of those entries as it is decided now (allowed
+-- with the slot taken, or denied: the replay then admits nothing). `start` is where the saved reply
+-- items of the decision begin in `reply`: four per entry, five for a concurrency entry.
+local function replay_slots(start, e0, count, keyBase)
+  -- Where each entry's saved items begin, and the recorded charge: every entry allowed, every
+  -- enforced one allowed (phase 2's rule).
+  local all, enforced, at, itemAt = true, true, start, {}
+  for i = 1, count do
+    local policy = ent[2 * (e0 + i) - 1]
+    itemAt[i] = at
+    if reply[at + 1] ~= 1 then
+      all = false
+      enforced = enforced and policy.shadow
+    end
+    at = at + 4
+    if policy.slots then
+      at = at + 1
+    end
+  end
+  -- The concurrency entries the recorded decision charged, decided again now with their new slots.
+  local taken, nowAll, nowEnforced = {}, true, true
+  for i = 1, count do
+    local policy = ent[2 * (e0 + i) - 1]
+    if policy.slots and ((policy.shadow and all) or (not policy.shadow and enforced)) then
+      local r = results[i]
+      if r == nil then
+        r = new_result()
+        results[i] = r
+      end
+      local key = KEYS[keyBase + i - 1]
+      policy.algorithm(r, key, get_string(key), now, policy.limit, policy.windowMs, policy.intervalMs, 1, slots[e0 + i])
+      taken[#taken + 1] = i
+      if not r.allowed then
+        nowAll = false
+        nowEnforced = nowEnforced and policy.shadow
+      end
+    end
+  end
+  for k = 1, #taken do
+    local i = taken[k]
+    local r, policy, at = results[i], ent[2 * (e0 + i) - 1], itemAt[i]
+    local remaining, resetMs = r.remaining, r.resetMs
+    if (policy.shadow and nowAll) or (not policy.shadow and nowEnforced) then
+      local ttl = ceil(r.chargedResetMs) + 1
+      if explicit and ttl < EXPLICIT_TTL_FLOOR_MS then
+        ttl = EXPLICIT_TTL_FLOOR_MS
+      end
+      r.write(r, ttl)
+      remaining, resetMs = r.chargedRemaining, r.chargedResetMs
+    end
+    reply[at + 1] = r.allowed and 1 or 0
+    reply[at + 2] = remaining
+    reply[at + 3] = ceil(resetMs)
+    reply[at + 4] = ceil(r.retryAfterMs - WAIT_NOISE_MS)
+    reply[at + 5] = r.reclaimed
+  end
+end
+
 -- One decision: its reply items appended to `reply`.
 local function decide(d)
   local at = 5 * d
@@ -516,10 +581,16 @@ local function decide(d)
         end
         -- #end
         if #items == 1 + width then
+          local start = nReply
           for k = 2, #items do
             nReply = nReply + 1
             reply[nReply] = tonumber(items[k])
           end
+          -- #if slots
+          if slots then
+            replay_slots(start, e0, count, keyBase)
+          end
+          -- #end
           return
         end
         recordKey = nil

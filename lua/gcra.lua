@@ -190,7 +190,7 @@ SETTLES['gcra'] = function(value, now, limit, windowMs, intervalMs, delta, reser
   if ts <= now and used <= 0 then
     return nil
   end
-  delta = bucket_delta(delta, ts, intervalMs, reservedAt + wait, reserved)
+  delta = bucket_delta(delta, ts, intervalMs, reservedAt, reserved, reservedBy, wait)
   if delta == 0 then
     return nil
   end

@@ -23,7 +23,9 @@
 --                  its records up to then)
 --   waitMs         only in a call of nine per entry: the wait of the turn the check reserved
 --                  (>= 0; 0: none; see decide.lua): a bucket counts no refill before
---                  nowMs - reservedAgoMs + waitMs (until its turn a reservation is a debt)
+--                  nowMs - reservedAgoMs + waitMs (until its turn a reservation is a debt),
+--                  and a debt that ends by nowMs - answeredAgoMs + waitMs ends at this turn
+--                  (the last reserved): a cancel then gives every unit back
 --
 -- Per entry: a key that does not exist (expired, reset) is left alone, never recreated; so is
 -- a state another algorithm wrote, and a reservation whose window is over. A refund is capped

@@ -115,7 +115,7 @@ SETTLES['token-bucket'] = function(value, now, limit, windowMs, intervalMs, delt
   if ts <= now and tokens >= limit then
     return nil
   end
-  delta = bucket_delta(delta, ts, intervalMs, reservedAt + wait, reserved)
+  delta = bucket_delta(delta, ts, intervalMs, reservedAt, reserved, reservedBy, wait)
   if delta == 0 then
     return nil
   end

@@ -513,7 +513,19 @@ export const LUA_MUTANTS = [
   {
     id: 'decide/replay-any-shape',
     file: 'decide.lua',
-    find: 'if #items == 1 + 4 * count then',
+    find: 'if #items == 1 + width then',
+    replace: 'if true then',
+  },
+  {
+    id: 'decide/replay-slots-skipped',
+    file: 'decide.lua',
+    find: '            replay_slots(start, e0, count, keyBase)',
+    replace: '            local _ = start',
+  },
+  {
+    id: 'decide/replay-slots-taken-when-denied',
+    file: 'decide.lua',
+    find: 'if (policy.shadow and nowAll) or (not policy.shadow and nowEnforced) then',
     replace: 'if true then',
   },
   {
@@ -687,6 +699,12 @@ export const LUA_MUTANTS = [
     find: '  if most <= 0 then\n    return 0',
     replace: '  if most < 0 then\n    return 0',
     explained: 'equivalent: at most == 0 the delta is -0 either way (-most), which the caller drops as 0',
+  },
+  {
+    id: 'settle/bucket-refund-last-turn-from-reserved-at',
+    file: 'common.lua',
+    find: '  if wait > 0 and latest <= reservedBy + wait then',
+    replace: '  if false then',
   },
   {
     id: 'tb-settle/refund-refill-to-now',

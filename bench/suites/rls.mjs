@@ -14,17 +14,15 @@
  *   node suites/rls.mjs [--redis-url URL] [--quick] [--tiers 1000,2000,5000] [--rounds 3] [--workers 1,2]
  */
 import { spawn } from 'node:child_process';
-import { mkdirSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
+import { mkdirSync, mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import { cpus, loadavg, tmpdir } from 'node:os';
 import { dirname, join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { parseArgs } from 'node:util';
-import { credentials, loadPackageDefinition } from '@grpc/grpc-js';
 import { createLimiter } from '@sluice/core';
 import { createRedisStore } from '@sluice/core/node';
-import { packageDefinition } from '@sluice/server';
 import { startRedis } from '../../test/support/redis-server.js';
-import { processCpuSeconds } from '../lib/open-loop.mjs';
+import { closedLoop, grpcCaller, treeCpuSeconds } from '../lib/rls-clients.mjs';
 import { median, quantileSorted } from '../lib/stats.mjs';
 
 const here = dirname(fileURLToPath(import.meta.url));
@@ -52,15 +50,6 @@ const TENANTS = 10_000;
 const CONFIG =
   'domain: bench\ndescriptors:\n  - key: tenant\n    rate_limit: { unit: hour, requests_per_unit: 1000000000 }\n';
 const POLICY = { name: 'tenant', algorithm: 'fixed-window', limit: 1_000_000_000, window: '1h' };
-
-/** The pids of `pid` and its children (a primary's workers), from /proc. */
-function processTree(pid) {
-  const children = readFileSync(`/proc/${pid}/task/${pid}/children`, 'utf8')
-    .trim()
-    .split(/\s+/)
-    .filter(Boolean);
-  return [pid, ...children.map(Number)];
-}
 
 async function startService(redisPort, workers) {
   const root = mkdtempSync(join(tmpdir(), 'sluice-bench-rls-'));
@@ -94,34 +83,8 @@ async function startService(redisPort, workers) {
     rmSync(root, { recursive: true, force: true });
   };
   /** CPU seconds of the service's processes (primary and workers). */
-  const cpuSeconds = () => processTree(child.pid).reduce((sum, pid) => sum + processCpuSeconds(pid), 0);
+  const cpuSeconds = () => treeCpuSeconds(child.pid);
   return { port, cpuSeconds, stop };
-}
-
-function grpcCaller(port) {
-  const root = loadPackageDefinition(packageDefinition());
-  const Service = root.envoy.service.ratelimit.v3.RateLimitService;
-  const clients = Array.from(
-    { length: connections },
-    () =>
-      new Service(`127.0.0.1:${port}`, credentials.createInsecure(), { 'grpc.use_local_subchannel_pool': 1 }),
-  );
-  const call = (tenant) =>
-    new Promise((resolve, reject) => {
-      const request = {
-        domain: 'bench',
-        descriptors: [{ entries: [{ key: 'tenant', value: `t${tenant}` }] }],
-      };
-      clients[tenant % connections].ShouldRateLimit(request, (error, reply) => {
-        if (error) reject(error);
-        else if (reply.overall_code !== 'OK') reject(new Error(`unexpected ${reply.overall_code}`));
-        else resolve();
-      });
-    });
-  const close = () => {
-    for (const client of clients) client.close();
-  };
-  return { call, close };
 }
 
 function inProcessCaller(redisUrl) {
@@ -132,22 +95,6 @@ function inProcessCaller(redisUrl) {
     if (!decision.allowed) throw new Error(`unexpected ${decision.outcome}`);
   };
   return { call, close: () => store.close() };
-}
-
-/** `inFlight` calls outstanding for `ms`: decisions per second. */
-async function closedLoop(call, ms) {
-  let done = 0;
-  let next = 0;
-  const until = performance.now() + ms;
-  const worker = async () => {
-    while (performance.now() < until) {
-      await call(next++ % TENANTS);
-      done++;
-    }
-  };
-  const started = performance.now();
-  await Promise.all(Array.from({ length: inFlight }, worker));
-  return done / ((performance.now() - started) / 1000);
 }
 
 /** Calls due at `rate` per second for `ms`: latency from each due time, and the share answered. */
@@ -183,17 +130,17 @@ async function openLoop(call, rate, ms) {
 /** Closed-loop rounds (alternated with the in-process limiter) and open-loop tiers, on `workers`. */
 async function measure(workers, local) {
   const service = await startService(Number(new URL(redisUrl).port), workers);
-  const grpc = grpcCaller(service.port);
+  const grpc = grpcCaller(service.port, connections);
   // Warm both paths (connections, scripts, JIT).
-  await closedLoop(grpc.call, 1000);
-  await closedLoop(local.call, 1000);
+  await closedLoop(grpc.call, 1000, inFlight);
+  await closedLoop(local.call, 1000, inFlight);
   const closed = [];
   for (let round = 0; round < rounds; round++) {
     const order = round % 2 === 0 ? ['grpc', 'local'] : ['local', 'grpc'];
     const row = {};
     for (const name of order) {
       const cpuBefore = service.cpuSeconds();
-      row[name] = await closedLoop(name === 'grpc' ? grpc.call : local.call, durationMs);
+      row[name] = (await closedLoop(name === 'grpc' ? grpc.call : local.call, durationMs, inFlight)).rate;
       if (name === 'grpc') row.serverCpuS = service.cpuSeconds() - cpuBefore;
     }
     row.ratio = row.grpc / row.local;

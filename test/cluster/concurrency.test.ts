@@ -1,8 +1,9 @@
+import { Redis } from 'ioredis';
 import { describe, expect, it } from 'vitest';
 import { definePolicy } from '../../packages/core/src/policy/define-policy.js';
 import type { SlotRef, StoreEntry } from '../../packages/core/src/types.js';
 import { useClusterClients } from './connect.js';
-import { RedisStore } from './core.js';
+import { createLimiter, identityTag, RedisStore } from './core.js';
 import { keySlot } from './key-slot.js';
 
 const CONNECTIONS = 4;
@@ -94,5 +95,38 @@ describe('concurrency slots on Redis Cluster', () => {
     }
     expect(await store.renewSlots(first)).toEqual(first.map(() => false));
     expect(await Promise.all(first.map(scoreOf))).toEqual(first.map(() => null));
+  });
+
+  it('a check answered unavailable holds no slot: the slot its late answer took is released when it arrives', async () => {
+    const p = prefix();
+    const policies = [{ name: 'in-flight', algorithm: 'concurrency' as const, limit: 1, leaseMs: '10s' }];
+    const [slow, other] = [clients[0]!, clients[1]!].map((client) =>
+      createLimiter({
+        policies,
+        prefix: p,
+        store: new RedisStore({ client }),
+        timeoutMs: 50,
+        breaker: false,
+      }),
+    ) as [ReturnType<typeof createLimiter>, ReturnType<typeof createLimiter>];
+    const warm = await slow.check({ identity: 't' });
+    expect(warm.allowed).toBe(true);
+    await slow.release(warm);
+    // The primary that holds the identity's slot answers 300 ms late.
+    const key = `${identityTag(p, 't')}:in-flight`;
+    const { primaries } = await fixture.cluster.topology();
+    const owner = primaries.find((node) =>
+      node.slots.some(([from, to]) => keySlot(key) >= from && keySlot(key) <= to),
+    );
+    const admin = new Redis({ host: '127.0.0.1', port: owner!.port });
+    await admin.call('CLIENT', 'PAUSE', '300');
+    const missed = await slow.check({ identity: 't' });
+    expect(missed.outcome).toBe('unavailable');
+    await new Promise((resolve) => setTimeout(resolve, 700));
+    expect(await admin.zcard(key)).toBe(0);
+    const next = await other.check({ identity: 't' });
+    expect(next.allowed).toBe(true);
+    await other.release(next);
+    admin.disconnect();
   });
 });

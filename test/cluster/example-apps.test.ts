@@ -133,7 +133,7 @@ describe(`example apps on Redis Cluster (${EXAMPLE_APPS.map((a) => a.name).join(
     await expectConcurrentLimit(nodeFor, apiKey());
   });
 
-  it('GET /concurrent across the apps on Cluster: a client abort mid-request frees its slot at once', async () => {
+  it('GET /concurrent across the apps on Cluster: a client abort mid-request frees its slot once the handler is done', async () => {
     await expectAbortFreesSlot(nodeFor, apiKey());
   });
 

@@ -6,6 +6,8 @@
  * token bucket, burst 20, refill 1/s). The same traffic against four per-node limits (each node
  * counting alone, as an in-process limiter does) shows what a per-node limiter would have let through.
  *
+ * `npm run demo -- --regions 3`: regional quotas instead (test/demo/regions.mjs).
+ *
  * Uses REDIS_URL when set, else a private redis-server on a free port. Without redis-server on
  * PATH it says so and runs the same demo on the memory store in one process.
  * Everything it starts is stopped by PID.
@@ -18,6 +20,7 @@ import { dirname, join, resolve } from 'node:path';
 import { fileURLToPath, pathToFileURL } from 'node:url';
 import { freePort } from '../support/free-port.js';
 import { hasRedisServer, startRedis } from '../support/redis-server.js';
+import { runRegionsDemo } from './regions.mjs';
 
 const ROOT = resolve(dirname(fileURLToPath(import.meta.url)), '../..');
 /** The example apps the demo can run: folder, name, and how to serve one in this process. */
@@ -63,6 +66,14 @@ function chosenApp(argv) {
   return { name, ...app };
 }
 
+/** `--regions <n>` or `--regions=<n>`: the regional quotas demo with n regions; undefined without it. */
+function chosenRegions(argv) {
+  const at = argv.findIndex((arg) => arg === '--regions' || arg.startsWith('--regions='));
+  if (at < 0) return undefined;
+  return Number(argv[at].includes('=') ? argv[at].slice(10) : argv[at + 1]);
+}
+
+const REGIONS = chosenRegions(process.argv.slice(2));
 const APP = chosenApp(process.argv.slice(2));
 const APP_DIR = APP.dir;
 const NODES = 4;
@@ -311,7 +322,7 @@ const interrupt = () => {
 process.once('SIGINT', interrupt);
 process.once('SIGTERM', interrupt);
 
-main().then(
+(REGIONS === undefined ? main() : runRegionsDemo(REGIONS, log)).then(
   () => process.exit(),
   (error) => {
     killAll();

@@ -1,14 +1,28 @@
 /**
  * Concurrency slots and waiting through every adapter and framework major over real HTTP on
- * 127.0.0.1 (memory store): a slot is released when the response finishes and when the client
- * goes away mid-request, once per request with the middleware mounted twice; a request waiting for
- * its turn whose client goes away gives the turn back.
+ * 127.0.0.1 (memory store): a slot is released when the response finishes, and when the client
+ * goes away mid-request only once the handler is done (never more handlers in flight than the
+ * limit), once per request with the middleware mounted twice; a request whose client left before
+ * its check answered does not run the handler; a request waiting for its turn whose client goes
+ * away gives the turn back.
  */
+
+import { randomUUID } from 'node:crypto';
 import { setTimeout as sleep } from 'node:timers/promises';
-import { createLimiter, type Limiter, MemoryStore, type PolicyInput } from '@sluice/core';
+import {
+  createLimiter,
+  type Limiter,
+  MemoryStore,
+  type PolicyInput,
+  type Store,
+  type StoreCheckOptions,
+  type StoreEntry,
+  type StoreMode,
+  type StoreVerdict,
+} from '@sluice/core';
 import { afterEach, describe, expect, test } from 'vitest';
 import { abortLatestFirst, openWaiters } from '../support/overload-routes.js';
-import { HARNESSES, type Mount, type Served } from './adapters.js';
+import { HARNESSES, heldHandlers, type Mount, type Served } from './adapters.js';
 import { closeAgents, openRequest, type Reply, request } from './client.js';
 
 const IN_FLIGHT: PolicyInput = { name: 'in-flight', algorithm: 'concurrency', limit: 2, leaseMs: '10s' };
@@ -24,8 +38,36 @@ const QUEUED: PolicyInput = {
  * A limiter with one policy. The deny cache is off: these tests are about when the adapter frees
  * a slot, which a remembered denial would hide behind its own expiry.
  */
-function limiterOf(policy: PolicyInput): Limiter {
-  return createLimiter({ policies: [policy], store: new MemoryStore(), denyCache: false });
+function limiterOf(policy: PolicyInput, store: Store = new MemoryStore()): Limiter {
+  // A deadline the slow store's checks meet.
+  return createLimiter({ policies: [policy], store, denyCache: false, timeoutMs: 1000 });
+}
+
+/** A `MemoryStore` whose checks answer `delayMs` late, as a store across a slow network would. */
+type SlotRefs = Parameters<NonNullable<Store['releaseSlots']>>[0];
+
+class SlowStore implements Store {
+  readonly kind = 'slow-memory';
+  readonly #inner = new MemoryStore();
+
+  constructor(private readonly delayMs: number) {}
+
+  async decide(entries: readonly StoreEntry[], mode: StoreMode, options?: StoreCheckOptions) {
+    await sleep(this.delayMs);
+    return this.#inner.decide(entries, mode, options) as Promise<StoreVerdict[]>;
+  }
+
+  reset(keys: readonly string[]) {
+    return this.#inner.reset(keys);
+  }
+
+  releaseSlots(slots: SlotRefs) {
+    return this.#inner.releaseSlots(slots);
+  }
+
+  renewSlots(slots: SlotRefs) {
+    return this.#inner.renewSlots(slots);
+  }
 }
 
 let served: Served | undefined;
@@ -60,22 +102,72 @@ describe.each(HARNESSES)('$name', (harness) => {
     expect(again.map((reply) => reply.status)).toEqual([200, 200]);
   });
 
-  test.each(MOUNTS)('mounted on %s: a client gone mid-request frees its slot', async (mount) => {
-    served = await harness.serve({ limiter: limiterOf(IN_FLIGHT), policies: ['in-flight'] }, mount);
+  test.each(MOUNTS)(
+    'mounted on %s: a client gone mid-request keeps its slot until its handler is done, then frees it',
+    async (mount) => {
+      served = await harness.serve({ limiter: limiterOf(IN_FLIGHT), policies: ['in-flight'] }, mount);
+      const url = `${served.url}/items/1`;
+      const holders = [openRequest(url, { 'x-hold-ms': '1000' }), openRequest(url, { 'x-hold-ms': '5000' })];
+      await sleep(100);
+      expectConcurrencyDenial(await request(url));
+      holders[0]!.abort();
+      // Its handler still runs: the slot is still held.
+      await sleep(300);
+      expectConcurrencyDenial(await request(url));
+      // Once the handler is done (1000 ms after it started), the slot is free.
+      await sleep(800);
+      let admitted: Reply | undefined;
+      for (
+        const started = performance.now();
+        admitted === undefined && performance.now() - started < 1000;
+      ) {
+        const reply = await request(url);
+        if (reply.status === 200) admitted = reply;
+        else await sleep(10);
+      }
+      holders[1]!.abort();
+      expect(admitted?.status, 'no slot freed within 1 s of the handler ending').toBe(200);
+    },
+  );
+
+  /**
+   * Limit 3 in flight on `store`; sends `count` requests holding `holdMs`, tagged for
+   * `heldHandlers`, and aborts them all `abortAfterMs` later.
+   */
+  async function sendAndLeave(count: number, holdMs: number, abortAfterMs: number, store?: Store) {
+    const limiter = limiterOf({ ...IN_FLIGHT, limit: 3 }, store);
+    served = await harness.serve({ limiter, policies: ['in-flight'] }, 'route');
     const url = `${served.url}/items/1`;
-    const holders = [openRequest(url, { 'x-hold-ms': '5000' }), openRequest(url, { 'x-hold-ms': '5000' })];
-    await sleep(100);
-    expectConcurrencyDenial(await request(url));
-    holders[0]!.abort();
-    const aborted = performance.now();
-    let admitted: Reply | undefined;
-    while (admitted === undefined && performance.now() - aborted < 1000) {
-      const reply = await request(url);
-      if (reply.status === 200) admitted = reply;
-      else await sleep(10);
-    }
-    holders[1]!.abort();
-    expect(admitted?.status, 'no slot freed within 1 s of the abort').toBe(200);
+    const tag = randomUUID();
+    const headers = { 'x-hold-ms': String(holdMs), 'x-hold-tag': tag };
+    const sent = Array.from({ length: count }, () => openRequest(url, headers));
+    await sleep(abortAfterMs);
+    for (const request of sent) request.abort();
+    return { url, held: heldHandlers(tag) };
+  }
+
+  test('limit 3, 30 requests aborted right after sending: never more than 3 handlers in flight', async () => {
+    // Right after sending: the requests reached the app (a handler may have started), the clients left.
+    const { url, held } = await sendAndLeave(30, 400, 20);
+    // Aborted requests keep arriving while the first handlers run; then every handler ends.
+    await sleep(1200);
+    const counted = `${held.started} started, at most ${held.peak} at once`;
+    expect(held.running, counted).toBe(0);
+    expect(held.peak, counted).toBeLessThanOrEqual(3);
+    // None leaked: once the handlers ended, 3 are admitted at once.
+    await sleep(50);
+    const again = await Promise.all([request(url), request(url), request(url)]);
+    expect(again.map((reply) => reply.status)).toEqual([200, 200, 200]);
+  });
+
+  test('a client gone before its check answered: the handler does not run, its slot is free at once', async () => {
+    // Gone 50 ms after sending, while the checks are with the store (150 ms).
+    const { url, held } = await sendAndLeave(3, 2000, 50, new SlowStore(150));
+    // The checks answer (taking slots) 100 ms later, and the slots are freed.
+    await sleep(250);
+    expect(held.started, 'handlers run for clients that had left').toBe(0);
+    const again = await Promise.all([request(url), request(url), request(url)]);
+    expect(again.map((reply) => reply.status)).toEqual([200, 200, 200]);
   });
 
   test('a request waiting for its turn whose client goes away gives the turn back', async () => {

@@ -135,12 +135,41 @@ function statusOf(header: string | undefined): number {
   return header === undefined ? 200 : Number(header);
 }
 
+/** Test handlers that held, by the `x-hold-tag` they were sent with: started, running, most at once. */
+export interface HeldHandlers {
+  started: number;
+  running: number;
+  peak: number;
+}
+
+const heldByTag = new Map<string, HeldHandlers>();
+
+/** The count of the held handlers of requests sent with `x-hold-tag: <tag>`. */
+export function heldHandlers(tag: string): HeldHandlers {
+  let held = heldByTag.get(tag);
+  if (held === undefined) {
+    held = { started: 0, running: 0, peak: 0 };
+    heldByTag.set(tag, held);
+  }
+  return held;
+}
+
 /**
  * What the test handlers wait before answering: the request's `x-hold-ms` header in ms (a
- * request that holds a concurrency slot that long), else nothing.
+ * request that holds a concurrency slot that long), else nothing. Counted in `heldHandlers(tag)`
+ * when the request has an `x-hold-tag` header.
  */
-function holdFor(header: string | undefined): Promise<void> | undefined {
-  return header === undefined ? undefined : new Promise((done) => setTimeout(done, Number(header)));
+function holdFor(header: string | undefined, tag?: string): Promise<void> | undefined {
+  if (header === undefined) return undefined;
+  const held = tag === undefined ? { started: 0, running: 0, peak: 0 } : heldHandlers(tag);
+  held.started++;
+  held.peak = Math.max(held.peak, ++held.running);
+  return new Promise((done) =>
+    setTimeout(() => {
+      held.running--;
+      done();
+    }, Number(header)),
+  );
 }
 
 /** What the test handlers echo of the decision. */
@@ -208,7 +237,7 @@ function expressHarness(name: string, express: typeof express5): Harness {
       if (mount !== 'route') app.use(limit);
       const routeLimit = mount === 'app' ? [] : [limit];
       const echo = async (req: express5.Request, res: express5.Response) => {
-        await holdFor(req.get('x-hold-ms'));
+        await holdFor(req.get('x-hold-ms'), req.get('x-hold-tag'));
         res.status(statusOf(req.get('x-status'))).json({ ok: true, rateLimit: summary(req.rateLimit) });
       };
       app.get('/items/:id', ...routeLimit, echo);
@@ -242,7 +271,7 @@ function koaHarness(name: string, Koa: typeof Koa3): Harness {
       const router = new Router();
       const routeLimit = mount === 'app' ? [] : [limit];
       const echo = async (ctx: Koa3.Context) => {
-        await holdFor(ctx.get('x-hold-ms') || undefined);
+        await holdFor(ctx.get('x-hold-ms') || undefined, ctx.get('x-hold-tag') || undefined);
         ctx.status = statusOf(ctx.get('x-status') || undefined);
         ctx.body = { ok: true, rateLimit: summary(ctx.state.rateLimit as Decision | undefined) };
       };
@@ -279,7 +308,7 @@ function honoHarness(): Harness {
       if (mount !== 'route') app.use('*', limit);
       const routeLimit = mount === 'app' ? [] : [limit];
       const echo = async (c: Context<RateLimitEnv>) => {
-        await holdFor(c.req.header('x-hold-ms'));
+        await holdFor(c.req.header('x-hold-ms'), c.req.header('x-hold-tag'));
         return c.json(
           { ok: true, rateLimit: summary(c.get('rateLimit')) },
           statusOf(c.req.header('x-status')) as 200,
@@ -312,7 +341,10 @@ async function fastifyReady(options: FastifyRateLimitOptions, mount: Mount): Pro
     await app.register(async (group) => {
       if (mount !== 'app') await group.register(fastifyRateLimit, options);
       const echo = async (request: FastifyRequest, reply: { code(status: number): unknown }) => {
-        await holdFor(request.headers['x-hold-ms'] as string | undefined);
+        await holdFor(
+          request.headers['x-hold-ms'] as string | undefined,
+          request.headers['x-hold-tag'] as string | undefined,
+        );
         reply.code(statusOf(request.headers['x-status'] as string | undefined));
         return { ok: true, rateLimit: summary(request.rateLimit ?? undefined) };
       };
@@ -369,7 +401,10 @@ function decorateMethod(Class: { prototype: object }, method: string, decorator:
 }
 
 const nestEcho = async (req: { rateLimit?: Decision; headers?: Record<string, unknown> }) => {
-  await holdFor(req.headers?.['x-hold-ms'] as string | undefined);
+  await holdFor(
+    req.headers?.['x-hold-ms'] as string | undefined,
+    req.headers?.['x-hold-tag'] as string | undefined,
+  );
   const body = { ok: true, rateLimit: summary(req.rateLimit) };
   const status = statusOf(req.headers?.['x-status'] as string | undefined);
   if (status !== 200) throw new HttpException(body, status);

@@ -1,6 +1,6 @@
 /**
  * The example-app contract's overload routes on every app (one node each on one real Redis):
- * `GET /concurrent?ms=N` (3 in flight per identity, a client abort frees its slot) and
+ * `GET /concurrent?ms=N` (3 in flight per identity, a client abort frees its slot once the handler is done) and
  * `GET /queued` (waits for its turn, none early, at most 50 ms late; past 1000 ms a 429 at once;
  * a client abort gives the turn back). Every adapter passes the request's abort signal and
  * releases on its own end-of-response signal.
@@ -53,7 +53,7 @@ describe.each(EXAMPLE_APPS)('$name example app on one Redis: /concurrent and /qu
     await expectConcurrentBadMs(nodeFor, apiKey());
   });
 
-  test('/concurrent: a client abort mid-request frees its slot at once (no leaked slot)', async () => {
+  test('/concurrent: a client abort mid-request frees its slot once the handler is done, not before (no leaked slot)', async () => {
     await expectAbortFreesSlot(nodeFor, apiKey());
   });
 

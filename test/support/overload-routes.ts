@@ -68,31 +68,43 @@ export async function expectConcurrentBadMs(nodeFor: NodeFor, key: string): Prom
   expect(json(reply)).toEqual({ ok: false, error: '"ms" must be a whole number from 0 to 5000, got 5001' });
 }
 
+/** How long the aborted request's handler of `expectAbortFreesSlot` runs. */
+const ABORTED_HOLD_MS = 1500;
+
 /**
- * `/concurrent`: a client that goes away mid-request frees its slot at once. Four requests
- * holding 4 s: 3 admitted, 1 denied; one admitted request is aborted and a new request is
- * admitted well before the others end (4 s) and before the lease would give the slot back (10 s).
+ * `/concurrent`: a client that goes away mid-request keeps its slot while its handler runs, and
+ * frees it once the handler is done. One request holding 1.5 s, then three holding 4 s (two
+ * admitted, one denied); the first is aborted at once: 300 ms later a new request is still denied
+ * (its handler runs), and once that handler ended a new request is admitted, well before the
+ * others end (4 s) and before the lease would give the slot back (10 s).
  */
 export async function expectAbortFreesSlot(nodeFor: NodeFor, key: string): Promise<void> {
   const headers = { 'x-api-key': key };
-  const holders = Array.from({ length: IN_FLIGHT + 1 }, (_, i) =>
-    openRequest(`${nodeFor(i).url}/concurrent?ms=4000`, headers),
-  );
   const started = performance.now();
+  const aborted = openRequest(`${nodeFor(0).url}/concurrent?ms=${ABORTED_HOLD_MS}`, headers);
+  await sleep(100);
+  const holders = Array.from({ length: IN_FLIGHT }, (_, i) =>
+    openRequest(`${nodeFor(i + 1).url}/concurrent?ms=4000`, headers),
+  );
   const deniedIndex = await Promise.race(holders.map((holder, i) => holder.reply.then(() => i)));
   expectConcurrencyDenial(await holders[deniedIndex]!.reply);
-  const held = holders.filter((_, i) => i !== deniedIndex);
-  held[0]!.abort();
-  const aborted = performance.now();
+  aborted.abort();
+  // Its handler still runs: its slot is still held.
+  await sleep(300);
+  expectConcurrencyDenial(await request(`${nodeFor(1).url}/concurrent?ms=0`, { headers }));
+  await sleep(Math.max(0, ABORTED_HOLD_MS - (performance.now() - started)));
+  const handlerEnded = performance.now();
   let admitted: Reply | undefined;
-  for (let i = 0; admitted === undefined && performance.now() - aborted < 2000; i++) {
+  for (let i = 0; admitted === undefined && performance.now() - handlerEnded < 2000; i++) {
     const reply = await request(`${nodeFor(i).url}/concurrent?ms=0`, { headers });
     if (reply.status === 200) admitted = reply;
     else await sleep(20);
   }
-  const admittedAfterMs = performance.now() - aborted;
-  for (const holder of held.slice(1)) holder.abort();
-  expect(admitted?.status, `no slot freed ${admittedAfterMs.toFixed(0)} ms after the abort`).toBe(200);
+  const admittedAfterMs = performance.now() - handlerEnded;
+  for (const holder of holders) holder.abort();
+  expect(admitted?.status, `no slot freed ${admittedAfterMs.toFixed(0)} ms after the handler ended`).toBe(
+    200,
+  );
   // Both other holders were still in flight: the slot came from the aborted request.
   expect(performance.now() - started).toBeLessThan(4000);
 }

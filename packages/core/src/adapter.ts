@@ -9,7 +9,9 @@
  * - the request path: `createRateLimitHandler(options, adapter)` and what it is made of;
  * - the answer: headers, problem bodies, route keys;
  * - settling after the response, coded warnings, the error classes an adapter throws;
- * - what `@sluice/server` reads: key encoding, metric text escaping, durations of the service protocol.
+ * - what `@sluice/server` reads: key encoding, metric text escaping, durations of the service protocol,
+ *   which entries a decision charged (`chargedOf`), and regional quota assignment (`RedisQuotaTable`
+ *   over lua/quota.lua, `MemoryQuotaTable`).
  *
  * Web-standard only, like the main entry: no `node:` module, Buffer or process (the Hono adapter
  * runs on edge runtimes through it). Same package, same classes: a `MemoryStore` from the main
@@ -40,17 +42,21 @@ export {
   type RateLimitHandlerSettings,
   type RequestFacts,
   type RequestLimitResult,
+  type RequestSettle,
   rateLimitHeaders,
   renderFamilies,
   routeKey,
   setResponseHeader,
+  settledAsGone,
   settleOnResponseEnd,
   settleWhenBodyEnds,
   toDenyList,
   unsentNodeResponse,
 } from './http/index.js';
 export { encodeKeyComponent, identityTag } from './keys/index.js';
+export { chargedOf } from './limiter/charged.js';
 export { StoreTimeoutError } from './limiter/index.js';
+export type { CompiledQuota, QuotaInput, QuotaSource, QuotaSourceBucket, QuotaTake } from './model/quota.js';
 export {
   ADAPTER_OPTION_NAMES,
   checkFrameworkOptions,
@@ -80,6 +86,26 @@ export {
 export { checkOptionNames } from './options/option-names.js';
 export { RateLimitOptionsError } from './options/options-error.js';
 export { compilePolicies, preparePolicy } from './policy/compile-policies.js';
+export {
+  checkQuotaReport,
+  heldShares,
+  leaveQuota,
+  QUOTA_FLOOR_PERMILLE,
+  type QuotaAnswer,
+  type QuotaHolding,
+  type QuotaReport,
+  type QuotaTableState,
+  quotaTarget,
+  reportQuota,
+} from './quota/allocate.js';
+export {
+  decodeQuotaReply,
+  encodeQuotaArgs,
+  MemoryQuotaTable,
+  QUOTA_SCRIPT,
+  type QuotaTable,
+  RedisQuotaTable,
+} from './quota/quota-table.js';
 export { RestRedisError } from './redis/rest-client.js';
 export { protoDurationMs } from './stores/service-store.js';
 export {

@@ -12,8 +12,8 @@ import {
   REST_REDIS_ERROR_BRAND,
   STORE_TIMEOUT_ERROR_BRAND,
 } from './error-brands.js';
-import type { CidrError } from './http/cidr.js';
 import type { StoreTimeoutError } from './limiter/deadline.js';
+import type { CidrError } from './options/cidr.js';
 import type { RateLimitOptionsError } from './options/options-error.js';
 import type { PolicyError } from './policy/errors.js';
 import type { RestRedisError } from './redis/rest-client.js';

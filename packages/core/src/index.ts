@@ -15,11 +15,7 @@ export {
   isRestRedisError,
   isStoreTimeoutError,
 } from './error-guards.js';
-export { CidrError, createIpList, type IpList, parseCidr } from './http/cidr.js';
 export { ipIdentity } from './http/client-ip.js';
-export { createDenyList, type DenyList, type DenyListEntries, type DenyListInput } from './http/deny-list.js';
-export type { HeaderFormat } from './http/headers.js';
-export { parseIp } from './http/ip-address.js';
 export {
   createMetrics,
   DEFAULT_DURATION_BUCKETS_SECONDS,
@@ -38,7 +34,16 @@ export {
   type SettleAnswer,
   type SettleUnits,
 } from './limiter/index.js';
+export { CidrError, createIpList, type IpList, parseCidr } from './options/cidr.js';
+export type { HeaderFormat } from './options/defaults.js';
+export {
+  createDenyList,
+  type DenyList,
+  type DenyListEntries,
+  type DenyListInput,
+} from './options/deny-list.js';
 export type { RateLimitOptions } from './options/index.js';
+export { parseIp } from './options/ip-address.js';
 export { definePolicies, definePolicy } from './policy/define-policy.js';
 export { PolicyError } from './policy/errors.js';
 export { fromNodeRedis } from './redis/node-redis.js';

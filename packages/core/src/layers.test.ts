@@ -1,7 +1,8 @@
 /**
  * The layers of core, read from the source imports (type-only imports included, test files left
- * out): no import cycle; `limiter/`, `stores/`, `redis/`, `algorithms/`, `policy/` and `keys/` never
- * import `http/`; core imports no web framework; `node:` modules only under `node/`; the adapters
+ * out): no import cycle; `limiter/`, `options/`, `stores/`, `redis/`, `algorithms/`, `policy/` and
+ * `keys/` reach no `http/` file, directly or through any other file; `options/` imports only the
+ * layers below it; core imports no web framework; `node:` modules only under `node/`; the adapters
  * never import each other and reach core through its entries only; no source file over 300 lines.
  */
 import { readdirSync, readFileSync } from 'node:fs';
@@ -14,8 +15,24 @@ import { describe, expect, it } from 'vitest';
 const SRC = dirname(fileURLToPath(import.meta.url));
 const PACKAGES = resolve(SRC, '../..');
 
-/** Folders below `http/` in the layering: they never import it. */
-const BELOW_HTTP = ['limiter/', 'stores/', 'redis/', 'algorithms/', 'policy/', 'keys/'];
+/** Folders below `http/` in the layering: no import path from them reaches it. */
+const BELOW_HTTP = ['limiter/', 'options/', 'stores/', 'redis/', 'algorithms/', 'policy/', 'keys/'];
+/**
+ * What `options/` (the option schema, its checks, defaults and errors) may import: itself, the
+ * layers it compiles options into, the `Limiter` interface (the type of the `limiter` option)
+ * and the shared types, brands and logger check at the top of src/.
+ */
+const OPTIONS_MAY_IMPORT = [
+  'options/',
+  'model/',
+  'policy/',
+  'keys/',
+  'algorithms/',
+  'limiter/limiter.ts',
+  'types.ts',
+  'warn.ts',
+  'error-brands.ts',
+];
 const MAX_LINES = 300;
 const WEB_FRAMEWORKS =
   /^(express|koa|hono|fastify|fastify-plugin|@nestjs\/.*|@koa\/.*|@hono\/.*|@fastify\/.*)$/;
@@ -65,6 +82,40 @@ for (const file of coreFiles) {
     file,
     specifiers.filter((s) => !s.startsWith('.')),
   );
+}
+
+/**
+ * The import paths from each file of `from` to a file of `to` (one shortest path per file of
+ * `from` that reaches `to`), as `a -> b -> c`.
+ */
+function pathsInto(
+  edges: ReadonlyMap<string, readonly string[]>,
+  from: (file: string) => boolean,
+  to: (file: string) => boolean,
+): string[] {
+  const found: string[] = [];
+  for (const start of [...edges.keys()].filter(from)) {
+    const parent = new Map<string, string | undefined>([[start, undefined]]);
+    const queue = [start];
+    let hit: string | undefined;
+    while (queue.length > 0 && hit === undefined) {
+      const file = queue.shift() as string;
+      for (const target of edges.get(file) ?? []) {
+        if (parent.has(target)) continue;
+        parent.set(target, file);
+        if (to(target)) {
+          hit = target;
+          break;
+        }
+        queue.push(target);
+      }
+    }
+    if (hit === undefined) continue;
+    const path = [hit];
+    for (let at = parent.get(hit); at !== undefined; at = parent.get(at)) path.unshift(at);
+    found.push(path.join(' -> '));
+  }
+  return found;
 }
 
 /** The strongly connected components of more than one file (or a file importing itself): the cycles. */
@@ -125,6 +176,29 @@ describe('the layers of @sluice/core', () => {
     ).toEqual([]);
   });
 
+  it('the path finder finds the shortest way into a layer, and nothing when there is none', () => {
+    const edges = new Map([
+      ['a/1', ['a/2', 'b/1']],
+      ['a/2', ['c/1']],
+      ['b/1', ['b/2']],
+      ['b/2', ['c/2']],
+      ['d/1', ['b/1']],
+    ]);
+    const inC = (file: string) => file.startsWith('c/');
+    expect(pathsInto(edges, (file) => file.startsWith('a/'), inC)).toEqual([
+      'a/1 -> a/2 -> c/1',
+      'a/2 -> c/1',
+    ]);
+    expect(pathsInto(edges, (file) => file.startsWith('d/'), inC)).toEqual(['d/1 -> b/1 -> b/2 -> c/2']);
+    expect(
+      pathsInto(
+        edges,
+        (file) => file.startsWith('c/'),
+        (file) => file.startsWith('a/'),
+      ),
+    ).toEqual([]);
+  });
+
   it('reads the whole source', () => {
     expect(coreFiles).toContain('index.ts');
     expect(coreFiles).toContain('limiter/create-limiter.ts');
@@ -135,13 +209,29 @@ describe('the layers of @sluice/core', () => {
     expect(cycles(graph)).toEqual([]);
   });
 
-  it(`${BELOW_HTTP.join(', ')} never import http/`, () => {
-    const upward = [...graph].flatMap(([file, targets]) =>
-      BELOW_HTTP.some((dir) => file.startsWith(dir))
-        ? targets.filter((t) => t.startsWith('http/')).map((t) => `${file} -> ${t}`)
-        : [],
+  it(`${BELOW_HTTP.join(', ')} reach no http/ file, directly or through another`, () => {
+    const upward = pathsInto(
+      graph,
+      (file) => BELOW_HTTP.some((dir) => file.startsWith(dir)),
+      (file) => file.startsWith('http/'),
     );
     expect(upward).toEqual([]);
+  });
+
+  it('options/ imports only the layers below it', () => {
+    const wrong = [...graph].flatMap(([file, targets]) =>
+      file.startsWith('options/')
+        ? targets
+            .filter(
+              (t) =>
+                !OPTIONS_MAY_IMPORT.some(
+                  (allowed) => t === allowed || (allowed.endsWith('/') && t.startsWith(allowed)),
+                ),
+            )
+            .map((t) => `${file} -> ${t}`)
+        : [],
+    );
+    expect(wrong).toEqual([]);
   });
 
   it('imports no web framework, and node: modules only under node/', () => {

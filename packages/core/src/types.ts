@@ -19,6 +19,7 @@ export type {
 export type { Descriptor, Identity, IdentityInput, IdentityKind } from './model/descriptor.js';
 export type { FailMode } from './model/fail-mode.js';
 export type { CompiledPolicy, CostInput, PolicyInput, RateInput } from './model/policy.js';
+export type { CompiledQuota, QuotaInput, QuotaSource, QuotaSourceBucket, QuotaTake } from './model/quota.js';
 export type {
   EvalClient,
   SlotRef,

@@ -5,6 +5,7 @@ import {
   checkFrameworkOptions,
   createRateLimitHandler,
   optionNames,
+  settledAsGone,
   settleOnResponseEnd,
 } from '@sluice/core/adapter';
 import type { NextFunction, Request, RequestHandler, Response } from 'express';
@@ -74,7 +75,11 @@ export function rateLimit(options: ExpressRateLimitOptions = {}): RequestHandler
         req.rateLimit = decision;
         if (verdict.action === 'pass') {
           setHeaders(res, verdict.headers);
-          if (result.settle !== undefined) settleOnResponseEnd(res, result.settle);
+          if (result.settle !== undefined) {
+            // A client gone while its check was with the store: the handler does not run.
+            if (settledAsGone(res, result.settle)) return;
+            settleOnResponseEnd(res, result.settle);
+          }
           return next();
         }
         if (onLimited !== undefined) {

@@ -8,6 +8,7 @@ import {
   createRateLimitHandler,
   type RateLimitHandler,
   type RequestLimitResult,
+  settledAsGone,
   settleOnResponseEnd,
 } from '@sluice/core/adapter';
 import type {
@@ -146,7 +147,11 @@ function answer(
   request.rateLimit = decision;
   if (verdict.action === 'pass') {
     reply.headers(verdict.headers);
-    if (result.settle !== undefined) settleOnResponseEnd(reply.raw, result.settle);
+    if (result.settle !== undefined) {
+      // A client gone while its check was with the store: the handler does not run.
+      if (settledAsGone(reply.raw, result.settle)) return void reply.hijack();
+      settleOnResponseEnd(reply.raw, result.settle);
+    }
     return void done();
   }
   const { onLimited } = limits;

@@ -9,7 +9,7 @@ afterEach(() => {
 
 /** A Hono app on a Web runtime (`app.fetch`): one token, 10/s, waiting up to 1 s; the clock the fake timers move. */
 function setup() {
-  vi.useFakeTimers({ toFake: ['setTimeout', 'clearTimeout', 'Date'], now: 1_800_000_000_000 });
+  vi.useFakeTimers({ toFake: ['setTimeout', 'clearTimeout', 'Date', 'performance'], now: 1_800_000_000_000 });
   const clock = () => Date.now();
   const limiter = createLimiter({
     policies: [{ name: 'queued', algorithm: 'token-bucket', burst: 1, rate: '10/s', maxWaitMs: 1000 }],

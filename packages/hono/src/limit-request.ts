@@ -3,6 +3,7 @@ import type { Decision, HttpVerdict } from '@sluice/core';
 import {
   abortSignalOf,
   type RateLimitHandler,
+  settledAsGone,
   settleOnResponseEnd,
   settleWhenBodyEnds,
   unsentNodeResponse,
@@ -65,22 +66,27 @@ export async function limitRequest<E extends Env>(
   const { decision, verdict } = result;
   c.set('rateLimit', decision);
   if (verdict.action === 'pass') {
-    if (node !== undefined && result.settle !== undefined) settleOnResponseEnd(node, result.settle);
+    const { settle } = result;
     // On @hono/node-server and not settling: straight onto the Node response (about 9% of an
     // allowed request, bench/instructions.mjs, against c.header(), whose Headers node-server
     // converts back); the app's Response is written over it, a header it sets of the same name wins.
-    if (node !== undefined && result.settle === undefined) {
+    if (node !== undefined && settle === undefined) {
       for (const name in verdict.headers) node.setHeader(name, verdict.headers[name]!);
       await next();
       return undefined;
     }
+    // A client gone while its check was with the store: the handler does not run.
+    if (node !== undefined && settledAsGone(node, settle!)) return new Response(null, { status: 499 });
     // Before next(): c.json() and the error and not-found handlers build their response with these.
     const first = setHeaders(c, verdict.headers);
-    await next();
-    // Elsewhere a settle waits for the body to be read to the end (or cancelled); a raw
+    // The slots are held until the handler is done (`next()` settled) and the response ended.
+    const handled = next();
+    if (node !== undefined) settleOnResponseEnd(node, settle!, handled);
+    await handled;
+    // Elsewhere a settle waits for the body to be read to the end (or cancelled, or dropped); a raw
     // `new Response()` from the handler does not take the prepared headers: add them.
-    if (result.settle !== undefined) {
-      if (node === undefined) c.res = settleWhenBodyEnds(c.res, result.settle);
+    if (settle !== undefined) {
+      if (node === undefined) c.res = settleWhenBodyEnds(c.res, settle, c.req.method);
     } else if (first !== undefined && !c.res.headers.has(first)) setHeaders(c, verdict.headers);
     return undefined;
   }

@@ -5,6 +5,7 @@ import {
   checkFrameworkOptions,
   createRateLimitHandler,
   optionNames,
+  settledAsGone,
   settleOnResponseEnd,
 } from '@sluice/core/adapter';
 import type { Context, Middleware, Next } from 'koa';
@@ -70,8 +71,13 @@ export function rateLimit(options: KoaRateLimitOptions = {}): Middleware {
         (ctx.state as RateLimitState).rateLimit = decision;
         if (verdict.action === 'pass') {
           ctx.set(verdict.headers);
-          if (result.settle !== undefined) settleOnResponseEnd(ctx.res, result.settle);
-          return next();
+          if (result.settle === undefined) return next();
+          // A client gone while its check was with the store: the handler does not run.
+          if (settledAsGone(ctx.res, result.settle)) return undefined;
+          // The slots are held until the handler is done (`next()` settled) and the response ended.
+          const handled = next();
+          settleOnResponseEnd(ctx.res, result.settle, handled);
+          return handled;
         }
         if (onLimited !== undefined) {
           ctx.set(verdict.onLimitedHeaders);

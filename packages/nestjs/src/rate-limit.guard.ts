@@ -3,8 +3,11 @@ import { type CanActivate, type ExecutionContext, Injectable } from '@nestjs/com
 import type { Decision } from '@sluice/core';
 import {
   abortSignalOf,
+  holdsSlots,
   type RequestFacts,
+  type RequestSettle,
   setResponseHeader,
+  settledAsGone,
   settleOnResponseEnd,
   unsentNodeResponse,
 } from '@sluice/core/adapter';
@@ -57,7 +60,11 @@ export class RateLimitGuard implements CanActivate {
     if (verdict.action === 'pass') {
       this.setHeaders(facts, verdict.headers);
       const node = unsentNodeResponse(facts.response);
-      if (result.settle !== undefined && node !== undefined) settleOnResponseEnd(node, result.settle);
+      if (result.settle === undefined) return true;
+      if (node === undefined) return refuseSlots(result.settle, decision, context);
+      // A client gone while its check was with the store: the handler does not run.
+      if (settledAsGone(node, result.settle)) return false;
+      settleOnResponseEnd(node, result.settle);
       return true;
     }
     // On Express the problem+json type is set as the body is written (see content-type.ts).
@@ -107,4 +114,22 @@ export class RateLimitGuard implements CanActivate {
   protected setDecision(facts: GuardRequestFacts, decision: Decision): void {
     (facts.request as { rateLimit?: Decision }).rateLimit = decision;
   }
+}
+
+/**
+ * Without a Node response (WebSocket, RPC, GraphQL over another transport) the guard cannot tell
+ * when the handler ends, so a concurrency slot taken there would never be released: the slots
+ * are freed at once and the request refused with a TypeError naming the policy. A decision
+ * holding no slots goes on (its settle options, if any, are not applied there). Returns true.
+ */
+function refuseSlots(settle: RequestSettle, decision: Decision, context: ExecutionContext): true {
+  if (settle.slotLeaseMs === undefined) return true;
+  void settle({ statusCode: 200, completed: false });
+  const policies = decision.results.filter(holdsSlots).map((r) => `"${r.policy}"`);
+  const handler = `${context.getClass().name}.${context.getHandler().name}`;
+  throw new TypeError(
+    `@sluice/nestjs: concurrency policy ${policies.join(', ')} on ${handler} cannot limit a '${context.getType()}' ` +
+      'context: the guard cannot tell when a handler there ends, so its slot would never be released. ' +
+      'Use rate policies there (concurrency policies limit HTTP handlers).',
+  );
 }

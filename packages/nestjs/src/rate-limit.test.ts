@@ -553,7 +553,7 @@ describe('RateLimitGuard in other contexts', () => {
     } as never;
   }
 
-  async function guards(extend: boolean) {
+  async function guards(extend: boolean, limiterOf: () => Limiter = limiter) {
     class RpcGuard extends RateLimitGuard {
       protected override getRequestFacts(context: Parameters<RateLimitGuard['canActivate']>[0]) {
         if (context.getType() !== 'rpc') return super.getRequestFacts(context);
@@ -568,7 +568,7 @@ describe('RateLimitGuard in other contexts', () => {
       }
     }
     const moduleRef = await Test.createTestingModule({
-      imports: [RateLimitModule.forRoot({ limiter: limiter() })],
+      imports: [RateLimitModule.forRoot({ limiter: limiterOf() })],
       providers: [RpcGuard],
     }).compile();
     return moduleRef.get(extend ? RpcGuard : RateLimitGuard);
@@ -587,6 +587,27 @@ describe('RateLimitGuard in other contexts', () => {
     await expect(denied).rejects.toBeInstanceOf(RateLimitException);
     await expect(denied).rejects.toMatchObject({ status: 429, decision: { policy: 'api', allowed: false } });
     expect(await guard.canActivate(rpcContext({ client: '10.0.0.2' }))).toBe(true);
+  });
+
+  it('refuses a concurrency policy there, naming it, holding no slot (it could never be released)', async () => {
+    let inFlight: Limiter | undefined;
+    const guard = await guards(true, () => {
+      inFlight = createLimiter({
+        policies: [{ name: 'in-flight', algorithm: 'concurrency', limit: 3 }],
+        store: new MemoryStore(),
+      });
+      return inFlight;
+    });
+    for (let i = 0; i < 5; i++) {
+      const refused = guard.canActivate(rpcContext({ client: '10.0.0.4' }));
+      await expect(refused).rejects.toThrow(TypeError);
+      await expect(refused).rejects.toThrow(
+        `concurrency policy "in-flight" on OtherController.other cannot limit a 'rpc' context`,
+      );
+    }
+    // Every slot taken was freed at once: all 3 are free.
+    await new Promise((resolve) => setTimeout(resolve, 10));
+    expect((await inFlight!.peek({ identity: { kind: 'ip', value: '10.0.0.4' } })).remaining).toBe(3);
   });
 
   it('throws the exception without a stack trace, otherwise as constructed', async () => {

@@ -52,21 +52,6 @@ export function countersOf(planned: readonly PlannedDescriptor[]): Counter[] {
 }
 
 /**
- * Which entries of one store call were charged: none when an enforced entry denied; the shadow
- * entries only when every entry allowed (core's decide contract).
- */
-export function chargedEntries(
-  policies: readonly CompiledPolicy[],
-  verdicts: readonly StoreVerdict[],
-  consumed: boolean,
-): boolean[] {
-  if (!consumed) return verdicts.map(() => false);
-  const everyEnforced = verdicts.every((v, k) => v.allowed || policies[k]?.shadow === true);
-  const every = verdicts.every((v) => v.allowed);
-  return policies.map((p) => (p.shadow ? every : everyEnforced));
-}
-
-/**
  * The verdict of each occurrence of `counter`, from the store's verdict for the counter (`charged`:
  * whether the store charged it). Occurrence j, with the hits of occurrences 1..j summed to S(j),
  * is within the limit when it only looks or when S(j) fits the units there were before the

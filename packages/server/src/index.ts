@@ -1,6 +1,7 @@
 /**
  * `@sluice/server`: Sluice as a rate limit service, a drop-in for envoyproxy/ratelimit. Envoy's
- * `ShouldRateLimit` over gRPC, `POST /json`, `/healthcheck` and `/metrics` over HTTP, the
+ * `ShouldRateLimit` and `StreamRateLimitQuotas` (regional quotas; `QuotaClient` is a Node data
+ * plane of it) over gRPC, `POST /json`, `/healthcheck` and `/metrics` over HTTP, the
  * reference's YAML config, decided by Sluice's atomic multi-policy scripts. Run it with the
  * `sluice-server` bin, or start it in-process with `startServer(readSettings(env))`.
  */
@@ -18,6 +19,19 @@ export {
 export { requestFromJson, responseToJson } from './json.js';
 export { counterKey } from './plan.js';
 export { PROTO_DIR, PROTO_FILES, PROTO_OPTIONS, packageDefinition } from './protos.js';
+export {
+  QuotaBucket,
+  QuotaClient,
+  type QuotaClientOptions,
+  type QuotaVerdict,
+} from './quota/quota-client.js';
+export {
+  QUOTA_CLIENT_METADATA,
+  QuotaService,
+  type QuotaServiceOptions,
+  QuotaStream,
+} from './quota/quota-service.js';
+export type { RlqsBucketAction, RlqsReports, RlqsResponse, RlqsStrategy } from './quota/rlqs-types.js';
 export * from './rls-types.js';
 export { type Log, type RunningServer, type StartServerOptions, startServer } from './server.js';
 export { RateLimitService, type RateLimitServiceOptions } from './service.js';

@@ -21,11 +21,25 @@ interface FieldDescriptor {
 const SCALARS: Record<string, string> = {
   TYPE_STRING: 'string',
   TYPE_UINT32: 'uint32',
+  TYPE_UINT64: 'uint64',
   TYPE_BYTES: 'bytes',
 };
 
 /** The type name as the upstream file writes it, resolved to its last segments. */
-function sameType(upstream: string, field: FieldDescriptor): boolean {
+function sameType(upstream: string, field: FieldDescriptor, owner?: TypeDescriptor): boolean {
+  const map = /^map<(\w+),(\w+)>$/.exec(upstream);
+  if (map !== null) {
+    // A map field: a repeated message whose nested map-entry type holds `key` and `value`.
+    const entry = owner?.nestedType?.find((t) => t.name === field.typeName.split('.').pop());
+    const [key, value] = [entry?.field?.[0], entry?.field?.[1]];
+    return (
+      entry?.options?.mapEntry === true &&
+      key !== undefined &&
+      value !== undefined &&
+      SCALARS[key.type] === map[1] &&
+      SCALARS[value.type] === map[2]
+    );
+  }
   if (SCALARS[field.type] !== undefined) return SCALARS[field.type] === upstream;
   // proto-loader keeps type names as written, relative to the package where they resolve so.
   const ours = field.typeName.replace(/^\./, '');
@@ -38,6 +52,7 @@ interface TypeDescriptor {
   value?: { name: string; number: number }[];
   nestedType?: TypeDescriptor[];
   enumType?: TypeDescriptor[];
+  options?: { mapEntry?: boolean } | null;
 }
 
 /** A message or enum of the package definition by full name, nested ones included. */
@@ -81,7 +96,7 @@ describe('trimmed Envoy protos', () => {
         expect(field.number, `${name}.${field.name}`).toBe(expected?.number);
         expect(field.label === 'LABEL_REPEATED', `${name}.${field.name} repeated`).toBe(expected?.repeated);
         expect(
-          sameType(expected?.type ?? '', field),
+          sameType(expected?.type ?? '', field, ours),
           `${name}.${field.name}: ${field.typeName || field.type}`,
         ).toBe(true);
       }

@@ -1,5 +1,5 @@
 /**
- * Envoy's rate limit service and the gRPC health service, loaded from the trimmed protos shipped
+ * Envoy's rate limit service, its rate limit quota service and the gRPC health service, loaded from the trimmed protos shipped
  * in `proto/` (same packages, message names and field numbers as upstream; a test checks them).
  */
 import { fileURLToPath } from 'node:url';
@@ -20,11 +20,15 @@ export const PROTO_OPTIONS: Options = {
 };
 
 /** The proto files, relative to `PROTO_DIR`. */
-export const PROTO_FILES = ['envoy/service/ratelimit/v3/rls.proto', 'grpc/health/v1/health.proto'];
+export const PROTO_FILES = [
+  'envoy/service/ratelimit/v3/rls.proto',
+  'envoy/service/rate_limit_quota/v3/rlqs.proto',
+  'grpc/health/v1/health.proto',
+];
 
 let loaded: PackageDefinition | undefined;
 
-/** The package definition of both services (loaded once). */
+/** The package definition of every service (loaded once). */
 export function packageDefinition(): PackageDefinition {
   loaded ??= loadSync(PROTO_FILES, PROTO_OPTIONS);
   return loaded;
@@ -39,6 +43,14 @@ function serviceAt(root: GrpcObject, path: string): ServiceDefinition {
 /** `envoy.service.ratelimit.v3.RateLimitService`. */
 export function rateLimitServiceDefinition(): ServiceDefinition {
   return serviceAt(loadPackageDefinition(packageDefinition()), 'envoy.service.ratelimit.v3.RateLimitService');
+}
+
+/** `envoy.service.rate_limit_quota.v3.RateLimitQuotaService` (regional quotas). */
+export function rateLimitQuotaServiceDefinition(): ServiceDefinition {
+  return serviceAt(
+    loadPackageDefinition(packageDefinition()),
+    'envoy.service.rate_limit_quota.v3.RateLimitQuotaService',
+  );
 }
 
 /** `grpc.health.v1.Health`. */

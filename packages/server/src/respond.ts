@@ -5,11 +5,11 @@
 import type { Decision, PolicyResult, StoreVerdict } from '@sluice/core';
 import { problemJson, quotaExceededProblem, rateLimitHeaders } from '@sluice/core/adapter';
 import { type Rule, UNIT_MS } from './config/types.js';
+import type { CounterVerdict } from './decide.js';
 import { overZeroLimit, type PlannedDescriptor } from './plan.js';
 import type { RlsCode, RlsDescriptorStatus, RlsDuration, RlsHeader, RlsResponse } from './rls-types.js';
 import type { ResponseHeaders, ServerSettings } from './settings.js';
 import type { ServiceStats } from './stats.js';
-import type { CounterVerdict } from './store-call.js';
 
 const MAX_UINT32 = 4_294_967_295;
 const ENCODER = new TextEncoder();
@@ -155,13 +155,15 @@ function referenceHeaders(
 
 function headersOf(
   format: ResponseHeaders,
+  limited: readonly Limited[],
   items: readonly (Limited | undefined)[],
   statuses: readonly RlsDescriptorStatus[],
-  decision: Decision,
+  overLimit: boolean,
   names: ServerSettings['headerNames'],
 ): RlsHeader[] {
-  if (format === 'off' || decision.results.length === 0) return [];
+  if (format === 'off' || limited.length === 0) return [];
   if (format === 'reference') return referenceHeaders(items, statuses, names);
+  const decision = toDecision(limited, overLimit);
   return Object.entries(rateLimitHeaders(decision, 'draft-10')).map(([key, value]) => ({ key, value }));
 }
 
@@ -192,15 +194,19 @@ export function buildResponse(
   });
   const statuses = planned.map((d, i) => status(perDescriptor[i], d.unlimited));
   let overall: RlsCode = statuses.some((s) => s.code === 'OVER_LIMIT') ? 'OVER_LIMIT' : 'OK';
-  const decision = toDecision(limited, overall === 'OVER_LIMIT');
+  const overLimit = overall === 'OVER_LIMIT';
   const headers = headersOf(
     settings.responseHeaders,
+    limited,
     perDescriptor,
     statuses,
-    decision,
+    overLimit,
     settings.headerNames,
   );
-  const body = overall === 'OVER_LIMIT' ? ENCODER.encode(problemJson(quotaExceededProblem(decision))) : EMPTY;
+  // The problem body (and the Decision it is written from) only for an answer over the limit.
+  const body = overLimit
+    ? ENCODER.encode(problemJson(quotaExceededProblem(toDecision(limited, true))))
+    : EMPTY;
   if (overall === 'OVER_LIMIT' && settings.shadowMode) {
     overall = 'OK';
     stats.addService('global_shadow_mode');

@@ -9,6 +9,7 @@ import { type ConfigWatcher, loadConfigDir, watchConfig } from './config/load.js
 import type { ConfigError } from './config/types.js';
 import { bindGrpc, createGrpcServer, drainGrpc, HealthState } from './grpc.js';
 import { createHttpServer, drainHttp, listenHttp, type MetricsText } from './http.js';
+import { addQuotaService } from './quota/quota-setup.js';
 import { RateLimitService } from './service.js';
 import type { ServerSettings } from './settings.js';
 
@@ -105,6 +106,7 @@ export async function startServer(
   }, PROBE_INTERVAL_MS);
   probe.unref();
   const grpc = createGrpcServer(service, health);
+  const quota = addQuotaService(grpc, service, settings, store);
   const http: HttpServer = createHttpServer(service, serving, options.metrics);
   const grpcPort = await bindGrpc(grpc, settings.host, settings.grpcPort);
   const httpPort = await listenHttp(http, settings.host, settings.httpPort);
@@ -123,6 +125,7 @@ export async function startServer(
       health.refresh();
       watcher.close();
       clearInterval(probe);
+      quota.streams.endAll();
       await Promise.all([drainGrpc(grpc, settings.drainMs), drainHttp(http, settings.drainMs)]);
       health.endAll();
       await own?.close();

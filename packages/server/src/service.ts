@@ -1,15 +1,16 @@
 /**
- * The rate limit service: ShouldRateLimit on the config in force, one atomic store call for the
- * charged descriptors of a request. Transport-free: gRPC and HTTP both call `shouldRateLimit`.
+ * The rate limit service: ShouldRateLimit on the config in force, decided by a limiter (one atomic
+ * store call for the charged descriptors of a request, the limiter's breaker, deadline and fail
+ * modes). Transport-free: gRPC and HTTP both call `shouldRateLimit`.
  */
-import { MemoryStore, type Store } from '@sluice/core';
+import { createLimiter, definePolicy, type Limiter, type Store } from '@sluice/core';
 import type { RateLimitConfig } from './config/types.js';
+import { type DecideContext, decideCounters } from './decide.js';
 import { overZeroLimit, planRequest } from './plan.js';
 import { buildResponse } from './respond.js';
 import { type RlsRequest, RlsRequestError, type RlsResponse } from './rls-types.js';
 import type { ServerSettings } from './settings.js';
 import { ServiceStats } from './stats.js';
-import { decideCounters, type StoreCallContext, withDeadline } from './store-call.js';
 
 /** What a service is built from. */
 export interface RateLimitServiceOptions {
@@ -27,7 +28,7 @@ export class RateLimitService {
   private storeHealthy = true;
   private readonly settings: ServerSettings;
   private readonly clock: () => number;
-  private readonly context: StoreCallContext;
+  private readonly context: DecideContext;
   private readonly prefix: string;
 
   constructor(options: RateLimitServiceOptions) {
@@ -36,12 +37,7 @@ export class RateLimitService {
     this.clock = options.clock ?? Date.now;
     this.prefix = `${options.settings.cacheKeyPrefix}sluice-rls`;
     this.stats.declareRules(options.config.rules);
-    this.context = {
-      store: options.store,
-      local: new MemoryStore(),
-      timeoutMs: options.settings.timeoutMs,
-      onStoreResult: (ok) => this.noteStore(ok),
-    };
+    this.context = { limiter: serviceLimiter(options), onStoreResult: (ok) => this.noteStore(ok) };
   }
 
   /** The config in force. */
@@ -53,6 +49,11 @@ export class RateLimitService {
   setConfig(config: RateLimitConfig): void {
     this.current = config;
     this.stats.declareRules(config.rules);
+  }
+
+  /** The limiter deciding the requests: its counters (store calls, failures by cause, latency), its breaker. */
+  get limiter(): Limiter {
+    return this.context.limiter;
   }
 
   /** False once a store call failed, until one succeeds again. */
@@ -81,17 +82,39 @@ export class RateLimitService {
     }
   }
 
-  /** Asks the store once (a look at a probe key); true when it answered within the deadline. */
+  /**
+   * Asks the store once through the limiter (a look at a probe key, under the breaker and the
+   * deadline); true when the store answered.
+   */
   async probeStore(): Promise<boolean> {
-    try {
-      await withDeadline(
-        this.context.store.reset([`${this.prefix}:{~health}:probe`]),
-        this.settings.timeoutMs,
-      );
-      this.storeHealthy = true;
-    } catch {
-      this.storeHealthy = false;
-    }
+    const probe = [{ key: `${this.prefix}:{~health}:probe`, policy: PROBE_POLICY, cost: 1 }];
+    const decision = await this.context.limiter.checkEntries(probe, 'peek');
+    this.storeHealthy = decision.source === 'store';
     return this.storeHealthy;
   }
+}
+
+/** The policy of the health probe's look, and the limiter's own set (never checked). */
+const PROBE_POLICY = definePolicy({
+  name: 'health-probe',
+  algorithm: 'fixed-window',
+  limit: 1,
+  window: 1000,
+  failMode: 'open',
+});
+
+/**
+ * The limiter of a service: the service's store under its deadline (`SLUICE_TIMEOUT_MS`) and core's
+ * breaker. The rules are the config's policies, handed to each call (`checkEntries`), so the
+ * limiter's own set is the probe's policy, never checked by name; no deny cache (every hit is counted, as the
+ * reference counts them).
+ */
+function serviceLimiter(options: RateLimitServiceOptions): Limiter {
+  return createLimiter({
+    store: options.store,
+    policies: [PROBE_POLICY],
+    timeoutMs: options.settings.timeoutMs,
+    denyCache: false,
+    ...(options.clock === undefined ? {} : { clock: options.clock }),
+  });
 }

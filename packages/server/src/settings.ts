@@ -40,6 +40,8 @@ export interface ServerSettings {
   readonly timeoutMs: number;
   /** `SLUICE_DRAIN_MS` (default 10000): how long SIGTERM waits for calls in flight. */
   readonly drainMs: number;
+  /** `SLUICE_QUOTA_TTL_MS` (default 10000): `assignment_time_to_live` of regional quota assignments. */
+  readonly quotaTtlMs: number;
 }
 
 type Env = Readonly<Record<string, string | undefined>>;
@@ -126,6 +128,7 @@ export function readSettings(env: Env = process.env): ServerSettings {
     nearLimitRatio,
     timeoutMs: readInt(env, 'SLUICE_TIMEOUT_MS', 100, 1, 60_000),
     drainMs: readInt(env, 'SLUICE_DRAIN_MS', 10_000, 0, 600_000),
+    quotaTtlMs: readInt(env, 'SLUICE_QUOTA_TTL_MS', 10_000, 100, 3_600_000),
   };
 }
 

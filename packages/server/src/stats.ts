@@ -47,6 +47,8 @@ export class ServiceStats {
     service_error: 0,
     global_shadow_mode: 0,
   };
+  /** More metric families listed after the service's (the quota service's figures). */
+  private readonly sources: (() => MetricFamily[])[] = [];
 
   /** Reports every rule of a newly loaded config at 0 (series exist before the first hit). */
   declareRules(rules: readonly Rule[]): void {
@@ -98,7 +100,13 @@ export class ServiceStats {
         samples: [{ value: this.service[stat] }],
       });
     }
+    for (const source of this.sources) families.push(...source());
     return families;
+  }
+
+  /** Adds metric families listed after the service's own counters. */
+  addSource(families: () => MetricFamily[]): void {
+    this.sources.push(families);
   }
 
   /** Prometheus text exposition of every counter. */

@@ -119,6 +119,7 @@ describe('the embedded decide script', () => {
       [
         'common.lua',
         'decide.lua',
+        'quota.lua',
         'reset.lua',
         'settle.lua',
         'slots.lua',

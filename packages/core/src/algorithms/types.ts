@@ -109,18 +109,23 @@ export function settleCeiling(held: number, limit: number): number {
  * been made, the bucket would hold no more than that much more now: the refill since may have
  * filled it (a full key expires and comes back fresh, then drained by others), and a refund of
  * that refill would add capacity the policy never had; a turn reserved after this one keeps its
- * place, so a cancelled turn gives back only what no later turn stands on. 0: nothing left to
- * refund. Same arithmetic as `bucket_delta` in lua/common.lua.
+ * place, so a cancelled turn gives back only what no later turn stands on. A reserved turn lies
+ * between `reservedAtMs` and `reservedByMs`, plus its wait (the caller's clock is not the store's:
+ * a round trip and whole ms apart): a debt's end within that is the turn itself, the last one
+ * reserved, and it gives all back (counted from `reservedAtMs` instead, each cancel of a queue, the
+ * last turn first, would leave its shortfall to the next, doubling it). 0: nothing left to refund.
+ * Same arithmetic as `bucket_delta` in lua/common.lua.
  */
 export function bucketDelta(
   deltaUnits: number,
   latestMs: number,
-  { intervalMs, reservedAtMs, reservedUnits, waitMs }: SettleParams,
+  { intervalMs, reservedAtMs, reservedByMs, reservedUnits, waitMs = 0 }: SettleParams,
 ): number {
   if (deltaUnits >= 0) return deltaUnits;
   let most = reservedUnits;
-  const turnMs = reservedAtMs + (waitMs ?? 0);
-  if (latestMs > turnMs) most = reservedUnits - (latestMs - turnMs) / intervalMs;
+  const turnMs = reservedAtMs + waitMs;
+  if (waitMs > 0 && latestMs <= reservedByMs + waitMs) most = reservedUnits;
+  else if (latestMs > turnMs) most = reservedUnits - (latestMs - turnMs) / intervalMs;
   if (most <= 0) return 0;
   return Math.max(deltaUnits, -most);
 }

@@ -1,5 +1,5 @@
 /** The abort signal of a request served by Node's `http` module, made only when asked for. */
-import type { NodeResponseEvents } from './settle-request.js';
+import type { NodeResponseEvents } from './request-end.js';
 
 /**
  * The `abortSignal` of `RequestFacts` for a Node response (Express, Koa, Nest, Fastify, Hono on

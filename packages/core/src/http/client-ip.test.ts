@@ -1,8 +1,8 @@
 import fc from 'fast-check';
 import { describe, expect, it } from 'vitest';
-import { CidrError, createIpList, formatCidr, parseCidr } from './cidr.js';
+import { CidrError, createIpList, formatCidr, parseCidr } from '../options/cidr.js';
+import { formatIp, maskIp, normalizeIp, parseIp } from '../options/ip-address.js';
 import { ipIdentity } from './client-ip.js';
-import { formatIp, maskIp, normalizeIp, parseIp } from './ip-address.js';
 
 const ipv4 = fc.tuple(fc.nat(255), fc.nat(255), fc.nat(255), fc.nat(255)).map((b) => b.join('.'));
 const ipv6Bytes = fc.uint8Array({ minLength: 16, maxLength: 16 });

@@ -4,7 +4,7 @@
  * holds a /56 or a /64 and can rotate addresses inside it at will.
  */
 import { OPTION_DEFAULTS } from '../options/defaults.js';
-import { formatIp, type IpAddress, maskIp, parseIp } from './ip-address.js';
+import { formatIp, type IpAddress, maskIp, parseIp } from '../options/ip-address.js';
 
 /** Options of `ipIdentity`. */
 export interface IpIdentityOptions {

@@ -67,6 +67,7 @@ export function fakeLimiter(
       return answer;
     },
     peek: async () => answer,
+    checkEntries: async () => answer,
     reset: async () => {},
     settle: async () => 'noop',
     release: async () => {},

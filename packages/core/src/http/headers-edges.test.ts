@@ -1,6 +1,7 @@
 import { describe, expect, it } from 'vitest';
+import type { HeaderFormat } from '../options/defaults.js';
 import { decision, result } from './fixtures.test-util.js';
-import { type HeaderFormat, rateLimitHeaders, visibleResults } from './headers.js';
+import { rateLimitHeaders, visibleResults } from './headers.js';
 import { serializeSfList } from './structured-fields.js';
 
 describe('rateLimitHeaders: the policy the single-policy formats describe', () => {

@@ -7,15 +7,9 @@
 
 import { holdsSlots } from '../algorithms/concurrency.js';
 import { ALGORITHMS } from '../algorithms/registry.js';
-import { OPTION_DEFAULTS } from '../options/defaults.js';
+import { type HeaderFormat, OPTION_DEFAULTS } from '../options/defaults.js';
 import type { Algorithm, Decision, PolicyResult } from '../types.js';
 import { SF_INTEGER_MAX, serializeSfList, serializeSfString } from './structured-fields.js';
-
-/** Which header set to send: `'draft-10'` (default), `'draft-7'`, `'draft-6'`, `'legacy'`, or none. */
-export type HeaderFormat = typeof OPTION_DEFAULTS.headers;
-
-/** Every accepted `HeaderFormat`, in the order error messages list them. */
-export const HEADER_FORMATS: readonly HeaderFormat[] = ['draft-10', 'draft-7', 'draft-6', 'legacy', false];
 
 /** Options of `rateLimitHeaders`. */
 export interface RateLimitHeaderOptions {

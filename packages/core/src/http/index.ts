@@ -1,12 +1,32 @@
 /** The framework-neutral HTTP layer: headers, problem bodies, verdicts, routes, client IPs, metrics, adapter options. */
 
 export {
+  CidrError,
+  type CidrRange,
+  createIpList,
+  formatCidr,
+  type IpList,
+  NAMED_RANGES,
+  parseCidr,
+} from '../options/cidr.js';
+export { HEADER_FORMATS, type HeaderFormat } from '../options/defaults.js';
+export {
+  createDenyList,
+  type DenyList,
+  type DenyListEntries,
+  type DenyListInput,
+  isDenyList,
+  toDenyList,
+} from '../options/deny-list.js';
+export { formatIp, type IpAddress, maskIp, normalizeIp, parseIp } from '../options/ip-address.js';
+export {
   checkOptionNames,
   closestName,
   FOREIGN_OPTIONS,
   unknownOptionHint,
 } from '../options/option-names.js';
 export { RateLimitOptionsError } from '../options/options-error.js';
+export { storeProblem } from '../options/store-check.js';
 export {
   isLogger,
   type LogEntry,
@@ -22,35 +42,15 @@ export {
 } from '../warn.js';
 export { abortSignalOf } from './abort-signal.js';
 export { type CompileTarget, chooseLimit, ownFailMode } from './choose-policies.js';
-export {
-  CidrError,
-  type CidrRange,
-  createIpList,
-  formatCidr,
-  type IpList,
-  NAMED_RANGES,
-  parseCidr,
-} from './cidr.js';
 export { type IpIdentityOptions, ipIdentity } from './client-ip.js';
 export { DecisionFanout } from './decision-fanout.js';
-export {
-  createDenyList,
-  type DenyList,
-  type DenyListEntries,
-  type DenyListInput,
-  isDenyList,
-  toDenyList,
-} from './deny-list.js';
 export { FORBIDDEN } from './forbidden.js';
 export {
-  HEADER_FORMATS,
-  type HeaderFormat,
   type RateLimitHeaderOptions,
   rateLimitHeaders,
   visibleResults,
   windowSeconds,
 } from './headers.js';
-export { formatIp, type IpAddress, maskIp, normalizeIp, parseIp } from './ip-address.js';
 export {
   createLimitRequest,
   previousCheck,
@@ -108,19 +108,18 @@ export {
   quotaExceededProblem,
   unavailableProblem,
 } from './problem.js';
+export {
+  type NodeResponseEvents,
+  type RequestSettle,
+  settledAsGone,
+  settleOnResponseEnd,
+  settleWhenBodyEnds,
+  slotLeaseOf,
+} from './request-end.js';
 export { UNKNOWN_CLIENT_IDENTITY } from './request-identity.js';
 export { denyingResults, longestWaitPolicy, retryAfterSeconds } from './retry-after.js';
 export { isIdSegment, MAX_ROUTE_SEGMENTS, normalizePath, routeKey } from './route.js';
-export {
-  type NodeResponseEvents,
-  type ResponseFacts,
-  type SettleOptions,
-  settleOnResponseEnd,
-  settlerFor,
-  settles,
-  settleWhenBodyEnds,
-} from './settle-request.js';
-export { storeProblem } from './store-check.js';
+export { type ResponseFacts, type SettleOptions, settlerFor, settles } from './settle-request.js';
 export {
   SF_INTEGER_MAX,
   type SfStringItem,

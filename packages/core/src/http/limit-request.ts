@@ -7,10 +7,11 @@ import type { Decision, Descriptor, IdentityInput } from '../types.js';
 import { addCheck, findCheck } from './check-records.js';
 import { FORBIDDEN, FORBIDDEN_PROMISE } from './forbidden.js';
 import { type ChoiceAnswer, type PolicyChoice, PolicyChoiceFailure, policySetKey } from './policy-choice.js';
+import type { RequestSettle } from './request-end.js';
 import { requestIdentity } from './request-identity.js';
 import type { ResolvedRateLimitOptions } from './resolved-options.js';
 import { routeKey } from './route.js';
-import { type ResponseFacts, settlerFor, settles } from './settle-request.js';
+import { settlerFor, settles } from './settle-request.js';
 import { isThenable } from './thenable.js';
 import { type HttpVerdict, toHttpVerdict } from './verdict.js';
 
@@ -49,11 +50,12 @@ export interface RequestLimitResult {
   readonly duplicate: boolean;
   /**
    * With a settle option (`settle`, `skipFailedRequests`, `skipSuccessfulRequests`), or when the
-   * decision holds concurrency slots: call it once the response finished or the connection closed
-   * (it settles and frees the slots; later calls do nothing; it never rejects). Undefined
-   * otherwise, and for a duplicate check (the first layer settles and releases).
+   * decision holds concurrency slots: call it once the handler is done and the response finished
+   * or the connection closed (`settleOnResponseEnd`, `settleWhenBodyEnds`; it settles and frees the
+   * slots; later calls do nothing; it never rejects). Undefined otherwise, and for a duplicate
+   * check (the first layer settles and releases).
    */
-  readonly settle?: (response: ResponseFacts) => Promise<void>;
+  readonly settle?: RequestSettle;
 }
 
 /**

@@ -14,7 +14,7 @@ afterEach(() => {
 
 describe('overload metrics', () => {
   it('render slots in use, reclaimed and lost, and waits, by policy', async () => {
-    vi.useFakeTimers({ toFake: ['setTimeout', 'clearTimeout'] });
+    vi.useFakeTimers({ toFake: ['setTimeout', 'clearTimeout', 'performance'] });
     let now = 1_764_400_200_000;
     const clock = () => now;
     const store = new MemoryStore({ clock });

@@ -2,11 +2,12 @@
 import type { DecisionSource } from '../types.js';
 import type { MetricFamily } from './metrics-families.js';
 
-/** The sources of decisions made in-process: a lease, a policy's local stage, the deny cache. */
+/** The sources of decisions made in-process: a lease, a policy's local stage, the deny cache, a regional quota. */
 export const IN_PROCESS_SOURCES: readonly DecisionSource[] = Object.freeze([
   'lease',
   'local-stage',
   'deny-cache',
+  'quota',
 ]);
 
 /**
@@ -32,7 +33,7 @@ export class InProcessDecisionCounts {
     }
     return {
       name: 'sluice_in_process_decisions_total',
-      help: 'Decisions made without a store call, by source (lease, local-stage, deny-cache).',
+      help: 'Decisions made without a store call, by source (lease, local-stage, deny-cache, quota).',
       type: 'counter',
       samples,
     };

@@ -3,7 +3,7 @@
  * @hono/node-server, a Fastify reply's `raw`), by its shape: no `node:` import, so it is safe on
  * every runtime.
  */
-import type { NodeResponseEvents } from './settle-request.js';
+import type { NodeResponseEvents } from './request-end.js';
 
 /** The part of a Node `http.ServerResponse` adapters use: its end events and `setHeader`. */
 export interface NodeResponse extends NodeResponseEvents {

@@ -1,11 +1,11 @@
+import type { IpList } from '../options/cidr.js';
+import type { HeaderFormat } from '../options/defaults.js';
+import type { DenyList } from '../options/deny-list.js';
 import { ADAPTER_OPTION_NAMES, checkOption, HTTP_OPTIONS, type RateLimitOptions } from '../options/index.js';
 import { checkOptionNames, closestName } from '../options/option-names.js';
 import { RateLimitOptionsError } from '../options/options-error.js';
 import { report, type SluiceLogger, WARNING_CODES } from '../warn.js';
 import { type ChoiceSettings, resolveChoice } from './choose-options.js';
-import type { IpList } from './cidr.js';
-import type { DenyList } from './deny-list.js';
-import type { HeaderFormat } from './headers.js';
 import { createLimitRequest, type RequestFacts, type RequestLimitResult } from './limit-request.js';
 import type { ResolvedRateLimitOptions } from './resolved-options.js';
 

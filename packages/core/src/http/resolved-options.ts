@@ -1,11 +1,11 @@
 /** The options an adapter shares, as `resolveRateLimitOptions` leaves them: what the request path reads. */
 import type { Limiter } from '../limiter/limiter.js';
+import type { IpList } from '../options/cidr.js';
+import type { HeaderFormat } from '../options/defaults.js';
+import type { DenyList } from '../options/deny-list.js';
 import type { CostValue } from '../options/index.js';
 import type { IdentityInput } from '../types.js';
 import type { SluiceLogger } from '../warn.js';
-import type { IpList } from './cidr.js';
-import type { DenyList } from './deny-list.js';
-import type { HeaderFormat } from './headers.js';
 import type { PolicyChooser } from './policy-choice.js';
 import type { SettleOptions } from './settle-request.js';
 

@@ -4,9 +4,11 @@
  */
 import type { Limiter } from '../limiter/limiter.js';
 import type { ResponseFacts } from '../model/response-facts.js';
+import { OPTION_DEFAULTS } from '../options/defaults.js';
 import type { CostValue } from '../options/index.js';
 import type { Decision } from '../types.js';
 import { report, type SluiceLogger, WARNING_CODES } from '../warn.js';
+import { type RequestSettle, slotLeaseOf } from './request-end.js';
 
 export type { ResponseFacts } from '../model/response-facts.js';
 
@@ -47,8 +49,8 @@ async function unitsFor<Req>(
 }
 
 /**
- * What to do once a request's response ended, for the adapter to call once its response finished
- * or its connection closed (later calls do nothing): free the concurrency slots the decision holds
+ * What to do once a request ended, for the adapter to call once the handler is done and its response
+ * finished or its connection closed (`settleOnResponseEnd`, `settleWhenBodyEnds`; later calls do nothing): free the concurrency slots the decision holds
  * (`release`), and settle it (`settle`: the settle options ask for it). Never rejects: a throwing
  * `settle` or `requestWasSuccessful`, bad units or a store failure print one `SLUICE_SETTLE_FAILED`
  * warning; a slot the store could not free expires after its lease.
@@ -59,15 +61,19 @@ export function settlerFor<Req>(
   req: Req,
   decision: Decision,
   work: { readonly settle: boolean; readonly release: boolean },
-): (response: ResponseFacts) => Promise<void> {
+): RequestSettle {
   let done = false;
-  return async (response) => {
+  const settle = async (response: ResponseFacts) => {
     if (done) return;
     done = true;
     const released = work.release ? limiter.release(decision) : undefined;
     if (work.settle) await settleAfter(options, limiter, req, decision, response);
     await released;
   };
+  const slotLeaseMs = work.release
+    ? (slotLeaseOf(decision) ?? OPTION_DEFAULTS.concurrencyLeaseMs)
+    : undefined;
+  return Object.assign(settle, { slotLeaseMs });
 }
 
 /** Settles `decision` to the units the settle options give for `response`; failures are reported, never thrown. */
@@ -103,73 +109,4 @@ async function settleAfter<Req>(
       },
     );
   }
-}
-
-/** The part of a Node `http.ServerResponse` that tells when a response ended. */
-export interface NodeResponseEvents {
-  readonly statusCode: number;
-  readonly writableFinished?: boolean;
-  /** True once the response (its connection) was destroyed: closed, maybe before it finished. */
-  readonly destroyed?: boolean;
-  once(event: 'finish' | 'close', listener: () => void): unknown;
-}
-
-/**
- * Calls `settle` when a Node response finished (`completed: true`) or its connection closed
- * before (`completed: false`): Express, Koa, Nest and Hono on Node. `settle` runs once. A response
- * that ended already (the client went away while the check was with the store) settles at once:
- * its `finish` and `close` events are past.
- */
-export function settleOnResponseEnd(
-  res: NodeResponseEvents,
-  settle: (response: ResponseFacts) => Promise<void>,
-): void {
-  if (res.writableFinished === true || res.destroyed === true) {
-    void settle({ statusCode: res.statusCode, completed: res.writableFinished === true });
-    return;
-  }
-  res.once('finish', () => void settle({ statusCode: res.statusCode, completed: true }));
-  res.once(
-    'close',
-    () => void settle({ statusCode: res.statusCode, completed: res.writableFinished === true }),
-  );
-}
-
-/**
- * A Web `Response` like `response` whose body calls `settle` once it was read to the end
- * (`completed: true`), or when it is cancelled or fails (the client went away: `completed:
- * false`); without a body, `settle` is called now. For runtimes without a Node response.
- */
-export function settleWhenBodyEnds(
-  response: Response,
-  settle: (response: ResponseFacts) => Promise<void>,
-): Response {
-  const { status } = response;
-  const body = response.body;
-  if (body === null) {
-    void settle({ statusCode: status, completed: true });
-    return response;
-  }
-  const reader = body.getReader();
-  const stream = new ReadableStream<Uint8Array>({
-    async pull(controller) {
-      try {
-        const { done, value } = await reader.read();
-        if (done) {
-          controller.close();
-          void settle({ statusCode: status, completed: true });
-        } else {
-          controller.enqueue(value);
-        }
-      } catch (error) {
-        void settle({ statusCode: status, completed: false });
-        controller.error(error);
-      }
-    },
-    cancel(reason) {
-      void settle({ statusCode: status, completed: false });
-      return reader.cancel(reason);
-    },
-  });
-  return new Response(stream, { status, statusText: response.statusText, headers: response.headers });
 }

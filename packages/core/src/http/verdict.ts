@@ -1,8 +1,9 @@
 /** `toHttpVerdict`: the whole HTTP answer to a decision, framework-neutral, ready to apply. */
 import { holdsSlots } from '../algorithms/concurrency.js';
+import type { HeaderFormat } from '../options/defaults.js';
 import { OPTION_DEFAULTS } from '../options/defaults.js';
 import type { Decision } from '../types.js';
-import { type HeaderFormat, type RateLimitHeaderOptions, rateLimitHeaders } from './headers.js';
+import { type RateLimitHeaderOptions, rateLimitHeaders } from './headers.js';
 import {
   forbiddenProblem,
   freshProblemJson,

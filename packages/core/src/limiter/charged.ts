@@ -1,7 +1,8 @@
 /** What an allowed decision charged, and where: the one reading of it settle, slots and cancels share. */
+import { holdsSlots } from '../algorithms/concurrency.js';
 import { fallbackFailMode } from '../policy/lease.js';
 import { chargedByRule } from '../stores/charge-rule.js';
-import type { Decision, PolicyResult, StoreEntry } from '../types.js';
+import type { Decision, PolicyResult, SlotRef, StoreEntry, StoreVerdict } from '../types.js';
 import type { SettleWhere } from './store-answer.js';
 
 /** The entries a decision charged and the store that holds the charge. */
@@ -33,4 +34,19 @@ export function chargedOf(decision: Decision, entries: readonly StoreEntry[]): C
   const flags = chargedByRule(asked, verdicts);
   const charged = asked.filter((_e, i) => flags[i]);
   return charged.length === 0 ? undefined : { entries: charged, where };
+}
+
+/** The concurrency slots among `charged` entries: each concurrency entry's key, policy and slot id. */
+export function slotsOf(charged: readonly StoreEntry[]): SlotRef[] {
+  const slots: SlotRef[] = [];
+  for (const { key, policy, slotId } of charged) {
+    if (holdsSlots(policy) && slotId !== undefined) slots.push({ key, policy, slotId });
+  }
+  return slots;
+}
+
+/** The slots a consuming store call of `entries` took, by its `verdicts` (`chargedByRule`). */
+export function slotsTakenBy(entries: readonly StoreEntry[], verdicts: readonly StoreVerdict[]): SlotRef[] {
+  const flags = chargedByRule(entries, verdicts);
+  return slotsOf(entries.filter((_e, i) => flags[i]));
 }

@@ -1,4 +1,6 @@
 /** `createLimiter`: the policies, and the steps of a check made for them; the calls are in pipeline.ts. */
+
+import { monotonicNow } from '../monotonic.js';
 import { definePolicies } from '../policy/define-policy.js';
 import { describeValue } from '../policy/errors.js';
 import { MemoryStore } from '../stores/memory-store.js';
@@ -18,10 +20,11 @@ import type { Limiter, SettleUnits } from './limiter.js';
 
 export type { Limiter } from './limiter.js';
 
+import { LocalFallback } from './local-fallback.js';
 import { type LimiterOptions, resolveLimiterOptions } from './options.js';
 import { type OverloadPlanner, usesOverload } from './overload-plan.js';
-import { check, type LimiterParts, peek, reset } from './pipeline.js';
-import { policyNamed } from './plan.js';
+import { check, checkEntries, type LimiterParts, peek, reset } from './pipeline.js';
+import { type ExplicitEntry, policyNamed } from './plan.js';
 import { Reservations } from './settle.js';
 import { HeldSlots } from './slots.js';
 import { composeSteps } from './steps.js';
@@ -52,14 +55,17 @@ export function createLimiter(options: LimiterOptions): Limiter {
   // One for the limiter's life: a decision made before `updatePolicies` can still be settled.
   const reservations = new Reservations(resolved.clock, () => steps);
   const lostListeners = new Set<(event: SlotLostEvent) => void>();
-  const slots = new HeldSlots(resolved.clock, () => steps, counters.overload, lostListeners);
-  const turns = new Turns(resolved.maxWaiting, counters.overload, resolved.clock);
+  // Turns and slot renewals are timed on the monotonic clock: a wall clock set back must not stop them.
+  const slots = new HeldSlots(monotonicNow, () => steps, counters.overload, lostListeners);
+  const turns = new Turns(resolved.maxWaiting, counters.overload, monotonicNow);
   const planner: OverloadPlanner = {
     nextSlotId: () => slots.nextSlotId(),
     get waitsOpen() {
       return turns.open;
     },
+    planWait: () => turns.plan(),
   };
+  const entriesFallback = new LocalFallback(resolved.clock, resolved.localFallbackMaxKeys);
   const partsOf = (set: readonly CompiledPolicy[]): LimiterParts => ({
     policies: set,
     byName: new Map(set.map((p) => [p.name, p] as const)),
@@ -73,6 +79,7 @@ export function createLimiter(options: LimiterOptions): Limiter {
     slots,
     turns,
     planner,
+    entriesFallback,
   });
   // Replaced whole by updatePolicies (steps too): a check reads it once, so it runs under one set.
   let parts = partsOf(policies);
@@ -87,12 +94,17 @@ export function createLimiter(options: LimiterOptions): Limiter {
     },
     get liveEvictions(): number {
       const fromStore = (store as { liveEvictions?: unknown }).liveEvictions;
-      return (typeof fromStore === 'number' ? fromStore : 0) + (steps.fallback?.liveEvictions ?? 0);
+      const inProcess = (steps.fallback?.liveEvictions ?? 0) + entriesFallback.liveEvictions;
+      return (typeof fromStore === 'number' ? fromStore : 0) + inProcess;
     },
     counters,
     policy: (name: string) => policyNamed(parts, name),
     check: (descriptor: Descriptor): Promise<Decision> => check(parts, descriptor),
     peek: (descriptor: Descriptor): Promise<Decision> => peek(parts, descriptor),
+    checkEntries: (
+      entries: readonly ExplicitEntry[],
+      mode: 'consume' | 'peek' = 'consume',
+    ): Promise<Decision> => checkEntries(parts, entries, mode),
     reset: (identity: IdentityInput, policy?: string, route?: string): Promise<void> =>
       reset(parts, identity, policy, route),
     updatePolicies(inputs: readonly PolicyInput[]): void {

@@ -176,6 +176,37 @@ describe('DeadlineQueue', () => {
     ]);
   });
 
+  it('hands a late answer (never one in time, nor a late failure) to its late handler, with its context', async () => {
+    await withFakeTimers(async () => {
+      const queue = new DeadlineQueue(10);
+      const handed: string[] = [];
+      const late = (value: number, context: string): void => {
+        handed.push(`${context}: ${value}`);
+        if (value === 2) throw new Error('a throw in the handler is dropped');
+      };
+      const answers: ((value: number) => void)[] = [];
+      let failLate!: (error: Error) => void;
+      const calls = [
+        queue.run(() => new Promise<number>((resolve) => answers.push(resolve)), late, 'late one'),
+        queue.run(() => new Promise<number>((resolve) => answers.push(resolve)), late, 'late two'),
+        queue.run(() => new Promise<number>((_, reject) => (failLate = reject)), late, 'failing'),
+        queue.run(() => Promise.resolve(4), late, 'in time'),
+      ].map((call) => call.catch((error: Error) => error.message));
+      await vi.runAllTimersAsync();
+      answers[0]?.(1);
+      answers[1]?.(2);
+      failLate(new Error('too late'));
+      await vi.runAllTimersAsync();
+      expect(await Promise.all(calls)).toEqual([
+        'store did not answer within 10 ms',
+        'store did not answer within 10 ms',
+        'store did not answer within 10 ms',
+        4,
+      ]);
+      expect(handed).toEqual(['late one: 1', 'late two: 2']);
+    });
+  });
+
   it('settles each call once: a late answer or failure is dropped, an answer in the grace pass wins', async () => {
     await withFakeTimers(async () => {
       const queue = new DeadlineQueue(10);

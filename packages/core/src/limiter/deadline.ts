@@ -39,6 +39,15 @@ function afterIoPass(expire: () => void): void {
   setTimeout(expire, 0);
 }
 
+/** Hands a late answer to `late`; a throw there is dropped, as the late answer itself would be. */
+function lateAnswer<T, C>(late: (value: T, context: C) => void, value: T, context: C): void {
+  try {
+    late(value, context);
+  } catch {
+    // Nobody waits for a late answer: there is no one to tell.
+  }
+}
+
 interface Pending {
   /** When the call is due (`monotonicNow`); `UNSTAMPED` until the loop's next turn starts its clock. */
   dueAt: number;
@@ -80,10 +89,15 @@ export class DeadlineQueue {
 
   /**
    * Runs `call` and settles with its result, or rejects with its error or, once the deadline has
-   * passed with no answer, with `StoreTimeoutError`. Settles once: a late answer or failure is
-   * dropped.
+   * passed with no answer, with `StoreTimeoutError`. Settles once: a late failure is dropped, and
+   * so is a late answer, after it went to `late` (with `context`) when given: what a call did in
+   * the store although its caller was told it failed is undone there (a slot it took is freed).
    */
-  run<T>(call: () => Promise<T>): Promise<T> {
+  run<T, C = undefined>(
+    call: () => Promise<T>,
+    late?: (value: T, context: C) => void,
+    context?: C,
+  ): Promise<T> {
     return new Promise<T>((resolve, reject) => {
       let pending: Promise<T>;
       try {
@@ -99,7 +113,10 @@ export class DeadlineQueue {
       this.unstamped.push(entry);
       Promise.resolve(pending).then(
         (value) => {
-          if (entry.done) return;
+          if (entry.done) {
+            if (late !== undefined) lateAnswer(late, value, context as C);
+            return;
+          }
           entry.done = true;
           resolve(value);
         },

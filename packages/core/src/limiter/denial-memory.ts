@@ -11,7 +11,18 @@
  * (`denyCache.maxAgeMs`, 1 s by default), so a reset made anywhere is seen everywhere that fast.
  */
 
+import { holdsSlots } from '../algorithms/concurrency.js';
 import { LruIndex } from '../stores/lru-index.js';
+import type { CompiledPolicy } from '../types.js';
+
+/**
+ * Whether what the store says of `policy`'s keys may be remembered, by every step that remembers
+ * (the deny cache, the local stage's view of the store): never a concurrency policy's, since a slot
+ * may be released at any moment, so a remembered denial would outlive the slot it was about.
+ */
+export function remembersKeysOf(policy: CompiledPolicy): boolean {
+  return !holdsSlots(policy);
+}
 
 /** Until when a denial seen at `atMs`, lasting until `untilMs`, may be remembered (ms). */
 export function rememberedUntilMs(atMs: number, untilMs: number, maxAgeMs: number): number {

@@ -9,6 +9,8 @@
  * store's `retryAfterMs` is the earliest moment the denying key could admit that cost. Only an
  * enforcing (non-shadow) denial answers a check, and only when every key of the check is
  * remembered (the other policies' results come from what the store last said of their keys).
+ * A concurrency policy's keys are never remembered, by this step or any other (`remembersKeysOf`):
+ * a check holding one always goes to the store.
  *
  * Two bounds keep a remembered denial honest. A wait is never taken as longer than the policy's
  * longest possible wait (state written by another algorithm, or a clock that went backwards,
@@ -20,11 +22,10 @@
  * store admits.
  */
 
-import { holdsSlots } from '../algorithms/concurrency.js';
 import { ALGORITHMS } from '../algorithms/registry.js';
 import type { Algorithm, CompiledPolicy, PolicyResult, StoreEntry, StoreVerdict } from '../types.js';
 import { resultFromVerdict } from './decision.js';
-import { type Denial, type DenialMemory, rememberedUntilMs } from './denial-memory.js';
+import { type Denial, type DenialMemory, rememberedUntilMs, remembersKeysOf } from './denial-memory.js';
 
 /**
  * The longest wait a policy can ask for, in ms: its algorithm's `longestWaitWindows` windows
@@ -68,15 +69,14 @@ export function rememberDenied(
     const verdict = verdicts[i] as StoreVerdict;
     // Waits are told in whole ms, rounded up, as a result reports them.
     const retryAfterMs = Math.ceil(verdict.retryAfterMs);
-    // A slot may be released at any moment: a concurrency denial is never remembered.
-    if (policy.shadow || verdict.allowed || !(retryAfterMs > 1) || holdsSlots(policy)) continue;
+    if (policy.shadow || verdict.allowed || !(retryAfterMs > 1) || !remembersKeysOf(policy)) continue;
     const untilMs = atMs + believedWaitMs(policy, retryAfterMs, verdict.banned === true) - 1;
     if (untilMs > latestMs) latestMs = untilMs;
   }
   if (rememberedUntilMs(atMs, latestMs, memory.maxAgeMs) <= atMs) return false;
   for (let i = 0; i < entries.length; i++) {
     const { key, policy, cost } = entries[i] as StoreEntry;
-    if (holdsSlots(policy)) continue;
+    if (!remembersKeysOf(policy)) continue;
     const verdict = verdicts[i] as StoreVerdict;
     const retryAfterMs = Math.ceil(verdict.retryAfterMs);
     if (!policy.shadow && !verdict.allowed && retryAfterMs > 1) {

@@ -31,8 +31,16 @@ export interface LeaseCall {
   readonly usables: readonly number[];
   /** Per local or take entry, the generation of the lease its units were held out of; undefined for the others. */
   readonly held: readonly (number | undefined)[];
-  /** The takes in flight: each lease, and what settles the wait of the checks its take covers. */
-  readonly taking: readonly { readonly lease: Lease; readonly release: () => void; readonly units: number }[];
+  /**
+   * The takes in flight: each lease, what settles the wait of the checks its take covers, its
+   * units, and whether it is a probe (beyond the budget as last seen, see `Leases`).
+   */
+  readonly taking: readonly {
+    readonly lease: Lease;
+    readonly release: () => void;
+    readonly units: number;
+    readonly probe: boolean;
+  }[];
   /** When the check asked (ms). */
   readonly askedAtMs: number;
 }

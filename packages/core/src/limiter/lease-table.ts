@@ -62,6 +62,9 @@ export class LeaseTable {
         release: undefined,
         cover: 0,
         takingUnits: 0,
+        probing: false,
+        firstRoundEndsAtMs: 0,
+        firstRoundTurn: -1,
         sizeUnits: ADAPTIVE_FIRST_UNITS,
         checkedAtMs: Number.NEGATIVE_INFINITY,
       };

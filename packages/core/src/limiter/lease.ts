@@ -22,6 +22,15 @@ export interface Lease {
   cover: number;
   /** Units asked for by the takes of this key in flight. */
   takingUnits: number;
+  /**
+   * A probe of this key is in flight: a take of one check's need, sent beside the take in flight
+   * beyond the budget as last seen; the checks beyond that budget wait for it.
+   */
+  probing: boolean;
+  /** Until when (ms) checks of a key not taken yet may take beside its first take: see `budgetBeyondTakes`. */
+  firstRoundEndsAtMs: number;
+  /** The synchronous run (the leases' count) that made the key's first take: only it may take beside it. */
+  firstRoundTurn: number;
   /** An adaptive lease's current size: the units its next take starts from. */
   sizeUnits: number;
   /** When the key was last checked (ms; -Infinity before its first check): its demand, see `showsDemand`. */

@@ -83,6 +83,27 @@ describe('leases: takes side by side', () => {
   });
 });
 
+describe('leases: the end of the budget', () => {
+  it('near the end of the budget a burst is decided in one round: takes beside each other down to the last units, then one probe whose denial answers the rest', async () => {
+    const { limiters, store } = fleet([LEASED], 1, false);
+    const limiter = limiters[0] as Limiter;
+    await limiter.check({ identity: 't' }); // a cold key: checked exactly (19 left)
+    await limiter.check({ identity: 't' }); // takes 5, spends 1 (14 left, as this take saw)
+    for (let i = 0; i < 4; i++) await limiter.check({ identity: 't' }); // the lease spent
+    const before = store.calls.length;
+    const pending = Promise.all(Array.from({ length: 20 }, () => limiter.check({ identity: 't' })));
+    // Every call is in the store's hands before the first answers: 5 + 5 + the last 4 (asked as 5,
+    // down to what is left), then a probe of 1 beyond the 14 as last seen.
+    const sent = store.calls.slice(before).map((c) => c.entries[0]?.cost);
+    expect(sent).toEqual([5, 5, 5, 1]);
+    const decisions = await pending;
+    // No second round: the probe's denial answered the checks queued behind it.
+    expect(store.calls.length - before).toBe(4);
+    expect(decisions.filter((d) => d.allowed)).toHaveLength(14);
+    for (const d of decisions.filter((d) => !d.allowed)) expect(d.retryAfterMs).toBeGreaterThan(0);
+  });
+});
+
 describe('leases: a cold key starts at nothing', () => {
   it('a key takes a lease on its second check within ttlMs; after a reset or a silence of more than ttlMs it is checked exactly again', async () => {
     const { clock, limiters, store } = fleet([LEASED], 1);

@@ -2,6 +2,7 @@
  * Leases as a step of a check: a leased policy's entry is admitted in-process from units taken
  * from the store before; the store is called only to take the next lease (and for the other policies).
  */
+import { OPTION_DEFAULTS } from '../options/defaults.js';
 import type { CompiledLease } from '../policy/lease.js';
 import { chargedByRule } from '../stores/charge-rule.js';
 import type { StoreEntry } from '../types.js';
@@ -32,6 +33,27 @@ export type LeaseStep =
 /** The step of a check whose entries all go to the store as they are. */
 const EXACT: LeaseStep = Object.freeze({ kind: 'exact' });
 
+/**
+ * How long after a key's first take checks of the key may still join that take's store round (ms):
+ * the Redis store's default wait of a batch, so the takes sent beside it travel in its call.
+ */
+const FIRST_ROUND_MS = OPTION_DEFAULTS.redisMaxBatchWaitMs;
+
+/**
+ * The units the store's budget for `entry`'s key holds beyond the takes of the key in flight, as
+ * last seen: what the last take left; before the key's first take is answered, its whole quota
+ * (`limit`: the most a budget holds) while that take's round is still gathered (`inFirstRound`:
+ * the same synchronous run, within `FIRST_ROUND_MS`), and not known after (undefined: the checks
+ * wait for that take). The takes of a key in flight at once ask for no more than this (the last
+ * one down to what is left), so a burst is taken in one round of side-by-side takes, each paying
+ * the checks queued behind it, where one take at a time would cost a round per lease.
+ */
+function budgetBeyondTakes(entry: StoreEntry, lease: Lease, inFirstRound: boolean): number | undefined {
+  if (lease.generation > 0) return lease.seenRemaining - lease.takingUnits;
+  if (inFirstRound) return entry.policy.limit - lease.takingUnits;
+  return undefined;
+}
+
 /** Whether an entry's plan spends, takes or answers from a lease. */
 const isLeasePlan = (plan: Plan): boolean => plan !== Plan.Store;
 
@@ -42,12 +64,14 @@ const isLeasePlan = (plan: Plan): boolean => plan !== Plan.Store;
  * entry short of units (`leastCost`: as much as is left, down to what the request needs), all or
  * nothing as one check. A denied take is remembered in the limiter's memory of denials
  * (`DenialMemory`): until its wait is over, at most its maximum age. A check short of units waits
- * for the key's take in flight when that take covers it (its units beyond its own request, less
- * what the checks waiting already count on), and then spends from the lease; a check the take does
- * not cover takes another lease in the same batched store calls, once the store's budget as last
- * seen holds it (a fresh key, a budget near its end and a check with other policies wait for the
- * take in flight, one take at a time as before), so a hot key does not queue behind one round trip
- * per lease. Peeks and idempotent checks skip leases. While the store fails, only `failMode: 'lease'` policies keep
+ * for the key's take in flight when that take covers it (what the budget as last seen gives it
+ * beyond its own request, less what the checks waiting already count on), and then spends from the
+ * lease; a check the take does not cover takes another lease beside it in the same batched store
+ * calls while the budget as last seen pays it (a key not taken yet: its whole quota, within its
+ * first take's round), and beyond that budget one probe (a take of its own need) goes beside and
+ * the checks after it wait for it: its denial answers them. So a burst is decided in the store rounds an unleased burst takes, not
+ * a round per lease (a check with other policies rides the store call exact instead). Peeks and
+ * idempotent checks skip leases. While the store fails, only `failMode: 'lease'` policies keep
  * spending their leases; the others ask the store (and fail as their fail mode says).
  */
 export class Leases {
@@ -58,6 +82,10 @@ export class Leases {
   readonly #checkTimes: CheckTimes;
   /** The last store call failed: only `failMode: 'lease'` policies spend their leases. */
   #failing = false;
+  /** Counts the synchronous runs that made a key's first take (see `#currentTurn`). */
+  #turn = 0;
+  /** A microtask is queued to end the current run. */
+  #turnEnding = false;
 
   /**
    * @param maxKeys most leases held
@@ -120,10 +148,12 @@ export class Leases {
         }
         const covered = lease.cover + 1e-9 >= entry.cost;
         if (covered) lease.cover -= entry.cost;
-        // Wait for the take in flight, then spend from the lease, when it pays this check too,
-        // and when the budget as last seen may not hold another lease (a fresh key, or near the
-        // end of its budget: one take at a time there). Else take another.
-        if (covered || !this.#roomForAnother(entry, lease)) return { kind: 'wait', refill: lease.refill };
+        // Wait for the take in flight, then spend from the lease, when it pays this check too.
+        // Else take beside it while the budget as last seen pays this check; beyond the budget,
+        // one take of the check's own need goes beside (its denial answers the checks queued
+        // behind it), and the checks after it wait for it.
+        if (covered || this.#beyondBudget(entry, lease, nowMs) === true)
+          return { kind: 'wait', refill: lease.refill };
       }
       const usable = usableUnits(entry, lease, nowMs, this.#failing);
       const denial = this.#denials.lookup(entry.key, leastUnitsOf(entry, usable), nowMs);
@@ -174,11 +204,38 @@ export class Leases {
     this.#checkTimes.forget(keys);
   }
 
-  /** Whether the store's budget, as the last take saw it, holds another lease beyond the takes in flight. */
-  #roomForAnother(entry: StoreEntry, lease: Lease): boolean {
-    const units = (entry.policy.lease as CompiledLease).units;
-    return lease.generation > 0 && lease.seenRemaining + 1e-9 >= lease.takingUnits + units;
+  /**
+   * Whether a check of `entry` not paid by the takes of its key in flight at `nowMs` goes beyond
+   * the budget as last seen (see {@link budgetBeyondTakes}): false when the budget pays it (it
+   * takes beside them); 'probe' when it does not and no probe is in flight (it takes its own need
+   * beside them); true when it waits for them (a probe in flight, or the budget not known).
+   */
+  #beyondBudget(entry: StoreEntry, lease: Lease, nowMs: number): boolean | 'probe' {
+    const budget = budgetBeyondTakes(entry, lease, this.#inFirstRound(lease, nowMs));
+    if (budget === undefined) return true;
+    if (budget + 1e-9 >= entry.cost) return false;
+    return lease.probing ? true : 'probe';
   }
+
+  /** Whether the round of `lease`'s first take is still gathered at `nowMs`: the same synchronous run, within `FIRST_ROUND_MS`. */
+  #inFirstRound(lease: Lease, nowMs: number): boolean {
+    return lease.firstRoundTurn === this.#turn && nowMs < lease.firstRoundEndsAtMs;
+  }
+
+  /** The synchronous run the limiter is in: a count moved on by a microtask queued once per run. */
+  #currentTurn(): number {
+    if (!this.#turnEnding) {
+      this.#turnEnding = true;
+      queueMicrotask(this.#endTurn);
+    }
+    return this.#turn;
+  }
+
+  /** Ends the current synchronous run (bound once: no closure per run). */
+  readonly #endTurn = (): void => {
+    this.#turn += 1;
+    this.#turnEnding = false;
+  };
 
   /** Whether `lease` can pay `entry` now. */
   #spendable(entry: StoreEntry, lease: Lease | undefined, nowMs: number): boolean {
@@ -229,7 +286,7 @@ export class Leases {
     const sentIndex: number[] = [];
     const usables: number[] = [];
     const held: (number | undefined)[] = new Array(entries.length);
-    const taking: { lease: Lease; release: () => void; units: number }[] = [];
+    const taking: LeaseCall['taking'][number][] = [];
     for (let i = 0; i < entries.length; i++) {
       const entry = entries[i] as StoreEntry;
       if (plans[i] === Plan.Local) {
@@ -248,7 +305,16 @@ export class Leases {
       const lease = this.#leases.hold(entry.key);
       const usable = usableUnits(entry, lease, askedAtMs, this.#failing);
       const need = leastUnitsOf(entry, usable);
-      const units = Math.max(takeUnits(entry.policy.lease as CompiledLease, lease, askedAtMs), need);
+      // Beside a take in flight and beyond the budget as last seen: a probe, of the need alone.
+      const probe = lease.refill !== undefined && this.#beyondBudget(entry, lease, askedAtMs) === 'probe';
+      // A key's first take opens its first round: checks made meanwhile may take beside it.
+      if (lease.generation === 0 && lease.refill === undefined) {
+        lease.firstRoundEndsAtMs = askedAtMs + FIRST_ROUND_MS;
+        lease.firstRoundTurn = this.#currentTurn();
+      }
+      const units = probe
+        ? need
+        : Math.max(takeUnits(entry.policy.lease as CompiledLease, lease, askedAtMs), need);
       sent.push({ key: entry.key, policy: entry.policy, cost: units, leastCost: need });
       usables.push(usable);
       // The usable units pay this request: held out, so a take sent meanwhile does not count them too.
@@ -259,17 +325,21 @@ export class Leases {
         release = resolve;
       });
       lease.release = release;
-      lease.cover = units - need;
+      // The checks it covers: what the budget as last seen gives this take, beyond the request's own need.
+      const budget = budgetBeyondTakes(entry, lease, this.#inFirstRound(lease, askedAtMs)) ?? units;
+      lease.cover = Math.max(0, Math.min(units, budget) - need);
       lease.takingUnits += units;
-      taking.push({ lease, release, units });
+      if (probe) lease.probing = true;
+      taking.push({ lease, release, units, probe });
     }
     return { plans, sent, sentIndex, usables, held, taking, askedAtMs };
   }
 
   /** The takes of `call` are over: the checks they cover go on. */
   #release(call: LeaseCall): void {
-    for (const { lease, release, units } of call.taking) {
+    for (const { lease, release, units, probe } of call.taking) {
       lease.takingUnits -= units;
+      if (probe) lease.probing = false;
       if (lease.release === release) {
         // No take of the key was sent after this one: none is in flight now.
         lease.refill = undefined;

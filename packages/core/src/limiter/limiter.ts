@@ -7,6 +7,7 @@ import type {
   IdentityInput,
   PolicyInput,
   SlotLostEvent,
+  StoreEntry,
 } from '../types.js';
 import type { BreakerState } from './breaker.js';
 import type { LimiterCounters } from './counters.js';
@@ -46,6 +47,24 @@ export interface Limiter {
   check(descriptor: Descriptor): Promise<Decision>;
   /** Like `check`, but charges nothing, skips the deny cache and emits no event. */
   peek(descriptor: Descriptor): Promise<Decision>;
+  /**
+   * Decides entries the caller planned itself (a service that maps its own requests to keys and
+   * policies, such as `@sluice/server`): every entry in ONE atomic store call, all or nothing as
+   * `check` (`mode: 'consume'`, the default), or a look that charges nothing (`'peek'`). The
+   * limiter's store call applies (breaker, deadline, store counts), then the local fallback and
+   * each entry's fail mode, and the decision is traced and (consume) emitted as `check`'s is;
+   * `decision.results` are in entry order. The policies are the caller's (compiled by
+   * `definePolicy`, any name; not the limiter's set), the keys too (one hash tag for all on Redis
+   * Cluster); no local stage, deny cache, lease, wait or request record. A cost above a policy's
+   * limit is denied by the store, not refused. Never rejects because of the store; rejects with a
+   * TypeError naming the entry and field for a key that is not a non-empty string, a policy not
+   * compiled or needing an in-process step (concurrency, lease, local stage), or a cost that is
+   * not positive and finite (whole for window algorithms).
+   */
+  checkEntries(
+    entries: readonly Pick<StoreEntry, 'key' | 'policy' | 'cost'>[],
+    mode?: 'consume' | 'peek',
+  ): Promise<Decision>;
   /**
    * Deletes the state of `identity` for one policy, or all. Route-scoped policies are reset for
    * `route` (or for requests without a route when unset). Rejects when the store fails.

@@ -2,7 +2,7 @@
 import { type TokenBucketState, tokenBucket } from '../algorithms/token-bucket.js';
 import { wholeWaitMs } from '../algorithms/types.js';
 import type { CompiledLocalStage, StoreEntry, StoreVerdict } from '../types.js';
-import type { DenialMemory } from './denial-memory.js';
+import { type DenialMemory, remembersKeysOf } from './denial-memory.js';
 import { type StoreAnswer, StoreUnavailable, type StoreVerdicts } from './store-answer.js';
 import type { StoreCall } from './store-call.js';
 
@@ -200,7 +200,10 @@ function storeWaitMs(storeWaits: DenialMemory, entries: readonly StoreEntry[], n
   return waitMs;
 }
 
-/** Remembers what the layers below said of each enforced entry of a check that passed the stage (`DenialMemory.rememberVerdict`). */
+/**
+ * Remembers what the layers below said of each enforced entry of a check that passed the stage
+ * (`DenialMemory.rememberVerdict`), of the policies whose keys are remembered (`remembersKeysOf`).
+ */
 function rememberWaits(
   storeWaits: DenialMemory,
   entries: readonly StoreEntry[],
@@ -210,7 +213,8 @@ function rememberWaits(
   for (let i = 0; i < entries.length; i++) {
     const { key, policy, cost } = entries[i] as StoreEntry;
     const verdict = answer.verdicts[i];
-    if (!policy.shadow && verdict !== undefined) storeWaits.rememberVerdict(key, cost, atMs, verdict);
+    if (!policy.shadow && verdict !== undefined && remembersKeysOf(policy))
+      storeWaits.rememberVerdict(key, cost, atMs, verdict);
   }
 }
 

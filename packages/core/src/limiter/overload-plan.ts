@@ -3,14 +3,17 @@
 import { holdsSlots } from '../algorithms/concurrency.js';
 import { ALGORITHMS } from '../algorithms/registry.js';
 import { describeValue } from '../policy/errors.js';
+import { MAX_WAIT_MS_MOST, MAX_WAIT_MS_RULE } from '../policy/max-wait.js';
 import type { CompiledPolicy, Descriptor, StoreEntry } from '../types.js';
 
 /** What planning needs of the limiter's overload parts. */
 export interface OverloadPlanner {
   /** A new slot id, unique across instances. */
   nextSlotId(): string;
-  /** Whether another check may wait now (`maxWaiting` not reached). */
+  /** Whether another check may wait now (`maxWaiting` not reached, planned waits counted). */
   readonly waitsOpen: boolean;
+  /** Counts a check whose wait is planned among the `maxWaiting`, from now until `Turns.end`. */
+  planWait(): void;
 }
 
 /**
@@ -32,29 +35,73 @@ export function usesOverload(policies: readonly CompiledPolicy[]): boolean {
   return policies.some((p) => holdsSlots(p) || p.maxWaitMs !== undefined);
 }
 
-/** Throws a TypeError naming the field when the descriptor's `maxWaitMs` or `signal` is not one a check takes. */
+/**
+ * Whether `value` is an AbortSignal as a wait uses it: `aborted`, and a listener added and removed.
+ * (An `AbortController`, `{}` or an object without `removeEventListener` is not.)
+ */
+function isAbortSignal(value: unknown): value is AbortSignal {
+  if (typeof value !== 'object' || value === null) return false;
+  const signal = value as Partial<AbortSignal>;
+  return (
+    typeof signal.aborted === 'boolean' &&
+    typeof signal.addEventListener === 'function' &&
+    typeof signal.removeEventListener === 'function'
+  );
+}
+
+/**
+ * Throws a TypeError naming the field when the descriptor's `maxWaitMs` or `signal` is not one a
+ * check takes: `maxWaitMs` a number of ms from 0 to one hour (as a policy's), `signal` an
+ * AbortSignal or a function (what it returns is checked when it is called, by `waitSignalOf`).
+ */
 export function checkOverloadFields(descriptor: Descriptor, method: 'check' | 'peek'): void {
   const { maxWaitMs, signal } = descriptor;
-  if (
-    maxWaitMs !== undefined &&
-    !(typeof maxWaitMs === 'number' && maxWaitMs >= 0 && Number.isFinite(maxWaitMs))
-  ) {
+  if (maxWaitMs !== undefined) {
+    if (!(typeof maxWaitMs === 'number' && maxWaitMs >= 0 && Number.isFinite(maxWaitMs))) {
+      throw new TypeError(
+        `limiter.${method}: descriptor.maxWaitMs must be a finite number of ms >= 0, got ${describeValue(maxWaitMs)}`,
+      );
+    }
+    if (maxWaitMs > MAX_WAIT_MS_MOST) {
+      throw new TypeError(
+        `limiter.${method}: descriptor.maxWaitMs ${MAX_WAIT_MS_RULE}, got ${describeValue(maxWaitMs)}`,
+      );
+    }
+  }
+  if (signal !== undefined && typeof signal !== 'function' && !isAbortSignal(signal)) {
     throw new TypeError(
-      `limiter.${method}: "maxWaitMs" must be a finite number of ms >= 0, got ${describeValue(maxWaitMs)}`,
+      `limiter.${method}: descriptor.signal must be an AbortSignal or a function returning one, got ${describeValue(signal)}`,
     );
   }
-  if (
-    signal !== undefined &&
-    typeof signal !== 'function' &&
-    (typeof signal !== 'object' ||
-      signal === null ||
-      typeof signal.aborted !== 'boolean' ||
-      typeof signal.addEventListener !== 'function')
-  ) {
+}
+
+/**
+ * The signal that cancels a check's wait: `descriptor.signal`, or what its function returns (called
+ * here, once the check is to sleep: a check answered at once makes none).
+ *
+ * @throws TypeError naming `descriptor.signal` when the function throws (the error is its `cause`)
+ *   or returns something that is not an AbortSignal
+ */
+export function waitSignalOf(descriptor: Descriptor): AbortSignal | undefined {
+  const { signal } = descriptor;
+  if (typeof signal !== 'function') return signal;
+  let made: unknown;
+  try {
+    made = signal();
+  } catch (error) {
     throw new TypeError(
-      `limiter.${method}: "signal" must be an AbortSignal or a function returning one, got ${describeValue(signal)}`,
+      'limiter.check: descriptor.signal() threw (the error is the cause); it must return an AbortSignal',
+      {
+        cause: error,
+      },
     );
   }
+  if (!isAbortSignal(made)) {
+    throw new TypeError(
+      `limiter.check: descriptor.signal() must return an AbortSignal, got ${describeValue(made)}`,
+    );
+  }
+  return made;
 }
 
 /**

@@ -5,6 +5,7 @@
  */
 import { banKeyOf, identityTag, policyKey } from '../keys/build-keys.js';
 import { identityProblem, isIdentityInput } from '../keys/identity.js';
+import { monotonicNow } from '../monotonic.js';
 import type {
   Decision,
   DecisionEvent,
@@ -17,8 +18,9 @@ import type {
 import { endCheckSpan, startCheckSpan } from './check-span.js';
 import { buildDecision, decisionEvent, resultFromVerdict } from './decision.js';
 import { applyFailModes } from './fail-modes.js';
-import type { OverloadPlanner } from './overload-plan.js';
-import { type PolicySet, planCheck, policyNamed } from './plan.js';
+import type { LocalFallback } from './local-fallback.js';
+import { type OverloadPlanner, waitSignalOf } from './overload-plan.js';
+import { type ExplicitEntry, type PolicySet, planCheck, planEntries, policyNamed } from './plan.js';
 import type { Reservations } from './settle.js';
 import type { HeldSlots } from './slots.js';
 import type { Steps } from './steps.js';
@@ -43,6 +45,11 @@ export interface LimiterParts extends PolicySet {
   readonly turns: Turns;
   /** Slot ids and whether another check may wait, for planning. */
   readonly planner: OverloadPlanner;
+  /**
+   * The local fallback of `checkEntries` (their policies are the caller's, not the limiter's): one
+   * for the limiter's life, its in-process store made on first use.
+   */
+  readonly entriesFallback: LocalFallback;
 }
 
 /** The Decision when no policy applies. */
@@ -59,8 +66,6 @@ const NO_POLICY: Decision = Object.freeze({
   results: Object.freeze([]) as readonly PolicyResult[],
 }) as Decision;
 
-const now = (): number => globalThis.performance?.now() ?? Date.now();
-
 /** The decision for an answer: from the verdicts, or by the fail modes when the store could not decide. */
 function decisionOf(entries: readonly StoreEntry[], answer: StoreAnswer): Decision {
   if (answer instanceof StoreUnavailable) {
@@ -75,7 +80,7 @@ function decisionOf(entries: readonly StoreEntry[], answer: StoreAnswer): Decisi
 /** Hands the decision's event to every listener; a listener's failure never changes the decision. */
 function emit(parts: LimiterParts, decision: Decision, startedAt: number): void {
   if (parts.listeners.size === 0) return;
-  const event = decisionEvent(decision, Math.max(0, now() - startedAt));
+  const event = decisionEvent(decision, Math.max(0, monotonicNow() - startedAt));
   for (const listener of parts.listeners) {
     try {
       listener(event);
@@ -88,13 +93,14 @@ function emit(parts: LimiterParts, decision: Decision, startedAt: number): void 
 /**
  * `limiter.check`: decides and charges one request, every applying policy in one store call,
  * traced as one span when an OpenTelemetry SDK is registered (check-span.ts). The steps, in order:
- * the local stage, the deny cache, leases, the store call (breaker and deadline), the local
- * fallback, the decision (by the fail modes when the store could not decide), the event. A step
- * these policies do not use is undefined and skipped; an idempotent check (`requestId`) skips the
+ * regional quotas (quota policies are decided there alone, from their shares), the local stage,
+ * the deny cache, leases, the store call (breaker and deadline), the local fallback, the decision
+ * (by the fail modes when the store could not decide), the event. A step these policies do not use
+ * is undefined and skipped; an idempotent check (`requestId`) skips the
  * in-process steps, so its retry gets the recorded answer.
  */
 export async function check(parts: LimiterParts, descriptor: Descriptor): Promise<Decision> {
-  const startedAt = parts.listeners.size > 0 ? now() : 0;
+  const startedAt = parts.listeners.size > 0 ? monotonicNow() : 0;
   const { entries, options, waits } = planCheck(
     parts,
     descriptor,
@@ -103,12 +109,19 @@ export async function check(parts: LimiterParts, descriptor: Descriptor): Promis
     parts.planner,
   );
   if (entries.length === 0) return NO_POLICY;
-  const { clock, localStage, denyCache, leases, store, fallback } = parts.steps;
+  const { clock, quota, localStage, denyCache, leases, store, fallback } = parts.steps;
   // A check that may wait reserves its turn in the store: no in-process step answers for it.
   const inProcess = options === undefined && !waits;
   const askedAtMs = clock();
   const span = startCheckSpan(entries, parts.storeKind);
   let answer: StoreAnswer | undefined;
+
+  // 0. Regional quotas: quota policies are decided from their shares, in-process, and only so.
+  if (quota !== undefined) {
+    answer = quota.answer(entries);
+    if (answer instanceof StoreUnavailable && fallback !== undefined)
+      answer = fallback.decide(entries, 'consume', answer);
+  }
 
   // 1. The local stage: a policy's in-process bucket turns a burst away before the store.
   const stage = inProcess && localStage !== undefined ? localStage.charge(entries, askedAtMs) : undefined;
@@ -168,14 +181,12 @@ export async function check(parts: LimiterParts, descriptor: Descriptor): Promis
       answer instanceof StoreUnavailable ? undefined : answer.verdicts,
     );
 
-  // 7. Concurrency slots, held until `release`; a check admitted at a later turn waits for it.
+  // 7. Concurrency slots, held until `release`; a check whose plan waits sleeps until its turn.
   if (parts.overload) {
-    const verdicts = answer instanceof StoreUnavailable ? undefined : answer.verdicts;
-    if (verdicts !== undefined) parts.slots.countReclaimed(entries, verdicts);
+    if (!(answer instanceof StoreUnavailable)) parts.slots.countReclaimed(entries, answer.verdicts);
     parts.slots.keep(decision, entries);
-    if (waits && decision.allowed && verdicts !== undefined)
-      decision = await waitForTurn(parts, decision, entries, verdicts, descriptor, askedAtMs);
   }
+  if (waits) decision = await waitForTurn(parts, decision, entries, answer, descriptor, askedAtMs);
 
   // 8. The event.
   emit(parts, decision, startedAt);
@@ -183,29 +194,54 @@ export async function check(parts: LimiterParts, descriptor: Descriptor): Promis
 }
 
 /**
- * Sleeps until the turn the store reserved (the latest `waitMs` of the verdicts; none: the decision
- * as it is). Cancelled first (the descriptor's signal, `limiter.close()`): the check's units are
- * given back (a settle to 0), its slots freed, and it is denied with the time that was left.
+ * The end of a check whose plan waits (`waits`): sleeps until the turn the store reserved (the
+ * latest `waitMs` of the verdicts), on the monotonic clock; a denial, a store failure or no wait is
+ * the decision as it is. Cancelled first (the descriptor's signal, `limiter.close()`), the check
+ * gives back what it holds (`giveBack`) and is denied with the time that was left; a signal function
+ * that throws or makes no AbortSignal gives it back too and rejects with a TypeError. However it
+ * ends, its place among the `maxWaiting` is freed.
  */
 async function waitForTurn(
+  parts: LimiterParts,
+  decision: Decision,
+  entries: readonly StoreEntry[],
+  answer: StoreAnswer,
+  descriptor: Descriptor,
+  askedAtMs: number,
+): Promise<Decision> {
+  try {
+    if (!decision.allowed || answer instanceof StoreUnavailable) return decision;
+    const { verdicts } = answer;
+    const turnMs = turnOf(verdicts);
+    if (turnMs === 0) return decision;
+    const answeredAtMs = monotonicNow();
+    let signal: AbortSignal | undefined;
+    try {
+      signal = waitSignalOf(descriptor);
+    } catch (error) {
+      await giveBack(parts, decision, entries, verdicts, descriptor, askedAtMs);
+      throw error;
+    }
+    if (await parts.turns.sleep(turnMs, signal, entries, verdicts)) return decision;
+    await giveBack(parts, decision, entries, verdicts, descriptor, askedAtMs);
+    return cancelledDecision(decision, verdicts, monotonicNow() - answeredAtMs);
+  } finally {
+    parts.turns.end();
+  }
+}
+
+/** A check that will not wait for its turn after all gives its units back (a settle to 0) and frees its slots. */
+async function giveBack(
   parts: LimiterParts,
   decision: Decision,
   entries: readonly StoreEntry[],
   verdicts: readonly StoreVerdict[],
   descriptor: Descriptor,
   askedAtMs: number,
-): Promise<Decision> {
-  const turnMs = turnOf(verdicts);
-  if (turnMs === 0) return decision;
-  const { clock } = parts.steps;
-  const answeredAtMs = clock();
-  const { signal } = descriptor;
-  const aborts = typeof signal === 'function' ? signal() : signal;
-  if (await parts.turns.sleep(turnMs, aborts, entries, verdicts)) return decision;
+): Promise<void> {
   if (descriptor.reserve !== true) parts.reservations.keep(decision, entries, askedAtMs, verdicts);
   await parts.reservations.settle(decision, 0);
   await parts.slots.release(decision);
-  return cancelledDecision(decision, verdicts, clock() - answeredAtMs);
 }
 
 /**
@@ -222,6 +258,33 @@ export async function peek(parts: LimiterParts, descriptor: Descriptor): Promise
   if (answer instanceof StoreUnavailable && fallback !== undefined)
     answer = fallback.decide(entries, 'peek', answer);
   return decisionOf(entries, answer);
+}
+
+/**
+ * `limiter.checkEntries`: decides the caller's entries (keys, compiled policies, costs) in one
+ * atomic store call, charged (`consume`: all or nothing) or looked at (`peek`), through the
+ * limiter's store call (breaker, deadline, counts), the local fallback and the fail modes, traced
+ * as `check` is; a consuming call emits its event. No local stage, deny cache, lease, wait or
+ * request record: the entries go to the store as given.
+ */
+export async function checkEntries(
+  parts: LimiterParts,
+  given: readonly ExplicitEntry[],
+  mode: 'consume' | 'peek',
+): Promise<Decision> {
+  const startedAt = mode === 'consume' && parts.listeners.size > 0 ? now() : 0;
+  const entries = planEntries(given, 'checkEntries');
+  if (entries.length === 0) return NO_POLICY;
+  const { store } = parts.steps;
+  const span = startCheckSpan(entries, parts.storeKind);
+  let answer = store.answersNow
+    ? store.decideNow(entries, mode, undefined)
+    : await store.decide(entries, mode, undefined);
+  if (answer instanceof StoreUnavailable) answer = parts.entriesFallback.decide(entries, mode, answer);
+  const decision = decisionOf(entries, answer);
+  if (span !== undefined) endCheckSpan(span, decision, answer);
+  if (mode === 'consume') emit(parts, decision, startedAt);
+  return decision;
 }
 
 /** `limiter.reset`: deletes the state of `identity` for one policy (by name), or all of them. */

@@ -1,6 +1,8 @@
 /** Planning a check: the descriptor validated, then the applying policies with their keys and costs. */
+import { holdsSlots } from '../algorithms/concurrency.js';
 import { identityTag, policyKey, requestKey } from '../keys/build-keys.js';
 import { identityProblem, isIdentityInput } from '../keys/identity.js';
+import { costProblem, isCompiledPolicy } from '../policy/define-policy.js';
 import { describeValue } from '../policy/errors.js';
 import type { CompiledPolicy, Descriptor, StoreCheckOptions, StoreEntry } from '../types.js';
 import { checkCostRecord, resolveCost, selectPolicies } from './costs.js';
@@ -21,7 +23,10 @@ export interface CheckPlan {
   readonly entries: readonly StoreEntry[];
   /** The request record of an idempotent check (`descriptor.requestId`); undefined otherwise. */
   readonly options: StoreCheckOptions | undefined;
-  /** Some entry may wait for its turn (`maxWaitMs`): the check goes to the store, past the in-process steps. */
+  /**
+   * Some entry may wait for its turn (`maxWaitMs`): the check goes to the store, past the in-process
+   * steps, and is counted among the `maxWaiting` (`OverloadPlanner.planWait`) until it ends.
+   */
   readonly waits: boolean;
 }
 
@@ -91,6 +96,8 @@ export function planCheck(
       : overloadEntry(policyKey(tag, p, route), p, resolveCost(p, descriptor, method), descriptor, planner),
   );
   const waits = planner !== undefined && entries.some((e) => e.maxWaitMs !== undefined);
+  // Counted among the `maxWaiting` from now: the check ends it once it is answered or has waited.
+  if (waits) planner.planWait();
   if (method === 'peek' || descriptor.requestId === undefined) return { entries, options: undefined, waits };
   const options: StoreCheckOptions = {
     requestKey: requestKey(
@@ -101,4 +108,52 @@ export function planCheck(
     requestTtlMs: recordTtlMs,
   };
   return { entries, options, waits };
+}
+
+/** One entry of `limiter.checkEntries`: a storage key, the compiled policy deciding it, its cost. */
+export type ExplicitEntry = Pick<StoreEntry, 'key' | 'policy' | 'cost'>;
+
+/** Why `policy` cannot be decided as an explicit entry (it needs an in-process step); undefined when it can. */
+function explicitPolicyProblem(policy: CompiledPolicy): string | undefined {
+  if (holdsSlots(policy)) return 'holds concurrency slots (released per decision)';
+  if (policy.lease !== undefined) return 'takes leases';
+  if (policy.local !== undefined) return 'has a local stage';
+  return undefined;
+}
+
+/**
+ * The store entries of `limiter.checkEntries`, validated: a non-empty string key, a policy compiled
+ * by `definePolicy` that needs no in-process step (no concurrency, lease or local stage), and a
+ * positive finite cost (whole for window algorithms). A cost above the policy's limit is no error
+ * here: the store denies it, since the caller's costs come from requests.
+ *
+ * @throws TypeError naming the entry and the field
+ */
+export function planEntries(entries: readonly ExplicitEntry[], method: string): StoreEntry[] {
+  if (!Array.isArray(entries)) {
+    throw new TypeError(
+      `limiter.${method}: the entries must be an array of { key, policy, cost }, got ${describeValue(entries)}`,
+    );
+  }
+  return entries.map((entry, i) => {
+    const where = `limiter.${method}: entries[${i}]`;
+    if (typeof entry !== 'object' || entry === null) {
+      throw new TypeError(`${where} must be an object { key, policy, cost }, got ${describeValue(entry)}`);
+    }
+    const { key, policy, cost } = entry;
+    if (typeof key !== 'string' || key === '') {
+      throw new TypeError(`${where}.key must be a non-empty string, got ${describeValue(key)}`);
+    }
+    if (!isCompiledPolicy(policy)) {
+      throw new TypeError(
+        `${where}.policy must be a policy compiled by definePolicy, got ${describeValue(policy)}`,
+      );
+    }
+    const unfit = explicitPolicyProblem(policy);
+    if (unfit !== undefined)
+      throw new TypeError(`${where}.policy "${policy.name}" ${unfit}: check it with limiter.check`);
+    const problem = costProblem(cost, policy.algorithm, Number.POSITIVE_INFINITY);
+    if (problem !== undefined) throw new TypeError(`${where}.cost ${problem}, got ${describeValue(cost)}`);
+    return { key, policy, cost };
+  });
 }

@@ -20,6 +20,7 @@ let prefixCount = 0;
 
 afterEach(() => {
   vi.useRealTimers();
+  vi.restoreAllMocks();
 });
 
 /** Lets I/O and promise callbacks run (setImmediate is not faked), without moving the fake time. */
@@ -44,7 +45,10 @@ const STORES: readonly { name: string; make: (clock: Clock) => Store; flush: () 
   },
 ];
 
-/** A clock moved by hand, with the fake timers moved alongside it; `flush` waits for the store's answers. */
+/**
+ * A clock moved by hand, with the fake timers and the fake monotonic clock (`performance.now`)
+ * moved alongside it; `flush` waits for the store's answers.
+ */
 function handClock(flush: () => Promise<unknown>) {
   let now = START_MS;
   const clock = () => now;
@@ -63,7 +67,7 @@ function handClock(flush: () => Promise<unknown>) {
 describe.each(STORES)('concurrency slots on $name', ({ make, flush }) => {
   /** Fleets of limiters over one store state, each test with keys of its own. */
   function fleet(size: number, policies: PolicyInput[] = [IN_FLIGHT]) {
-    vi.useFakeTimers({ toFake: ['setTimeout', 'clearTimeout'] });
+    vi.useFakeTimers({ toFake: ['setTimeout', 'clearTimeout', 'performance'] });
     const hands = handClock(flush);
     const prefix = `slots${++prefixCount}`;
     const store = make(hands.clock);
@@ -178,8 +182,62 @@ describe.each(STORES)('concurrency slots on $name', ({ make, flush }) => {
     expect((await other.check({ identity: 'u' })).allowed).toBe(false);
   });
 
+  it('keeps renewing a held slot when the wall clock is set back', async () => {
+    vi.useFakeTimers({ toFake: ['setTimeout', 'clearTimeout', 'performance'] });
+    const { clock, advance } = handClock(flush);
+    const prefix = `slots${++prefixCount}`;
+    const store = make(clock);
+    const policies: PolicyInput[] = [{ ...IN_FLIGHT, limit: 1 }];
+    // The holder's wall clock is set back 5 s; the store's clock (Redis TIME) is not.
+    let wallMs = START_MS;
+    const holder = createLimiter({ policies, store, clock: () => wallMs, prefix, denyCache: false });
+    const other = createLimiter({ policies, store, clock, prefix, denyCache: false });
+    const held = await holder.check({ identity: 'u' });
+    expect(held.allowed).toBe(true);
+    await advance(100);
+    wallMs -= 5000;
+    for (let i = 0; i < 10; i++) {
+      await advance(500);
+      expect((await other.check({ identity: 'u' })).allowed).toBe(false);
+    }
+    expect(holder.counters.overload.lost.get('in-flight') ?? 0).toBe(0);
+    await holder.release(held);
+    expect((await other.check({ identity: 'u' })).allowed).toBe(true);
+  });
+
+  it('renews a slot of a lease past 2^31 ms in time, never arming a timer past it', async () => {
+    vi.useFakeTimers({ toFake: ['setTimeout', 'clearTimeout', 'performance'] });
+    let now = START_MS;
+    const clock = () => now;
+    const prefix = `slots${++prefixCount}`;
+    const store = make(clock);
+    const dayMs = 86_400_000;
+    const policies: PolicyInput[] = [{ ...IN_FLIGHT, limit: 1, leaseMs: '100d' }];
+    const holder = createLimiter({ policies, store, clock, prefix, denyCache: false });
+    const other = createLimiter({ policies, store, clock, prefix, denyCache: false });
+    const armed = vi.spyOn(globalThis, 'setTimeout');
+    const held = await holder.check({ identity: 'u' });
+    expect(held.allowed).toBe(true);
+    // Three leases pass, timer by timer (the store's clock moved alongside): a few dozen fire at most.
+    const endMs = performance.now() + 300 * dayMs;
+    let fired = 0;
+    while (performance.now() < endMs && fired < 100) {
+      const beforeMs = performance.now();
+      await vi.advanceTimersToNextTimerAsync();
+      now += performance.now() - beforeMs;
+      fired++;
+      await flush();
+    }
+    expect(fired).toBeLessThan(100);
+    expect(armed.mock.calls.every(([, delayMs]) => (delayMs ?? 0) <= 2 ** 31 - 1)).toBe(true);
+    expect((await other.check({ identity: 'u' })).allowed).toBe(false);
+    expect(holder.counters.overload.lost.get('in-flight') ?? 0).toBe(0);
+    await holder.release(held);
+    expect((await other.check({ identity: 'u' })).allowed).toBe(true);
+  });
+
   it('never remembers a concurrency denial in the deny cache: a release admits the next check at once', async () => {
-    vi.useFakeTimers({ toFake: ['setTimeout', 'clearTimeout'] });
+    vi.useFakeTimers({ toFake: ['setTimeout', 'clearTimeout', 'performance'] });
     const { clock } = handClock(flush);
     const limiter = createLimiter({
       policies: [IN_FLIGHT, { ...RATE, limit: 100 }],
@@ -193,6 +251,55 @@ describe.each(STORES)('concurrency slots on $name', ({ make, flush }) => {
     const next = await limiter.check({ identity: 'u' });
     expect(next).toMatchObject({ allowed: true, source: 'store' });
     expect(limiter.counters.remembered['deny-cache']).toBe(0);
+  });
+
+  it('never remembers a concurrency denial, also beside a rate policy with a local stage', async () => {
+    vi.useFakeTimers({ toFake: ['setTimeout', 'clearTimeout'] });
+    const { clock, advance } = handClock(flush);
+    const limiter = createLimiter({
+      policies: [
+        { ...IN_FLIGHT, leaseMs: 5000 },
+        { ...RATE, limit: 100, local: { burst: 50, rate: '50/s' } },
+      ],
+      store: make(clock),
+      clock,
+      prefix: `slots${++prefixCount}`,
+    });
+    const held = [await limiter.check({ identity: 'u' }), await limiter.check({ identity: 'u' })];
+    const denied = await limiter.check({ identity: 'u' });
+    expect(denied).toMatchObject({ allowed: false, source: 'store', policy: 'in-flight' });
+    await limiter.release(held[0]!);
+    await advance(10);
+    // The slot is free: the next check is the store's, admitted, never a remembered denial.
+    expect(await limiter.check({ identity: 'u' })).toMatchObject({ allowed: true, source: 'store' });
+    await limiter.release(held[1]!);
+    const denials: string[] = [];
+    for (let i = 0; i < 3; i++) {
+      const next = await limiter.check({ identity: 'u' });
+      denials.push(`${next.allowed} ${next.source}`);
+    }
+    expect(denials).toEqual(['true store', 'false store', 'false store']);
+    expect(limiter.counters.remembered['deny-cache']).toBe(0);
+  });
+
+  it('a replay of an allowed check (requestId) takes a slot of its own, or is not admitted', async () => {
+    const { limiters } = fleet(2, [{ ...IN_FLIGHT, limit: 1 }]);
+    const [a, b] = limiters as [ReturnType<typeof createLimiter>, ReturnType<typeof createLimiter>];
+    const first = await a.check({ identity: 'u', requestId: 'r' });
+    expect(first.allowed).toBe(true);
+    await a.release(first);
+    // The retry is admitted as the first was, holding a slot taken now: no other check gets in.
+    const retry = await a.check({ identity: 'u', requestId: 'r' });
+    expect([retry.allowed, a.hasSlots(retry)]).toEqual([true, true]);
+    expect((await b.check({ identity: 'u' })).allowed).toBe(false);
+    await a.release(retry);
+    // With the one slot held by another check, a replay is not admitted.
+    const other = await b.check({ identity: 'u' });
+    expect(other.allowed).toBe(true);
+    const late = await a.check({ identity: 'u', requestId: 'r' });
+    expect([late.allowed, late.policy, a.hasSlots(late)]).toEqual([false, 'in-flight', false]);
+    await b.release(other);
+    expect((await b.check({ identity: 'u' })).allowed).toBe(true);
   });
 
   it('close() frees every slot held', async () => {

@@ -1,11 +1,11 @@
 /**
  * Concurrency slots a limiter's checks took: held from the decision until `release`, renewed
- * before their lease runs out, and reported when a renewal finds one gone.
+ * before their lease runs out (timed on the monotonic clock: a wall clock set back never delays a
+ * renewal), and reported when a renewal finds one gone.
  */
-
-import { holdsSlots } from '../algorithms/concurrency.js';
+import { timerDelay } from '../monotonic.js';
 import type { Clock, Decision, SlotLostEvent, SlotRef, Store, StoreEntry, StoreVerdict } from '../types.js';
-import { chargedOf } from './charged.js';
+import { chargedOf, slotsOf } from './charged.js';
 import { OverloadCounts } from './counters.js';
 import type { Steps } from './steps.js';
 import type { SettleWhere } from './store-answer.js';
@@ -18,7 +18,7 @@ interface Holding {
   readonly decision: Decision;
   slots: SlotRef[];
   readonly where: SettleWhere;
-  /** The limiter's clock at which these slots are renewed next. */
+  /** The limiter's monotonic clock at which these slots are renewed next. */
   renewAtMs: number;
   /** The shortest lease of its slots, in ms. */
   readonly leaseMs: number;
@@ -45,7 +45,7 @@ export class HeldSlots {
   #idCount = 0;
 
   /**
-   * @param clock the limiter's clock
+   * @param clock the limiter's monotonic clock (`monotonicNow`): a wall clock set back would stop renewals
    * @param stepsOf the limiter's current steps (the store call, the local fallback)
    * @param counts the limiter's overload counters
    * @param lostListeners called once per lost slot
@@ -79,15 +79,13 @@ export class HeldSlots {
   keep(decision: Decision, entries: readonly StoreEntry[]): void {
     const charged = chargedOf(decision, entries);
     if (charged === undefined) return;
-    const slots: SlotRef[] = [];
+    const slots = slotsOf(charged.entries);
+    if (slots.length === 0) return;
     let leaseMs = Number.POSITIVE_INFINITY;
-    for (const { key, policy, slotId } of charged.entries) {
-      if (!holdsSlots(policy) || slotId === undefined) continue;
-      slots.push({ key, policy, slotId });
+    for (const { policy } of slots) {
       leaseMs = Math.min(leaseMs, policy.windowMs);
       OverloadCounts.add(this.counts.held, policy.name, 1);
     }
-    if (slots.length === 0) return;
     const holding: Holding = {
       decision,
       slots,
@@ -130,12 +128,15 @@ export class HeldSlots {
     else await store.slots('release', holding.slots);
   }
 
-  /** Arms the one timer for `atMs` unless it fires earlier already; it never keeps a process alive. */
+  /**
+   * Arms the one timer for `atMs` unless it fires earlier already; it never keeps a process alive.
+   * One due past the longest delay a timer takes fires before, finds nothing due, and is armed again.
+   */
   #schedule(atMs: number): void {
     if (this.#timer !== undefined && this.#timerAtMs <= atMs) return;
     this.#stopTimer();
     this.#timerAtMs = atMs;
-    const timer = setTimeout(() => void this.#renewDue(), Math.max(0, atMs - this.clock()));
+    const timer = setTimeout(() => void this.#renewDue(), timerDelay(atMs - this.clock()));
     (timer as { unref?: () => void }).unref?.();
     this.#timer = timer;
   }

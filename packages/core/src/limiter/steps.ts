@@ -9,6 +9,7 @@ import { Leases } from './leases.js';
 import { LocalFallback } from './local-fallback.js';
 import { LocalStage } from './local-stage.js';
 import type { ResolvedLimiterOptions } from './options.js';
+import { QuotaStep } from './quota-step.js';
 import type { StoreCall } from './store-call.js';
 
 /**
@@ -25,6 +26,8 @@ export interface Steps {
    * eviction, forgotten at a reset and a refund of its key. Undefined when no such step is used.
    */
   readonly denials: DenialMemory | undefined;
+  /** Regional quota policies: decided in-process from their shares (the only step they take). */
+  readonly quota: QuotaStep | undefined;
   readonly localStage: LocalStage | undefined;
   readonly denyCache: DenyCacheStep | undefined;
   readonly leases: Leases | undefined;
@@ -53,6 +56,7 @@ export function composeSteps(
   return {
     clock,
     denials,
+    quota: policies.some((p) => p.quota !== undefined) ? new QuotaStep() : undefined,
     localStage: staged
       ? new LocalStage(store, IN_PROCESS_DEFAULTS.localStageMaxKeys, denials as DenialMemory)
       : undefined,

@@ -33,9 +33,9 @@ export interface StoreVerdicts {
   /**
    * `store`: the store decided; `deny-cache`: an in-process memory of a store denial did;
    * `lease`: leases taken before did (no store call); `local-stage`: a policy's local stage
-   * turned the request away (no store call).
+   * turned the request away (no store call); `quota`: a regional quota's share did (no store call).
    */
-  readonly source: 'store' | 'deny-cache' | 'lease' | 'local-stage';
+  readonly source: 'store' | 'deny-cache' | 'lease' | 'local-stage' | 'quota';
   readonly verdicts: readonly StoreVerdict[];
   /**
    * The per-policy results themselves when the answer already holds them (a deny-cache hit: the

@@ -1,7 +1,16 @@
 /** The store call: the store asked under the breaker and the deadline, its answer never a rejection. */
 import { monotonicNow } from '../monotonic.js';
-import type { SlotRef, Store, StoreCheckOptions, StoreEntry, StoreMode, StoreSettleEntry } from '../types.js';
+import type {
+  SlotRef,
+  Store,
+  StoreCheckOptions,
+  StoreEntry,
+  StoreMode,
+  StoreSettleEntry,
+  StoreVerdict,
+} from '../types.js';
 import type { BreakerPermit, CircuitBreaker } from './breaker.js';
+import { slotsTakenBy } from './charged.js';
 import { type StoreCallCounts, storeErrorCauseOf } from './counters.js';
 import { DeadlineQueue, StoreTimeoutError } from './deadline.js';
 import {
@@ -25,7 +34,8 @@ const unavailableFor = (error: unknown): StoreUnavailable =>
  * One limiter's calls of its store. Every decide and settle has `timeoutMs` to answer, counted from
  * the event loop's next turn (one timer for all calls, plus one pass of I/O for an answer already
  * on its way, see `DeadlineQueue`). A throw, a rejection, a missed deadline or the wrong number of
- * verdicts answers `StoreUnavailable` (a settle: `unavailable`); a late answer is dropped. With a
+ * verdicts answers `StoreUnavailable` (a settle: `unavailable`); a late answer is dropped, the
+ * concurrency slots it took released (nobody holds them: the check was told `unavailable`). With a
  * `breaker`, an open breaker answers at once without calling the store (half-open, one probe goes
  * through), and every answer of a call that went through counts as a success or a failure. A reset
  * passes the breaker by and rejects instead (with `StoreTimeoutError` when late), after at least
@@ -71,8 +81,10 @@ export class StoreCall {
     let answer: StoreAnswer;
     try {
       const store = this.#store;
-      const verdicts = await this.#deadlines.run(() =>
-        options === undefined ? store.decide(entries, mode) : store.decide(entries, mode, options),
+      const verdicts = await this.#deadlines.run(
+        () => (options === undefined ? store.decide(entries, mode) : store.decide(entries, mode, options)),
+        mode === 'consume' ? this.#lateDecide : undefined,
+        entries,
       );
       answer = answerOf(entries, verdicts);
     } catch (error) {
@@ -102,6 +114,18 @@ export class StoreCall {
     }
     return this.#counted(permit, answer);
   }
+
+  /**
+   * A consuming decide's answer that came after its deadline: the check was answered `unavailable`,
+   * so nobody holds the slots the store gave it; they are released now (bound once: no closure per
+   * call). Other units it charged stay charged, as for any call the store ran but could not answer.
+   */
+  readonly #lateDecide = (verdicts: StoreVerdict[], entries: readonly StoreEntry[]): void => {
+    const answer = answerOf(entries, verdicts);
+    if (answer instanceof StoreUnavailable) return;
+    const slots = slotsTakenBy(entries, answer.verdicts);
+    if (slots.length > 0) void this.slots('release', slots);
+  };
 
   /** Counts the call and asks the breaker; `reject` (counted as cause `breaker_open`): do not call. */
   #permit(): BreakerPermit | undefined {

@@ -28,6 +28,7 @@ let prefixCount = 0;
 
 afterEach(() => {
   vi.useRealTimers();
+  vi.restoreAllMocks();
 });
 
 const STORES: readonly { name: string; make: (clock: Clock) => Store }[] = [
@@ -64,23 +65,33 @@ function track(promise: Promise<Decision>) {
 }
 
 describe.each(STORES)('waiting for a turn on $name', ({ make }) => {
+  /**
+   * A limiter on fake timers and a fake monotonic clock (`performance.now`), with two injected
+   * clocks: the store's (Redis `TIME`, never set back) and the limiter's wall clock, which
+   * `stepWall` sets back or forth alone, as an NTP step or an operator would.
+   */
   function setUp(policies: PolicyInput[] = [QUEUED], options: { maxWaiting?: number } = {}) {
-    vi.useFakeTimers({ toFake: ['setTimeout', 'clearTimeout'] });
+    vi.useFakeTimers({ toFake: ['setTimeout', 'clearTimeout', 'performance'] });
     let now = START_MS;
-    const clock = () => now;
+    let wallMs = START_MS;
+    const storeClock = () => now;
     const limiter = createLimiter({
       policies,
-      store: make(clock),
-      clock,
+      store: make(storeClock),
+      clock: () => wallMs,
       prefix: `turns${++prefixCount}`,
       ...options,
     });
     const advance = async (ms: number) => {
       now += ms;
+      wallMs += ms;
       await vi.advanceTimersByTimeAsync(ms);
       await settleIo();
     };
-    return { limiter, advance };
+    const stepWall = (ms: number) => {
+      wallMs += ms;
+    };
+    return { limiter, advance, stepWall };
   }
 
   /** Spends the burst of `identity` (under `policies`, all when unset). */
@@ -107,6 +118,131 @@ describe.each(STORES)('waiting for a turn on $name', ({ make }) => {
     expect(second.decision?.allowed).toBe(true);
     expect(limiter.counters.overload.waiting.get('queued')).toBe(0);
     expect(limiter.counters.overload.admittedAfterWait.get('queued')).toBe(2);
+  });
+
+  it('waits for the turn a descriptor asks for on a limiter whose policies neither wait nor hold slots', async () => {
+    const plain: PolicyInput = { name: 'plain', algorithm: 'token-bucket', burst: 5, rate: '10/s' };
+    const { limiter, advance } = setUp([plain]);
+    await spendBurst(limiter);
+    const first = track(limiter.check({ identity: 'u', maxWaitMs: 1000 }));
+    const second = track(limiter.check({ identity: 'u', maxWaitMs: 1000 }));
+    await untilWaiting(limiter, 2, 'plain');
+    expect([first.decision, second.decision]).toEqual([undefined, undefined]);
+    await advance(99);
+    expect(first.decision).toBeUndefined();
+    await advance(1);
+    expect(first.decision).toMatchObject({ allowed: true, policy: 'plain' });
+    await advance(99);
+    expect(second.decision).toBeUndefined();
+    await advance(1);
+    expect(second.decision?.allowed).toBe(true);
+    expect(limiter.counters.overload.admittedAfterWait.get('plain')).toBe(2);
+  });
+
+  it('counts a check as waiting from when its wait is planned, before the store answers it', async () => {
+    const { limiter } = setUp([QUEUED], { maxWaiting: 2 });
+    await spendBurst(limiter);
+    // Five checks at once: all are planned before the store answers the first.
+    const checks = Array.from({ length: 5 }, () => track(limiter.check({ identity: 'u' })));
+    await until(() => checks.filter((c) => c.decision !== undefined).length === 3);
+    expect(checks.map((c) => c.decision?.allowed)).toEqual([undefined, undefined, false, false, false]);
+    // The three answered at once reserved nothing: the next turn is the third one, 300 ms away.
+    expect(checks[2]?.decision?.retryAfterMs).toBe(300);
+    expect(limiter.counters.overload.waiting.get('queued')).toBe(2);
+    await limiter.close();
+    await until(() => checks.every((c) => c.decision !== undefined));
+    // Every place is free again: two more may wait.
+    const again = [track(limiter.check({ identity: 'u' })), track(limiter.check({ identity: 'u' }))];
+    await untilWaiting(limiter, 2);
+    expect(again.every((c) => c.decision === undefined)).toBe(true);
+    await limiter.close();
+  });
+
+  it('admits a waiter at its turn when the wall clock is set back while it waits', async () => {
+    const { limiter, advance, stepWall } = setUp();
+    await spendBurst(limiter);
+    const waiter = track(limiter.check({ identity: 'u' }));
+    await untilWaiting(limiter, 1);
+    await advance(10);
+    stepWall(-5000);
+    await advance(89);
+    expect(waiter.decision).toBeUndefined();
+    await advance(1);
+    expect(waiter.decision?.allowed).toBe(true);
+  });
+
+  it('a cancelled wait counts the time left on the monotonic clock, whatever the wall clock did', async () => {
+    const { limiter, advance, stepWall } = setUp();
+    await spendBurst(limiter);
+    const controller = new AbortController();
+    const waiter = track(limiter.check({ identity: 'u', signal: controller.signal }));
+    await untilWaiting(limiter, 1);
+    await advance(40);
+    stepWall(5000);
+    controller.abort();
+    await until(() => waiter.decision !== undefined);
+    expect(waiter.decision).toMatchObject({ allowed: false, retryAfterMs: 60 });
+  });
+
+  it.each([
+    [
+      'throws',
+      () => {
+        throw new Error('no signal here');
+      },
+    ],
+    ['returns an AbortController', () => new AbortController()],
+    ['returns an empty object', () => ({})],
+    ['returns an object without removeEventListener', () => ({ aborted: false, addEventListener() {} })],
+  ])(
+    'refuses a signal function that %s with a TypeError naming descriptor.signal, holding nothing',
+    async (_, make) => {
+      const inFlight: PolicyInput = { name: 'in-flight', algorithm: 'concurrency', limit: 1, leaseMs: 1000 };
+      const { limiter, advance } = setUp([inFlight, QUEUED]);
+      for (let i = 0; i < 5; i++) {
+        const d = await limiter.check({ identity: 'u' });
+        expect(d.allowed).toBe(true);
+        await limiter.release(d);
+      }
+      const signal = make as unknown as () => AbortSignal;
+      await expect(limiter.check({ identity: 'u', signal })).rejects.toThrow(
+        expect.objectContaining({ name: 'TypeError', message: expect.stringMatching(/descriptor\.signal/) }),
+      );
+      expect(limiter.counters.overload.held.get('in-flight')).toBe(0);
+      expect(limiter.counters.overload.waiting.get('queued') ?? 0).toBe(0);
+      // Its turn was given back: the next check's turn is 100 ms away, not 200.
+      expect((await limiter.peek({ identity: 'u', policies: ['queued'] })).retryAfterMs).toBe(100);
+      // No timer of it fires later.
+      await advance(2000);
+      const next = await limiter.check({ identity: 'u', maxWaitMs: 0 });
+      expect(next.allowed).toBe(true);
+      expect(limiter.counters.overload.held.get('in-flight')).toBe(1);
+    },
+  );
+
+  it("refuses a descriptor's maxWaitMs past one hour at the call, as the policy field, charging nothing", async () => {
+    const { limiter, advance } = setUp();
+    await spendBurst(limiter);
+    await expect(limiter.check({ identity: 'u', maxWaitMs: 3_600_001 })).rejects.toThrow(
+      new TypeError('limiter.check: descriptor.maxWaitMs must be at most one hour (3600000 ms), got 3600001'),
+    );
+    await expect(limiter.check({ identity: 'u', maxWaitMs: 2 ** 31 + 5 })).rejects.toThrow(
+      /descriptor\.maxWaitMs/,
+    );
+    expect((await limiter.peek({ identity: 'u' })).retryAfterMs).toBe(100);
+    const hour = track(limiter.check({ identity: 'u', maxWaitMs: 3_600_000 }));
+    await untilWaiting(limiter, 1);
+    await advance(100);
+    expect(hour.decision?.allowed).toBe(true);
+  });
+
+  it('refuses at the call a signal object without removeEventListener, charging nothing', async () => {
+    const { limiter } = setUp();
+    await spendBurst(limiter);
+    const signal = { aborted: false, addEventListener() {} } as unknown as AbortSignal;
+    await expect(limiter.check({ identity: 'u', signal })).rejects.toThrow(/descriptor\.signal/);
+    expect(limiter.counters.overload.waiting.get('queued') ?? 0).toBe(0);
+    expect((await limiter.peek({ identity: 'u' })).retryAfterMs).toBe(100);
   });
 
   it('answers at once, with the real wait, a check whose turn lies past maxWaitMs', async () => {
@@ -281,19 +417,21 @@ describe('which policies a check waits for', () => {
 });
 
 describe('a timer that fires early', () => {
-  it('never admits before the limiter clock reads the turn: the timer is armed again for the rest', async () => {
+  it('never admits before the monotonic clock reads the turn: the timer is armed again for the rest', async () => {
     vi.useFakeTimers({ toFake: ['setTimeout', 'clearTimeout'] });
-    let now = START_MS;
-    const clock = () => now;
+    const clock = () => START_MS;
+    // The monotonic clock, moved by hand apart from the fake timers.
+    let monotonicMs = 1000;
+    vi.spyOn(performance, 'now').mockImplementation(() => monotonicMs);
     const limiter = createLimiter({ policies: [QUEUED], store: new MemoryStore({ clock }), clock });
     for (let i = 0; i < 5; i++) await limiter.check({ identity: 'u' });
     const waiter = track(limiter.check({ identity: 'u' }));
     await untilWaiting(limiter, 1);
     // The timer's 100 ms pass while the clock moved 99 (Node's timers fire up to 1 ms early).
-    now += 99;
+    monotonicMs += 99;
     await vi.advanceTimersByTimeAsync(100);
     expect(waiter.decision).toBeUndefined();
-    now += 1;
+    monotonicMs += 1;
     await vi.advanceTimersByTimeAsync(1);
     expect(waiter.decision?.allowed).toBe(true);
   });

@@ -1,7 +1,9 @@
 /**
  * Waiting for a turn: a check the store admitted at a future turn (`maxWaitMs`) sleeps exactly
- * until it on one timer; a cancel (the check's signal, `limiter.close()`) gives its units back.
+ * until it on one timer, timed on the monotonic clock (a wall clock set back never delays it); a
+ * cancel (the check's signal, `limiter.close()`) gives its units back.
  */
+import { timerDelay } from '../monotonic.js';
 import type { Clock, Decision, PolicyResult, StoreEntry, StoreVerdict } from '../types.js';
 import { OverloadCounts } from './counters.js';
 import { buildDecision } from './decision.js';
@@ -26,17 +28,22 @@ function waitingPolicy(entries: readonly StoreEntry[], verdicts: readonly StoreV
 }
 
 /**
- * The checks of one limiter waiting for their turn: at most `maxWaiting` at once (beyond it a check
- * is planned without waiting, so it is answered at once), each on one timer, all woken by `cancelAll`.
+ * The checks of one limiter waiting for their turn: at most `maxWaiting` at once, each counted from
+ * when its wait is planned (`plan`, before the store call) until it ends (`end`), so checks still on
+ * their way to the store count; beyond it a check is planned without waiting, so it is answered at
+ * once. Each sleeps on one timer, all woken by `cancelAll`.
  */
 export class Turns {
-  /** The cancel of every check waiting now. */
+  /** The cancel of every check sleeping now. */
   readonly #cancels = new Set<() => void>();
+  /** Checks whose wait is planned and not yet ended: on their way to the store, or sleeping. */
+  #planned = 0;
 
   /**
    * @param maxWaiting most checks waiting at once in this process
    * @param counts the limiter's overload counters (`waiting`, `admittedAfterWait`, `cancelledWaits`)
-   * @param clock the limiter's clock: a check is admitted once it reads the turn, never before
+   * @param clock the limiter's monotonic clock (`monotonicNow`): a check is admitted once it reads
+   *   the turn, never before, and a wall clock set back never delays it
    */
   constructor(
     private readonly maxWaiting: number,
@@ -44,9 +51,19 @@ export class Turns {
     private readonly clock: Clock,
   ) {}
 
-  /** Whether another check may wait now. */
+  /** Whether another check may plan a wait now. */
   get open(): boolean {
-    return this.#cancels.size < this.maxWaiting;
+    return this.#planned < this.maxWaiting;
+  }
+
+  /** Counts a check whose wait was planned (its entries carry `maxWaitMs`), until its `end`. */
+  plan(): void {
+    this.#planned++;
+  }
+
+  /** A check whose wait was planned is done: answered at once, admitted at its turn, or cancelled. */
+  end(): void {
+    this.#planned--;
   }
 
   /**
@@ -69,8 +86,9 @@ export class Turns {
   }
 
   /**
-   * Resolves true once the limiter's clock reads `turnAtMs` (a timer may fire up to a millisecond
-   * early: libuv counts whole ms, so it is armed again for what is left), false on a cancel.
+   * Resolves true once the limiter's monotonic clock reads `turnAtMs`, false on a cancel. A timer that fires
+   * before (libuv counts whole ms, so up to a millisecond early; or one armed for the longest delay
+   * a timer takes) is armed again for what is left.
    */
   #timer(turnAtMs: number, signal: AbortSignal | undefined): Promise<boolean> {
     if (signal?.aborted === true) return Promise.resolve(false);
@@ -85,10 +103,10 @@ export class Turns {
       const cancel = (): void => end(false);
       const fire = (): void => {
         const restMs = turnAtMs - this.clock();
-        if (restMs > 0) timer = setTimeout(fire, Math.ceil(restMs));
+        if (restMs > 0) timer = setTimeout(fire, timerDelay(restMs));
         else end(true);
       };
-      timer = setTimeout(fire, Math.max(0, Math.ceil(turnAtMs - this.clock())));
+      timer = setTimeout(fire, timerDelay(turnAtMs - this.clock()));
       signal?.addEventListener('abort', cancel, { once: true });
       this.#cancels.add(cancel);
     });

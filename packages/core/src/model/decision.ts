@@ -12,7 +12,7 @@ export type Outcome = 'allowed' | 'over_limit' | 'unavailable' | 'forbidden';
 /**
  * Where a decision was made. `deny-list`: the adapter's deny list, before any policy. `lease`:
  * in-process from leases taken before (no store call). `local-stage`: a policy's local stage
- * turned the request away (no store call).
+ * turned the request away (no store call). `quota`: from a regional quota's share (no store call).
  */
 export type DecisionSource =
   | 'store'
@@ -22,7 +22,8 @@ export type DecisionSource =
   | 'fail-closed'
   | 'deny-list'
   | 'lease'
-  | 'local-stage';
+  | 'local-stage'
+  | 'quota';
 
 /** The verdict for one policy. */
 export interface PolicyResult {

@@ -48,15 +48,16 @@ export interface Descriptor {
    */
   readonly reserve?: boolean;
   /**
-   * Waiting: the longest this check may wait for its turn, in ms, for every applying policy that
-   * can wait (token bucket, GCRA); overrides the policies' own `maxWaitMs`. 0: never wait. Unset:
-   * each policy's `maxWaitMs`.
+   * Waiting: the longest this check may wait for its turn, in ms (at most one hour, as a policy's),
+   * for every applying policy that can wait (token bucket, GCRA), on any limiter; overrides the
+   * policies' own `maxWaitMs`. 0: never wait. Unset: each policy's `maxWaitMs`.
    */
   readonly maxWaitMs?: number;
   /**
    * Cancels a check waiting for its turn: the reserved units are given back and the check resolves
    * denied (`over_limit`, `retryAfterMs` the time that was left to its turn). Or a function that
-   * makes it, called only when the check waits (nothing is made for a check answered at once).
+   * makes it, called only when the check waits (nothing is made for a check answered at once); one
+   * that throws or returns no AbortSignal gives the turn back and the check rejects (a TypeError).
    */
   readonly signal?: AbortSignal | (() => AbortSignal);
 }

@@ -5,6 +5,7 @@ import type { BanInput, CompiledBan } from '../policy/ban.js';
 import type { CompiledLease, CompiledLocalStage, LeaseInput, LocalStageInput } from '../policy/lease.js';
 import type { Descriptor } from './descriptor.js';
 import type { FailMode } from './fail-mode.js';
+import type { CompiledQuota, QuotaInput } from './quota.js';
 
 /** A rate such as `'100/s'`, `'5/10s'` or `{ limit: 100, windowMs: 1000 }`. */
 export type RateInput = string | { readonly limit: number; readonly window: string | number };
@@ -55,6 +56,12 @@ export interface PolicyInput {
    */
   readonly local?: LocalStageInput;
   /**
+   * Regional quota: `{ service, bucket }` admits from the share of a global budget that `service`
+   * (e.g. `QuotaClient` of `@sluice/server`) holds for `bucket`, in-process (decision source
+   * `quota`), no store call per request; with no live assignment, `failMode` decides. Unset: none.
+   */
+  readonly quota?: QuotaInput;
+  /**
    * A concurrency policy (`algorithm: 'concurrency'`): how long a slot lives without renewal
    * (`'10s'` or ms); the slots of an instance that died come back after it. Default 30 s.
    */
@@ -92,6 +99,8 @@ export interface CompiledPolicy {
   readonly lease?: CompiledLease;
   /** The local stage; absent for a policy without one. */
   readonly local?: CompiledLocalStage;
+  /** The regional quota; absent for a policy without one. */
+  readonly quota?: CompiledQuota;
   /** Waiting: the longest a request may wait for its turn, in ms (> 0); absent for a policy that does not wait. */
   readonly maxWaitMs?: number;
 }

@@ -75,3 +75,9 @@ export const OPTION_DEFAULTS = Object.freeze({
   /** Longest a `RedisStore` call waits for its batch to fill, in milliseconds. */
   redisMaxBatchWaitMs: 2,
 });
+
+/** Which header set to send: `'draft-10'` (default), `'draft-7'`, `'draft-6'`, `'legacy'`, or none. */
+export type HeaderFormat = typeof OPTION_DEFAULTS.headers;
+
+/** Every accepted `HeaderFormat`, in the order error messages list them. */
+export const HEADER_FORMATS: readonly HeaderFormat[] = ['draft-10', 'draft-7', 'draft-6', 'legacy', false];

@@ -1,14 +1,13 @@
 /** The schema of the options every adapter shares (`RateLimitOptions`): one entry per option. */
-import type { IpList } from '../http/cidr.js';
-import type { DenyListInput } from '../http/deny-list.js';
-import { HEADER_FORMATS, type HeaderFormat } from '../http/headers.js';
-import { storeProblem } from '../http/store-check.js';
+
 import { isValidPrefix } from '../keys/build-keys.js';
 import type { Limiter } from '../limiter/limiter.js';
 import type { ResponseFacts } from '../model/response-facts.js';
 import { FAIL_MODES } from '../policy/defaults.js';
 import type { Algorithm, FailMode, IdentityInput, PolicyInput, Store } from '../types.js';
-import { OPTION_DEFAULTS } from './defaults.js';
+import type { IpList } from './cidr.js';
+import { HEADER_FORMATS, type HeaderFormat, OPTION_DEFAULTS } from './defaults.js';
+import type { DenyListInput } from './deny-list.js';
 import { checkAllowList, checkDenyList } from './list-checks.js';
 import { LOGGER_OPTION } from './logger-option.js';
 import {
@@ -21,6 +20,7 @@ import {
   positiveInteger,
   type RequestOf,
 } from './option.js';
+import { storeProblem } from './store-check.js';
 
 /** Per-request cost: a number for every policy, or per policy name. */
 export type CostValue = number | Readonly<Record<string, number>>;

@@ -149,7 +149,10 @@ export const LIMITER_OPTIONS = Object.freeze({
     surfaces: LIMITER,
     check: positiveInteger,
   }),
-  /** Milliseconds since the epoch; `Date.now` by default. Injected in tests. */
+  /**
+   * Milliseconds since the epoch; `Date.now` by default. Injected in tests. Turns and slot renewals
+   * are timed on the monotonic clock (`performance.now`), not on this one.
+   */
   clock: option<Clock>({
     default: () => Date.now(),
     defaultDoc: '`Date.now`',

@@ -1,6 +1,6 @@
 /** The checks of the `allowList` and `denyList` options: lists of addresses, ranges and identities. */
-import { CidrError, createIpList, type IpList } from '../http/cidr.js';
-import { type DenyList, toDenyList } from '../http/deny-list.js';
+import { CidrError, createIpList, type IpList } from './cidr.js';
+import { type DenyList, toDenyList } from './deny-list.js';
 import type { OptionFail } from './option.js';
 import { RateLimitOptionsError } from './options-error.js';
 

@@ -2,10 +2,11 @@
  * The options of one route's own rate limit (the Nest `@RateLimit()` decorator's surface,
  * `nestjs-decorator`): checked once, when the class is defined, into a `RouteLimit`.
  */
-import { type DenyList, toDenyList } from '../http/deny-list.js';
+
 import { definePolicy } from '../policy/define-policy.js';
 import type { PolicyInput } from '../types.js';
 import { OPTION_DEFAULTS } from './defaults.js';
+import { type DenyList, toDenyList } from './deny-list.js';
 import type { CostValue } from './http-options.js';
 import { checkOptionNames } from './option-names.js';
 import { RateLimitOptionsError } from './options-error.js';

@@ -81,7 +81,7 @@ describe('definePolicy: compilation', () => {
     expect(isCompiledPolicy(p)).toBe(true);
     expect(isCompiledPolicy({ ...p })).toBe(false);
     expect(() => definePolicy({ ...p } as PolicyInput)).toThrow(
-      'policy "a": "windowMs" is not a policy field (known: name, algorithm, limit, window, rate, burst, cost, failMode, shadow, scope, ban, lease, local, leaseMs, maxWaitMs), got 1000',
+      'policy "a": "windowMs" is not a policy field (known: name, algorithm, limit, window, rate, burst, cost, failMode, shadow, scope, ban, lease, local, leaseMs, maxWaitMs, quota), got 1000',
     );
   });
 });
@@ -123,7 +123,7 @@ describe('parseDuration and parseRate', () => {
 const DURATION_HINT =
   "must be a duration such as '500ms', '10s', '1m', '1h', '1d' or a number of milliseconds";
 const KNOWN =
-  '(known: name, algorithm, limit, window, rate, burst, cost, failMode, shadow, scope, ban, lease, local, leaseMs, maxWaitMs)';
+  '(known: name, algorithm, limit, window, rate, burst, cost, failMode, shadow, scope, ban, lease, local, leaseMs, maxWaitMs, quota)';
 
 /** Every bad configuration, with the exact message and field it must produce. */
 const BAD: readonly (readonly [string, unknown, string, string])[] = [

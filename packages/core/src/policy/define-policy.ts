@@ -11,6 +11,7 @@ import { PolicyError } from './errors.js';
 import { compileLease, compileLocalStage } from './lease.js';
 import { compileMaxWait } from './max-wait.js';
 import { isPositiveInteger } from './positive-integer.js';
+import { compileQuota, refuseQuotaMix } from './quota.js';
 
 const KNOWN_FIELDS: readonly string[] = [
   'name',
@@ -28,6 +29,7 @@ const KNOWN_FIELDS: readonly string[] = [
   'local',
   'leaseMs',
   'maxWaitMs',
+  'quota',
 ];
 
 const NAME = /^[A-Za-z0-9_][A-Za-z0-9_.-]*$/;
@@ -133,6 +135,7 @@ export function definePolicy(input: PolicyInput | CompiledPolicy): CompiledPolic
   if (scope !== 'identity' && scope !== 'route') {
     throw new PolicyError('scope', p.scope, "must be 'identity' or 'route'", name);
   }
+  const quota = compileQuota(p.quota, { ...p, failMode, algorithm }, name);
   if (holdsSlots({ algorithm })) {
     const limits = compileConcurrencyLimits(p, name);
     return remember({ name, algorithm, ...limits, cost: 1, failMode, shadow, scope });
@@ -240,6 +243,7 @@ export function definePolicy(input: PolicyInput | CompiledPolicy): CompiledPolic
     ...(lease !== undefined && { lease }),
     ...(local !== undefined && { local }),
     ...(maxWaitMs !== undefined && { maxWaitMs }),
+    ...(quota !== undefined && { quota }),
   });
 }
 
@@ -267,5 +271,6 @@ export function definePolicies(inputs: readonly (PolicyInput | CompiledPolicy)[]
     seen.add(policy.name);
     out.push(policy);
   }
+  refuseQuotaMix(out);
   return Object.freeze(out);
 }

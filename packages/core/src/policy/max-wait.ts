@@ -4,8 +4,11 @@ import type { Algorithm, PolicyInput } from '../types.js';
 import { parseDuration } from './duration.js';
 import { PolicyError } from './errors.js';
 
-/** The longest a policy may let a request wait for its turn: one hour, in ms. */
+/** The longest a policy, or one check (`descriptor.maxWaitMs`), may let a request wait for its turn: one hour, in ms. */
 export const MAX_WAIT_MS_MOST = 3_600_000;
+
+/** What a `maxWaitMs` past {@link MAX_WAIT_MS_MOST} is told, in a policy's error and a check's alike. */
+export const MAX_WAIT_MS_RULE = `must be at most one hour (${MAX_WAIT_MS_MOST} ms)`;
 
 /** The waiting algorithms as prose: `token-bucket and gcra`. */
 const WAITING = WAITING_ALGORITHMS.join(' and ');
@@ -25,7 +28,7 @@ export function compileMaxWait(input: PolicyInput, algorithm: Algorithm, name: s
   if (maxWaitMs === undefined || maxWaitMs === 0) return undefined;
   const ms = parseDuration(maxWaitMs, 'maxWaitMs', name);
   if (ms > MAX_WAIT_MS_MOST) {
-    throw new PolicyError('maxWaitMs', maxWaitMs, `must be at most one hour (${MAX_WAIT_MS_MOST} ms)`, name);
+    throw new PolicyError('maxWaitMs', maxWaitMs, MAX_WAIT_MS_RULE, name);
   }
   if (!(WAITING_ALGORITHMS as readonly string[]).includes(algorithm)) {
     throw new PolicyError(

@@ -147,13 +147,32 @@ describe('a concurrency entry in the decide script', () => {
     expect((await members(key)).map(([m]) => m)).toEqual(['a']);
   });
 
-  it('replays an idempotent request without taking another slot', async () => {
+  it('replays an idempotent request with a slot of its own, or denied when none is free', async () => {
     const key = fresh();
     const p = slots(2);
+    const rate = definePolicy({ name: 'rate', algorithm: 'fixed-window', limit: 10, window: '1m' });
+    const rateKey = key.replace('in-flight', 'rate');
     const options = { requestKey: key.replace('in-flight', 'req'), requestTtlMs: 60_000 };
-    const first = await store.decide([take(key, p, 'a')], 'consume', options);
-    expect(await store.decide([take(key, p, 'b')], 'consume', options)).toEqual(first);
-    expect((await members(key)).map(([m]) => m)).toEqual(['a']);
+    const entries = (slotId: string): StoreEntry[] => [
+      take(key, p, slotId),
+      { key: rateKey, policy: rate, cost: 1 },
+    ];
+    const first = await store.decide(entries('a'), 'consume', options);
+    expect(first.map((v) => v.allowed)).toEqual([true, true]);
+    // The replay takes its own slot (b) and is told so; the rate policy is not charged again.
+    expect(await store.decide(entries('b'), 'consume', options)).toEqual([
+      { allowed: true, remaining: 0, resetMs: LEASE_MS, retryAfterMs: 0 },
+      first[1],
+    ]);
+    expect((await members(key)).map(([m]) => m)).toEqual(['a', 'b']);
+    // Both slots held: a replay is denied (the rate policy's recorded verdict as it was), taking nothing.
+    now += 100;
+    expect(await store.decide(entries('c'), 'consume', options)).toEqual([
+      { allowed: false, remaining: 0, resetMs: LEASE_MS - 100, retryAfterMs: LEASE_MS - 100 },
+      first[1],
+    ]);
+    expect((await members(key)).map(([m]) => m)).toEqual(['a', 'b']);
+    expect((await store.decide([{ key: rateKey, policy: rate, cost: 1 }], 'peek'))[0]?.remaining).toBe(9);
   });
 
   it("reads another algorithm's state at the key as no slots and replaces it on a charge", async () => {

@@ -18,9 +18,13 @@ let now = 0;
 const clock = (): number => now;
 let run = 0;
 
-/** One step of a history: a check (taking a new slot), a peek, a release, a renew, or time passing. */
+/**
+ * One step of a history: a check (taking a new slot), a peek, a check of an idempotent request
+ * (`request`: one of three ids; a retry replays it), a release, a renew, or time passing.
+ */
 type Op =
   | { readonly kind: 'take' | 'peek'; readonly who: number }
+  | { readonly kind: 'request'; readonly who: number; readonly id: number }
   | { readonly kind: 'release' | 'renew'; readonly pick: number }
   | { readonly kind: 'tick'; readonly ms: number }
   | { readonly kind: 'edge'; readonly pick: number; readonly deltaMs: number };
@@ -29,6 +33,10 @@ const opArb = (moving: boolean): fc.Arbitrary<Op> =>
   fc.oneof(
     { weight: 4, arbitrary: fc.record({ kind: fc.constant('take' as const), who: fc.nat(1) }) },
     { weight: 1, arbitrary: fc.record({ kind: fc.constant('peek' as const), who: fc.nat(1) }) },
+    {
+      weight: 2,
+      arbitrary: fc.record({ kind: fc.constant('request' as const), who: fc.nat(1), id: fc.nat(2) }),
+    },
     { weight: 2, arbitrary: fc.record({ kind: fc.constant('release' as const), pick: fc.nat(30) }) },
     { weight: 1, arbitrary: fc.record({ kind: fc.constant('renew' as const), pick: fc.nat(30) }) },
     {
@@ -75,6 +83,9 @@ async function replay(
   const taken: { ref: SlotRef; expiry: number | undefined }[] = [];
   const liveOf = (key: string) => taken.filter((t) => t.ref.key === key && (t.expiry ?? -1) > now).length;
   const answers: Answer[] = [];
+  // The model's request records: whether the recorded check was admitted, and until when it is kept.
+  const RECORD_TTL_MS = 5000;
+  const records = new Map<string, { allowed: boolean; expiresAtMs: number }>();
   for (const op of ops) {
     if (op.kind === 'tick') {
       now += op.ms;
@@ -83,6 +94,24 @@ async function replay(
     if (op.kind === 'edge') {
       const expiry = taken[op.pick % Math.max(1, taken.length)]?.expiry;
       if (expiry !== undefined) now = Math.max(now, expiry + op.deltaMs);
+      continue;
+    }
+    if (op.kind === 'request') {
+      const key = keys[op.who] as string;
+      const requestKey = `${key.slice(0, key.indexOf('}') + 1)}:req${op.id}`;
+      const live = liveOf(key);
+      const slotId = `s${taken.length}`;
+      const entry: StoreEntry = { key, policy, cost: 1, slotId };
+      const [verdict] = await store.decide([entry], 'consume', { requestKey, requestTtlMs: RECORD_TTL_MS });
+      answers.push(verdict);
+      const record = records.get(requestKey);
+      const replayed = record !== undefined && now <= record.expiresAtMs;
+      // A replay of a denial stays denied; a first check, or the replay of an admission, is
+      // admitted exactly when a slot is free, and then holds one of its own.
+      const charged = replayed && !record.allowed ? false : live < policy.limit;
+      expect(verdict?.allowed).toBe(charged);
+      if (charged) taken.push({ ref: { key, policy, slotId }, expiry: now + policy.windowMs });
+      if (!replayed) records.set(requestKey, { allowed: charged, expiresAtMs: now + RECORD_TTL_MS });
       continue;
     }
     if (op.kind === 'take' || op.kind === 'peek') {

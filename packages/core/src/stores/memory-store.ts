@@ -22,7 +22,7 @@ import type { Clock, Store, StoreEntry, StoreMode, StoreSettleEntry, StoreVerdic
 import { chargesEntry } from './charge-rule.js';
 import { BanTable, banInForce, banVerdict } from './memory-bans.js';
 import { checkRecordOptions, type MemoryStoreCheckOptions, RequestRecords } from './memory-records.js';
-import { reclaimSlots, releaseInTable, renewInTable } from './memory-slots.js';
+import { reclaimSlots, releaseInTable, renewInTable, replaySlots } from './memory-slots.js';
 import { settleInTable } from './memory-store-settle.js';
 import { StateTable } from './memory-store-table.js';
 
@@ -124,7 +124,8 @@ export class MemoryStore implements Store {
       const replayed = this.#records.replay(recordKey, now, entries.length);
       if (replayed === 'other')
         recordKey = undefined; // recorded for another set of entries: left alone
-      else if (replayed !== undefined) return replayed;
+      // A replay takes slots of its own where the recorded decision took some.
+      else if (replayed !== undefined) return replaySlots(this.#table, entries, replayed, now);
     }
 
     const consume = mode === 'consume';

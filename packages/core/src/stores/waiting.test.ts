@@ -186,6 +186,26 @@ describe.each(SIDES)('%s: waiting for a turn', (_, sideOf) => {
     expect(await side.store.settle([{ ...cancel, waitMs: 200 }])).toEqual([true]);
     expect((await check(side, [entry]))[0]?.waitMs).toBe(50);
   });
+
+  it('cancels of a queue, the last turn first, each told a round trip, give every unit back', async () => {
+    const side = sideOf();
+    side.at(T0);
+    const entry: StoreEntry = { key: fresh(), policy: bucket(), cost: 1, maxWaitMs: 1000 };
+    const twin: StoreEntry = { ...entry, key: fresh() }; // the same history without the queue
+    for (const e of [entry, entry, twin, twin]) await check(side, [e]);
+    const turns: number[] = [];
+    for (let i = 0; i < 8; i++) turns.push((await check(side, [entry]))[0]?.waitMs as number);
+    expect(turns).toEqual([100, 200, 300, 400, 500, 600, 700, 800]);
+    side.at(T0 + 30);
+    // Each check was asked 2 ms before the store decided it and answered 3 ms after (another clock).
+    const cancel = { key: entry.key, policy: entry.policy, reservedUnits: 1, actualUnits: 0 };
+    for (const waitMs of turns.reverse()) {
+      expect(await side.store.settle([{ ...cancel, reservedAgoMs: 32, answeredAgoMs: 27, waitMs }])).toEqual([
+        true,
+      ]);
+    }
+    expect(await check(side, [entry])).toEqual(await check(side, [twin]));
+  });
 });
 
 describe('a reserved turn in Redis', () => {

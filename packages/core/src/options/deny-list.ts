@@ -3,9 +3,9 @@
  * is charged, replaceable while the application runs.
  */
 
-import { RateLimitOptionsError } from '../options/options-error.js';
 import type { IdentityInput, IdentityKind } from '../types.js';
 import { CidrError, createIpList, type IpList } from './cidr.js';
+import { RateLimitOptionsError } from './options-error.js';
 
 /**
  * What a deny list holds. `ip`: client addresses as CIDR ranges, single addresses or the names
