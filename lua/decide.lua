@@ -5,7 +5,9 @@
 -- batches the checks issued in the same event-loop turn). Built by
 -- packages/core/scripts/embed-lua.mjs as common.lua + the algorithm files + a part
 -- generated from the algorithm registry (WHOLE_COSTS, MAX_LIMITS, new_result) + this file
--- (one chunk, embedded with its SHA1 for EVALSHA).
+-- (one chunk, embedded with its SHA1 for EVALSHA), once per shape (packages/core/scripts/
+-- lua-shapes.mjs): the `-- #if <feature>` ... `-- #end` sections below are cut from the shapes
+-- without that feature, which refuse a policy or an entry that needs it with an error reply.
 --
 -- KEYS     for each decision in order: the state key of each of its entries (distinct
 --          within the decision), then the ban key of each entry whose policy has a ban (in
@@ -106,9 +108,13 @@
 -- Bad arguments anywhere return an error reply before anything is read or written.
 
 
+local HUGE = math.huge
+
+-- A positive finite number from an argument, else nil (the parse of policies and the common costs
+-- tests the same inline, without a call).
 local function positive(value)
   local n = tonumber(value)
-  if n == nil or n ~= n or n <= 0 or n == math.huge then
+  if n == nil or n ~= n or n <= 0 or n == HUGE then
     return nil
   end
   return n
@@ -120,13 +126,21 @@ end
 local policies = {}
 -- Some policy of this call has a ban: the ban bookkeeping below exists only then, so a call
 -- without bans runs what it ran before bans existed, plus one test per decision and entry.
+-- #if bans
 local anyBan = false
+-- #end
+-- #if leases
 -- The lease takes, by entry number: their least units (false: no lease take in the call).
 local lease = false
+-- #end
+-- #if slots
 -- The concurrency entries' slot ids, by entry number (false: no concurrency entry in the call).
 local slots = false
+-- #end
+-- #if waits
 -- The waiting entries, by entry number: their maxWaitMs (false: no waiting entry in the call).
 local waits = false
+-- #end
 local policyCount = tonumber(ARGV[2])
 if policyCount == nil or policyCount < 1 or policyCount ~= floor(policyCount) then
   return redis.error_reply('ERR sluice: policyCount must be a positive integer')
@@ -141,8 +155,10 @@ for p = 1, policyCount do
   if algorithm == nil then
     return redis.error_reply('ERR sluice: unknown algorithm in policy ' .. p)
   end
-  local limit, windowMs, intervalMs = positive(ARGV[base + 2]), positive(ARGV[base + 3]), positive(ARGV[base + 4])
-  if limit == nil or windowMs == nil or intervalMs == nil then
+  -- Positive and finite, as `positive` (NaN fails every comparison).
+  local limit, windowMs, intervalMs = tonumber(ARGV[base + 2]), tonumber(ARGV[base + 3]), tonumber(ARGV[base + 4])
+  if limit == nil or windowMs == nil or intervalMs == nil
+      or not (limit > 0 and limit < HUGE and windowMs > 0 and windowMs < HUGE and intervalMs > 0 and intervalMs < HUGE) then
     return redis.error_reply('ERR sluice: limit, windowMs and intervalMs must be positive numbers (policy ' .. p .. ')')
   end
   local maxLimit = MAX_LIMITS[name]
@@ -150,6 +166,7 @@ for p = 1, policyCount do
     return redis.error_reply('ERR sluice: ' .. name .. ' limit must be at most ' .. fmt(maxLimit) .. ' (policy ' .. p .. ')')
   end
   local shadow = ARGV[base + 5]
+  -- #if bans
   local ban = false
   if shadow ~= '0' and shadow ~= '1' then
     local flag, blockMs, violations, windowMs, escalatedMs = string.match(shadow, '^([01]):(%d+):(%d+):(%d+):(%d+)$')
@@ -161,10 +178,29 @@ for p = 1, policyCount do
     ban = { blockMs = tonumber(blockMs), violations = tonumber(violations), windowMs = tonumber(windowMs),
       escalatedMs = tonumber(escalatedMs) }
   end
+  -- #else
+  if shadow ~= '0' and shadow ~= '1' then
+    return redis.error_reply('ERR sluice: shadow must be 0 or 1; this shape of the decide script takes no ban (policy ' .. p .. ')')
+  end
+  -- #end
+  -- #if not shadow
+  if shadow ~= '0' then
+    return redis.error_reply('ERR sluice: this shape of the decide script takes no shadow policy (policy ' .. p .. ')')
+  end
+  -- #end
   -- The index as sent: one byte for the first nine (sub, not tostring's printf).
   policies[p < 10 and sub('123456789', p, p) or tostring(p)] = { algorithm = algorithm, name = name, whole = WHOLE_COSTS[name] == true,
-    limit = limit, windowMs = windowMs, intervalMs = intervalMs, shadow = shadow == '1', ban = ban,
-    slots = name == 'concurrency' }
+    limit = limit, windowMs = windowMs, intervalMs = intervalMs,
+    -- #if shadow
+    shadow = shadow == '1',
+    -- #end
+    -- #if bans
+    ban = ban,
+    -- #end
+    -- #if slots
+    slots = name == 'concurrency',
+    -- #end
+  }
 end
 
 -- The decisions, parsed into two flat arrays (no table per decision or entry). Decision d
@@ -175,39 +211,14 @@ end
 local dec, ent = { false, false, false, false, false }, { false, false }
 -- The short forms with '+' seen in this call, by item: their policies in order (parsed once).
 local shorts = {}
--- The policies of a short form item with '+' ('1+2'), parsed on first sight; nil and the
--- position of the bad index when one is not in the policy table.
-local function short_policies(item)
-  local list = shorts[item]
-  if list ~= nil then
-    return list
-  end
-  list = {}
-  local from = 1
-  while true do
-    local plus = find(item, '+', from, true)
-    local policy = policies[sub(item, from, (plus or 0) - 1)]
-    if policy == nil then
-      return nil, #list + 1
-    end
-    list[#list + 1] = policy
-    if policy.slots then
-      list.slots = true
-    end
-    if plus == nil then
-      break
-    end
-    from = plus + 1
-  end
-  shorts[item] = list
-  return list
-end
 -- The ban bookkeeping, only in a call some policy of which has a ban (false otherwise; one
 -- table, so the decide closure below captures one more upvalue, not one per field): keys[d],
 -- how many ban keys decision d has (only when it has any); per entry position of the decision
 -- being decided, its ban key, its state (untilMs, violations, windowStartMs; untilMs false when
 -- absent) and whether a ban is in force; read and reply, the functions further down.
+-- #if bans
 local B = anyBan and { keys = {}, key = {}, untilMs = {}, count = {}, start = {}, banned = {} }
+-- #end
 local nDecisions, nEntries = 0, 0
 local argc = #ARGV
 local argi, keyi = 3 + 5 * policyCount, 1
@@ -217,33 +228,64 @@ while argi <= argc do
   -- What each form leaves for the shared record below.
   local consume, recordTtl, count, firstEntry, nextArg
   local short = policies[mode]
+  -- #if slots
   if short ~= nil and short.slots then
     return redis.error_reply('ERR sluice: a concurrency entry takes the full form with its slot (decision ' .. d .. ')')
-  elseif short ~= nil then
+  end
+  -- #end
+  if short ~= nil then
     -- The short form: consume 1 unit of one policy, no request record.
     nEntries = nEntries + 1
     ent[2 * nEntries - 1], ent[2 * nEntries] = short, 1
     consume, recordTtl, count, firstEntry, nextArg = true, false, 1, nEntries, argi + 1
+    -- #if bans
     if anyBan and short.ban then
       B.keys[d] = 1
     end
+    -- #end
   elseif find(mode, '+', 1, true) then
     -- The short form of several policies: consume 1 unit of each, no request record.
-    local list, bad = short_policies(mode)
+    -- Its policies, parsed on first sight of the item (inline: a function here would be a closure
+    -- made on every call).
+    local list = shorts[mode]
     if list == nil then
-      return redis.error_reply('ERR sluice: unknown policy index in entry ' .. bad .. ' (decision ' .. d .. ')')
-    elseif list.slots then
+      list = {}
+      local from = 1
+      while true do
+        local plus = find(mode, '+', from, true)
+        local policy = policies[sub(mode, from, (plus or 0) - 1)]
+        if policy == nil then
+          return redis.error_reply('ERR sluice: unknown policy index in entry ' .. (#list + 1) .. ' (decision ' .. d .. ')')
+        end
+        list[#list + 1] = policy
+        -- #if slots
+        if policy.slots then
+          list.slots = true
+        end
+        -- #end
+        if plus == nil then
+          break
+        end
+        from = plus + 1
+      end
+      shorts[mode] = list
+    end
+    -- #if slots
+    if list.slots then
       return redis.error_reply('ERR sluice: a concurrency entry takes the full form with its slot (decision ' .. d .. ')')
     end
+    -- #end
     count = #list
     consume, recordTtl, firstEntry, nextArg = true, false, nEntries + 1, argi + 1
     for i = 1, count do
       local policy = list[i]
       nEntries = nEntries + 1
       ent[2 * nEntries - 1], ent[2 * nEntries] = policy, 1
+      -- #if bans
       if anyBan and policy.ban then
         B.keys[d] = (B.keys[d] or 0) + 1
       end
+      -- #end
     end
   else
     if mode ~= 'consume' and mode ~= 'peek' then
@@ -252,10 +294,14 @@ while argi <= argc do
     recordTtl = false
     local ttlArg = ARGV[argi + 1]
     if ttlArg ~= nil and ttlArg ~= '' then
+      -- #if records
       recordTtl = positive(ttlArg)
       if recordTtl == nil then
         return redis.error_reply('ERR sluice: requestTtlMs must be a positive number (decision ' .. d .. ')')
       end
+      -- #else
+      return redis.error_reply('ERR sluice: this shape of the decide script takes no request record (decision ' .. d .. ')')
+      -- #end
     end
     -- The common values ('1') are compared, not parsed: an interned string compares in one step.
     count = 1
@@ -279,6 +325,7 @@ while argi <= argc do
       end
       local cost = 1
       local costArg = ARGV[base + 1]
+      -- #if slots
       if policy.slots then
         -- A concurrency entry: '1@<slotId>', or '1' in mode 'peek'.
         local slot = string.match(costArg, '^1@(.+)$')
@@ -289,8 +336,13 @@ while argi <= argc do
         slots[nEntries + 1] = mode == 'consume' and slot
         costArg = '1'
       end
+      -- #end
       if costArg ~= '1' then
-        cost = positive(costArg)
+        cost = tonumber(costArg)
+        if cost ~= nil and not (cost > 0 and cost < HUGE) then
+          cost = nil
+        end
+        -- #if waits
         if cost == nil and find(costArg, '~', 1, true) then
           -- A waiting entry: '<cost>~<maxWaitMs>'.
           local units, most = string.match(costArg, '^([^~]+)~([^~]+)$')
@@ -300,7 +352,10 @@ while argi <= argc do
           end
           waits = waits or {}
           waits[nEntries + 1] = most
-        elseif cost == nil then
+        end
+        -- #end
+        -- #if leases
+        if cost == nil then
           -- A lease take: '<wantUnits>><leastUnits>'.
           local want, least = string.match(costArg, '^([^>]+)>([^>]+)$')
           cost, least = positive(want or ''), positive(least or '')
@@ -313,15 +368,22 @@ while argi <= argc do
           lease = lease or {}
           lease[nEntries + 1] = least
         end
+        -- #else
+        if cost == nil then
+          return redis.error_reply('ERR sluice: cost must be a positive number (entry ' .. i .. ', decision ' .. d .. ')')
+        end
+        -- #end
       end
       if policy.whole and cost ~= floor(cost) then
         return redis.error_reply('ERR sluice: ' .. policy.name .. ' cost must be a whole number (entry ' .. i .. ', decision ' .. d .. ')')
       end
       nEntries = nEntries + 1
       ent[2 * nEntries - 1], ent[2 * nEntries] = policy, cost
+      -- #if bans
       if anyBan and policy.ban then
         B.keys[d] = (B.keys[d] or 0) + 1
       end
+      -- #end
     end
     consume, nextArg = mode == 'consume', first + 2 * count
   end
@@ -329,12 +391,16 @@ while argi <= argc do
   dec[at - 4], dec[at - 3], dec[at - 2], dec[at - 1], dec[at] = consume, recordTtl, count, keyi, firstEntry
   nDecisions = d
   keyi = keyi + count
+  -- #if bans
   if anyBan then
     keyi = keyi + (B.keys[d] or 0)
   end
+  -- #end
+  -- #if records
   if recordTtl then
     keyi = keyi + 1
   end
+  -- #end
   argi = nextArg
 end
 if nDecisions == 0 then
@@ -352,14 +418,19 @@ end
 local reply = {}
 local nReply = 0
 -- Per entry position of the decision being decided: the units its lease take charges if charged.
+-- #if leases
 local takes = lease and {}
+-- #end
 -- Per entry position of the decision being decided: its reserved turn's wait if charged (false:
 -- it does not wait); read only for a waiting entry.
+-- #if waits
 local turns = waits and {}
+-- #end
 
 -- One result table per entry position, reused by every decision of the call (an
 -- algorithm fills every field it reads back): nothing is allocated per decision.
 local results = {}
+-- #if bans
 if anyBan then
   -- Reads the ban key of entry position i (state 'b<untilMs>|<violations>|<windowStartMs>',
   -- tag byte 98); true when its ban is in force.
@@ -414,6 +485,7 @@ if anyBan then
     end
   end
 end
+-- #end
 
 -- A replayed decision's slots (see requestTtlMs): a slot is held by the check that took it, so the
 -- replay of a decision that took slots takes slots of its own now (its entries' slot ids), all or
@@ -479,7 +551,10 @@ end
 local function decide(d)
   local at = 5 * d
   local consume, recordTtl, count, keyBase, e0 = dec[at - 4], dec[at - 3], dec[at - 2], dec[at - 1], dec[at] - 1
+  -- #if bans
   local nBans = B and B.keys[d]
+  -- #end
+  -- #if records
   local recordKey = nil
   if recordTtl and consume then
     recordKey = KEYS[keyBase + count + (nBans or 0)]
@@ -498,32 +573,39 @@ local function decide(d)
       if expiresAt ~= nil and now <= expiresAt then
         -- Four items per entry, five for a concurrency entry (a request record has no lease take).
         local width = 4 * count
+        -- #if slots
         for k = 1, slots and count or 0 do
           if ent[2 * (e0 + k) - 1].slots then
             width = width + 1
           end
         end
+        -- #end
         if #items == 1 + width then
           local start = nReply
           for k = 2, #items do
             nReply = nReply + 1
             reply[nReply] = tonumber(items[k])
           end
+          -- #if slots
           if slots then
             replay_slots(start, e0, count, keyBase)
           end
+          -- #end
           return
         end
         recordKey = nil
       end
     end
   end
+  -- #end
 
   -- Phase 1: evaluate, no writes. `all`: every entry allows; `enforced`: every enforced one.
   -- The states are read first: one GET, or one MGET for several entries (MGET answers nil, as
   -- get_string, for a key of another type).
   local all, enforced = true, true
+  -- #if bans
   local nextBan = nBans and keyBase + count
+  -- #end
   local values = false
   if count > 1 then
     values = rcall('MGET', unpack(KEYS, keyBase, keyBase + count - 1))
@@ -541,10 +623,19 @@ local function decide(d)
     if values then
       saved = values[i] or nil
     else
-      saved = get_string(key)
+      -- get_string, inline: a GET that reads a value of another type as absent.
+      saved = rpcall('GET', key)
+      if type(saved) ~= 'string' then
+        saved = nil
+      end
     end
+    -- #if slots
     policy.algorithm(r, key, saved, now, policy.limit, policy.windowMs, policy.intervalMs, ent[2 * (e0 + i)],
       slots and slots[e0 + i] or nil)
+    -- #else
+    policy.algorithm(r, key, saved, now, policy.limit, policy.windowMs, policy.intervalMs, ent[2 * (e0 + i)])
+    -- #end
+    -- #if leases
     local least = lease and lease[e0 + i]
     if least then
       -- A lease take: what is left when the full take is denied, down to least.
@@ -562,7 +653,9 @@ local function decide(d)
       end
       takes[i] = units
     end
+    -- #end
     local ok = r.allowed
+    -- #if bans
     if nBans and policy.ban then
       -- A ban in force denies, whatever the policy's state says.
       if B.read(i, KEYS[nextBan]) then
@@ -570,6 +663,8 @@ local function decide(d)
       end
       nextBan = nextBan + 1
     end
+    -- #end
+    -- #if waits
     if waits and waits[e0 + i] then
       -- A waiting entry that denies (not banned, not never) reserves its turn when its wait, in
       -- whole ms rounded up past the noise and at least 1, is at most maxWaitMs. Twin:
@@ -585,22 +680,39 @@ local function decide(d)
         end
       end
     end
+    -- #end
     if not ok then
       all = false
+      -- #if shadow
       enforced = enforced and policy.shadow
+      -- #else
+      enforced = false
+      -- #end
     end
   end
 
   -- Phase 2: all allow: charge all; only shadow entries deny: the enforced ones; else none.
   local chargeAll = all and consume
+  -- #if shadow
   local chargeEnforced = enforced and consume and not all
+  -- #end
+  -- #if records
   local start = nReply
+  -- #end
   for i = 1, count do
     local r = results[i]
     local remaining, resetMs = r.remaining, r.resetMs
+    -- #if shadow
     local charged = chargeAll or (chargeEnforced and not ent[2 * (e0 + i) - 1].shadow)
+    -- #else
+    local charged = chargeAll
+    -- #end
+    -- #if waits
     -- A reserved turn (waiting): its wait, else false.
     local turn = waits and charged and waits[e0 + i] and turns[i]
+    -- #else
+    local turn = false
+    -- #end
     if charged then
       local ttl = ceil(r.chargedResetMs) + 1
       if explicit and ttl < EXPLICIT_TTL_FLOOR_MS then
@@ -609,42 +721,58 @@ local function decide(d)
       if ttl > MAX_TTL_MS then
         ttl = MAX_TTL_MS
       end
+      -- Whole ms as text: Redis would write a number argument with '%.17g' (printf's slow path).
+      ttl = format('%d', ttl)
+      -- #if waits
       if turn then
         -- The write keeps a reserved turn's debt as time (told the policy's numbers).
         r.write(r, ttl, ent[2 * (e0 + i) - 1])
       else
         r.write(r, ttl)
       end
+      -- #else
+      r.write(r, ttl)
+      -- #end
       remaining, resetMs = r.chargedRemaining, r.chargedResetMs
     end
     reply[nReply + 1] = r.allowed and 1 or 0
     reply[nReply + 2] = remaining
     reply[nReply + 3] = ceil(resetMs)
     reply[nReply + 4] = ceil(r.retryAfterMs - WAIT_NOISE_MS)
+    -- #if waits
     if turn then
       -- Allowed with a wait: the reserved turn.
       reply[nReply + 1], reply[nReply + 4] = 1, turn
     end
+    -- #end
+    -- #if bans
     if nBans then
       local ban = ent[2 * (e0 + i) - 1].ban
       if ban then
         B.reply(ban, i, consume and not (r.allowed or turn), nReply)
       end
     end
+    -- #end
     nReply = nReply + 4
+    -- #if leases
     if lease and lease[e0 + i] then
       nReply = nReply + 1
       reply[nReply] = charged and takes[i] or 0
     end
+    -- #end
+    -- #if slots
     if slots and ent[2 * (e0 + i) - 1].slots then
       nReply = nReply + 1
       reply[nReply] = r.reclaimed
     end
+    -- #end
   end
+  -- #if records
   if recordKey ~= nil then
     local saved = fmt(now + recordTtl) .. '|' .. table.concat(reply, '|', start + 1, nReply)
     rcall('SET', recordKey, saved, 'PX', ceil(recordTtl))
   end
+  -- #end
 end
 
 for d = 1, nDecisions do

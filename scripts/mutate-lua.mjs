@@ -13,10 +13,10 @@
  *   node scripts/mutate-lua.mjs --out f.json    write the report there (default reports/lua-mutation.json)
  *   node scripts/mutate-lua.mjs --list          print the list, run nothing
  *
- * The decide script is built in shapes (packages/core/scripts/lua-shapes.mjs: the full script and
- * one per algorithm, each from the same lua/ files), and the tests run every shape (a call's
- * script is the one RedisStore picks). Each mutant is listed with the scripts its file is part of;
- * a script that no mutant reaches fails the run.
+ * The decide script is built in shapes (packages/core/scripts/lua-shapes.mjs: algorithm x features,
+ * the full script and per algorithm a full and a plain one, each from the same lua/ files), and the
+ * tests run every shape (a call's script is the one RedisStore picks). Each mutant is listed with
+ * the scripts its text is in as built; a script that no mutant reaches fails the run.
  *
  * Writes reports/lua-mutation.json. Exits 1 when a mutant survives that the list does not
  * explain, an entry no longer matches its script (stale), or a script has no mutant.
@@ -41,26 +41,38 @@ import { LUA_MUTANTS } from './lua-mutants.mjs';
 const root = join(dirname(fileURLToPath(import.meta.url)), '..');
 
 /**
- * Every script built from lua/ and its files: each decide shape (`decide:<shape>`), then the
- * settle, slots and reset scripts (packages/core/scripts/embed-lua.mjs).
+ * Every script built from lua/, with its files and its generated source: each decide shape
+ * (`decide:<shape>`, packages/core/scripts/lua-shapes.mjs: algorithm x features), then the settle,
+ * slots and reset scripts. The sources are the build's (packages/core/scripts/embed-lua.mjs, run
+ * here first), so a mutant reaches a shape only when its text survived that shape's feature cut.
  */
 async function scriptFiles() {
+  const embed = spawnSync(process.execPath, ['packages/core/scripts/embed-lua.mjs'], {
+    cwd: root,
+    encoding: 'utf8',
+  });
+  if (embed.status !== 0) throw new Error(`mutate-lua: embed-lua failed: ${embed.stderr}`);
   const { ALGORITHM_LIST } = await importRegistry(join(root, 'packages/core/src/algorithms/index.ts'));
+  const generated = await importRegistry(join(root, 'packages/core/src/generated/scripts.ts'));
+  const sourceOf = new Map(generated.DECIDE_SHAPES.map((shape) => [shape.name, shape.source]));
   const scripts = decideShapes(ALGORITHM_LIST).map((shape) => ({
     name: `decide:${shape.name}`,
     files: decidePartsOf(shape).filter((part) => part !== null),
+    source: sourceOf.get(shape.name),
   }));
   const full = scripts[0].files;
   scripts.push(
-    { name: 'settle', files: [...full.slice(0, -1), 'settle.lua'] },
-    { name: 'slots', files: ['common.lua', 'slots.lua'] },
-    { name: 'reset', files: ['reset.lua'] },
+    { name: 'settle', files: [...full.slice(0, -1), 'settle.lua'], source: generated.SETTLE_SCRIPT_SOURCE },
+    { name: 'slots', files: ['common.lua', 'slots.lua'], source: generated.SLOTS_SCRIPT_SOURCE },
+    { name: 'reset', files: ['reset.lua'], source: generated.RESET_SCRIPT_SOURCE },
   );
   return scripts;
 }
 const SCRIPTS = await scriptFiles();
-/** The scripts a mutant of `file` is part of. */
-const scriptsOf = (file) => SCRIPTS.filter((s) => s.files.includes(file)).map((s) => s.name);
+/** Whether mutant `m` changes `script`: its file is a part and its text is in the script as built. */
+const reaches = (script, m) => script.files.includes(m.file) && script.source.includes(m.find);
+/** The scripts mutant `m` changes. */
+const scriptsOf = (m) => SCRIPTS.filter((s) => reaches(s, m)).map((s) => s.name);
 const args = process.argv.slice(2);
 const flag = (name) => args.includes(name);
 const onlyArg = args.indexOf('--only');
@@ -77,13 +89,13 @@ const TEST_TIMEOUT_MS = 120_000;
 const mutants = LUA_MUTANTS.filter((m) => only === undefined || only.some((p) => m.id.startsWith(p)));
 /** Mutants per script, over the whole list: a script none reaches is a gap. */
 const perScript = Object.fromEntries(
-  SCRIPTS.map((script) => [script.name, LUA_MUTANTS.filter((m) => script.files.includes(m.file)).length]),
+  SCRIPTS.map((script) => [script.name, LUA_MUTANTS.filter((m) => reaches(script, m)).length]),
 );
 const unreached = Object.keys(perScript).filter((name) => perScript[name] === 0);
 if (flag('--list')) {
   for (const m of mutants)
     console.log(
-      `${m.id}\tlua/${m.file}\t[${scriptsOf(m.file).join(' ')}]\t${m.find.trim()}  ->  ${m.replace.trim()}`,
+      `${m.id}\tlua/${m.file}\t[${scriptsOf(m).join(' ')}]\t${m.find.trim()}  ->  ${m.replace.trim()}`,
     );
   console.log(
     `\nscripts: ${Object.entries(perScript)
@@ -234,7 +246,7 @@ for (const m of mutants) {
   results.push({
     id: m.id,
     file: `lua/${m.file}`,
-    scripts: scriptsOf(m.file),
+    scripts: scriptsOf(m),
     find: m.find,
     replace: m.replace,
     status,

@@ -140,16 +140,21 @@ function cases(core) {
       });
       return { calls: n, units: n, unit: 'decision' };
     },
-    'batch of 128 short-form decisions': async (client, n) => {
-      const calls = Math.ceil(n / 128);
-      await inFlight(calls, (i) => {
-        const c = new Call('');
-        for (let j = 0; j < 128; j++)
-          c.add([{ key: `b:{${ids[(i * 128 + j) % ids.length]}}:tb`, policy: tb, cost: 1 }], 'consume');
-        return send(client, c);
-      });
-      return { calls, units: calls * 128, unit: 'decision' };
-    },
+    ...Object.fromEntries(
+      [8, 32, 128].map((size) => [
+        `batch of ${size} short-form decisions`,
+        async (client, n) => {
+          const calls = Math.ceil(n / size);
+          await inFlight(calls, (i) => {
+            const c = new Call('');
+            for (let j = 0; j < size; j++)
+              c.add([{ key: `b:{${ids[(i * size + j) % ids.length]}}:tb`, policy: tb, cost: 1 }], 'consume');
+            return send(client, c);
+          });
+          return { calls, units: calls * size, unit: 'decision' };
+        },
+      ]),
+    ),
     'batch of 128 two-policy decisions (token bucket x2)': async (client, n) => {
       const calls = Math.ceil(n / 128);
       await inFlight(calls, (i) => {

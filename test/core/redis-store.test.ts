@@ -5,7 +5,7 @@
 import { beforeEach, describe, expect, it } from 'vitest';
 import { buildKey } from '../../packages/core/src/keys/build-keys.js';
 import { definePolicy } from '../../packages/core/src/policy/define-policy.js';
-import { DECIDE_SCRIPT } from '../../packages/core/src/redis/script.js';
+import { decideScriptFor } from '../../packages/core/src/redis/script.js';
 import { isNoScriptError, RedisStore } from '../../packages/core/src/stores/redis-store.js';
 import type { EvalClient, StoreEntry } from '../../packages/core/src/types.js';
 import { useRedis } from '../support/redis-fixture.js';
@@ -52,14 +52,16 @@ describe('RedisStore', () => {
 
   it('carries on after SCRIPT FLUSH: the next check succeeds through EVAL', async () => {
     const store = new RedisStore({ client: redis.client });
+    // The shape of the decide script the store sends for these entries.
+    const script = decideScriptFor(entries('b'));
     await store.decide(entries('b'), 'consume');
-    expect(await redis.admin.script('EXISTS', DECIDE_SCRIPT.sha1)).toEqual([1]);
+    expect(await redis.admin.script('EXISTS', script.sha1)).toEqual([1]);
     for (let round = 0; round < 2; round++) {
       await redis.admin.script('FLUSH');
-      expect(await redis.admin.script('EXISTS', DECIDE_SCRIPT.sha1)).toEqual([0]);
+      expect(await redis.admin.script('EXISTS', script.sha1)).toEqual([0]);
       const verdicts = await store.decide(entries('b'), 'consume');
       expect(verdicts.every((v) => v.allowed)).toBe(true);
-      expect(await redis.admin.script('EXISTS', DECIDE_SCRIPT.sha1)).toEqual([1]);
+      expect(await redis.admin.script('EXISTS', script.sha1)).toEqual([1]);
     }
     const peeked = await store.decide(entries('b'), 'peek');
     expect(peeked[1]!.remaining).toBe(2); // three charges, none lost or doubled

@@ -9,9 +9,11 @@
  * generated from the registry (the algorithms' store rules and the result table's fields,
  * `luaRegistryPart` below), then lua/decide.lua. Every part only declares locals (Redis
  * forbids globals in scripts), so the concatenation is a single valid Lua chunk. Beside that
- * full script, one decide script per algorithm: the same parts with that algorithm's file alone
- * and the registry part of that algorithm alone (`lua-shapes.mjs`), for calls whose policies all
- * use it.
+ * full script, the other shapes of the decide script (`lua-shapes.mjs`: algorithm x features):
+ * the same parts with one algorithm's file and registry part alone, or with the feature sections
+ * of the features a shape leaves out cut (`cutFeatures`), then the top-level functions and locals
+ * nothing names dropped (`dropUnused`); each with its SHA1, computed here. A shape that names a
+ * top-level local its cut removed fails the build (`assertDeclared`).
  * The settle script is the same parts with lua/settle.lua in place of lua/decide.lua; each part's
  * settle section (from its SETTLE_MARK line on) goes into the settle script only.
  * lua/reset.lua is a script of its own; lua/slots.lua (release and renew of concurrency slots) is
@@ -24,7 +26,16 @@ import { createHash } from 'node:crypto';
 import { mkdirSync, readdirSync, readFileSync, writeFileSync } from 'node:fs';
 import { dirname, join } from 'node:path';
 import { fileURLToPath } from 'node:url';
-import { decidePartsOf, decideShapes, importRegistry } from './lua-shapes.mjs';
+import {
+  assertDeclared,
+  cutFeatures,
+  DECIDE_FEATURES,
+  decidePartsOf,
+  decideShapes,
+  dropUnused,
+  importRegistry,
+  readLua,
+} from './lua-shapes.mjs';
 
 const here = dirname(fileURLToPath(import.meta.url));
 const luaDir = join(here, '..', '..', '..', 'lua');
@@ -32,6 +43,9 @@ const outFile = join(here, '..', 'src', 'generated', 'scripts.ts');
 const registryFile = join(here, '..', 'src', 'algorithms', 'index.ts');
 
 const { ALGORITHM_LIST, LUA_COMMON_RESULT_FIELDS } = await importRegistry(registryFile);
+
+/** A Lua file of lua/ with LF line endings and a final newline. */
+const read = (part) => readLua(luaDir, part);
 
 /** A Lua string literal (names are plain: letters, digits, '-', '_'). */
 function luaString(text) {
@@ -96,7 +110,7 @@ end
 `;
 }
 
-/** The decide script's shapes: the full script first, then one per algorithm. */
+/** The decide script's shapes: the full script first, then 'all/plain', then per algorithm its own and its plain one. */
 const SHAPES = decideShapes(ALGORITHM_LIST);
 
 /** Concatenation order of the full decide script; `null` is the generated part. */
@@ -116,12 +130,6 @@ for (const part of [...FILES, ...STANDALONE]) {
 const unknown = [...present].filter((f) => !FILES.includes(f) && !STANDALONE.includes(f));
 if (unknown.length > 0) throw new Error(`embed-lua: lua/ holds files no script uses: ${unknown.join(', ')}`);
 
-/** A Lua file with LF line endings and a final newline. */
-function read(part) {
-  const text = readFileSync(join(luaDir, part), 'utf8').replace(/\r\n/g, '\n');
-  return text.endsWith('\n') ? text : `${text}\n`;
-}
-
 /** Hex SHA1 of a script, as SCRIPT LOAD computes it. */
 function sha1Of(text) {
   return createHash('sha1').update(text, 'utf8').digest('hex');
@@ -140,28 +148,39 @@ function withoutSettle(text) {
   return at < 0 ? text : `${text.slice(0, at).replace(/\n+$/, '')}\n`;
 }
 
-/** One chunk of the given parts; `decide` leaves the settle parts out; `modules` make the registry part. */
-const chunkOf = (parts, decide, modules = ALGORITHM_LIST) =>
-  parts
-    .map((part) =>
-      part === null
-        ? `-- ==== algorithm registry ====\n${luaRegistryPart(modules)}`
-        : `-- ==== lua/${part} ====\n${decide ? withoutSettle(read(part)) : read(part)}`,
-    )
+/**
+ * One chunk of the given parts with the feature sections of `features` (lua-shapes.mjs); `decide`
+ * leaves the settle parts out and drops the top-level functions nothing calls; `modules` make the
+ * registry part.
+ */
+function chunkOf(parts, { decide, modules = ALGORITHM_LIST, features = DECIDE_FEATURES }) {
+  const chunk = parts
+    .map((part) => {
+      if (part === null) return `-- ==== algorithm registry ====\n${luaRegistryPart(modules)}`;
+      const text = cutFeatures(read(part), features, part);
+      return `-- ==== lua/${part} ====\n${decide ? withoutSettle(text) : text}`;
+    })
     .join('');
-const decideSource = chunkOf(DECIDE_PARTS, true);
-const settleSource = chunkOf(SETTLE_PARTS, false);
-/** The decide script of each algorithm alone, by algorithm name. */
-const shapeSources = SHAPES.slice(1).map((shape) => ({
-  name: shape.name,
-  source: chunkOf(decidePartsOf(shape), true, shape.modules),
-}));
-for (const source of [decideSource, ...shapeSources.map((shape) => shape.source)]) {
-  if (source.includes('SETTLES')) throw new Error('embed-lua: a decide script holds settle code');
+  return decide ? dropUnused(chunk) : chunk;
 }
+/** Every decide shape's source and SHA1, in SHAPES order (the full script first). */
+const shapeSources = SHAPES.map((shape) => {
+  const source = chunkOf(decidePartsOf(shape), {
+    decide: true,
+    modules: shape.modules,
+    features: shape.features,
+  });
+  if (source.includes('SETTLES')) throw new Error(`embed-lua: decide shape ${shape.name} holds settle code`);
+  let mask = 0;
+  for (const feature of shape.features) mask |= 1 << DECIDE_FEATURES.indexOf(feature);
+  return { name: shape.name, algorithm: shape.algorithm, mask, source, sha1: sha1Of(source) };
+});
+const decideSource = shapeSources[0].source;
+for (const shape of shapeSources) assertDeclared(shape.source, decideSource, shape.name);
+const settleSource = chunkOf(SETTLE_PARTS, { decide: false });
 const resetSource = read('reset.lua');
-const slotsSource = chunkOf(['common.lua', 'slots.lua'], true);
-const quotaSource = chunkOf(['common.lua', 'quota.lua'], true);
+const slotsSource = chunkOf(['common.lua', 'slots.lua'], { decide: true });
+const quotaSource = chunkOf(['common.lua', 'quota.lua'], { decide: true });
 
 const out = `// Generated by packages/core/scripts/embed-lua.mjs from lua/*.lua and the algorithm registry. Do not edit; run \`npm run generate -w @sluice/core\`.
 
@@ -171,13 +190,26 @@ export const DECIDE_SCRIPT_SOURCE: string = ${JSON.stringify(decideSource)};
 /** SHA1 of \`DECIDE_SCRIPT_SOURCE\` (hex), as \`SCRIPT LOAD\` returns it. */
 export const DECIDE_SCRIPT_SHA1: string = ${JSON.stringify(sha1Of(decideSource))};
 
-/**
- * The decide script of each algorithm alone (lua/common.lua, its file, its registry part,
- * lua/decide.lua), by algorithm name, with its SHA1: for a call whose policies all use it.
- */
-export const DECIDE_SCRIPTS_BY_ALGORITHM: Readonly<Record<string, { readonly source: string; readonly sha1: string }>> = {
-${shapeSources.map((shape) => `  ${JSON.stringify(shape.name)}: { source: ${JSON.stringify(shape.source)}, sha1: ${JSON.stringify(sha1Of(shape.source))} },`).join('\n')}
+/** The decide features a shape may leave out, by bit (a call's features are a mask of these bits). */
+export const DECIDE_FEATURE_BITS: Readonly<Record<string, number>> = {
+${DECIDE_FEATURES.map((feature, i) => `  ${JSON.stringify(feature)}: ${1 << i},`).join('\n')}
 };
+
+/**
+ * Every shape of the decide script (packages/core/scripts/lua-shapes.mjs), the full one first:
+ * \`algorithm\` the one algorithm it holds (null: every one), \`features\` the mask of the decide
+ * features it carries; a call runs the first shape whose algorithm it uses alone (else one of
+ * every algorithm) and whose features cover the call's, smallest first.
+ */
+export const DECIDE_SHAPES: readonly {
+  readonly name: string;
+  readonly algorithm: string | null;
+  readonly features: number;
+  readonly source: string;
+  readonly sha1: string;
+}[] = [
+${shapeSources.map((shape) => `  { name: ${JSON.stringify(shape.name)}, algorithm: ${JSON.stringify(shape.algorithm)}, features: ${shape.mask}, source: ${JSON.stringify(shape.source)}, sha1: ${JSON.stringify(shape.sha1)} },`).join('\n')}
+];
 
 /** The settle script: every algorithm's settle of a reservation, all entries of a decision in one chunk. */
 export const SETTLE_SCRIPT_SOURCE: string = ${JSON.stringify(settleSource)};
@@ -213,5 +245,5 @@ try {
 }
 if (previous !== out) writeFileSync(outFile, out);
 console.log(
-  `embed-lua: decide script ${decideSource.length} chars (sha1 ${sha1Of(decideSource)}), ${shapeSources.length} of one algorithm each (${shapeSources.map((shape) => `${shape.name} ${shape.source.length}`).join(', ')}), reset script ${resetSource.length} chars`,
+  `embed-lua: ${shapeSources.length} decide shapes (${shapeSources.map((shape) => `${shape.name} ${shape.source.length}`).join(', ')} chars), reset script ${resetSource.length} chars`,
 );

@@ -116,5 +116,6 @@ export const concurrency = defineAlgorithm({
     file: 'concurrency.lua',
     resultFields: ['slot', 'expiry', 'foreign', 'reclaimed'],
     replyFields: ['reclaimed'],
+    features: ['slots'],
   },
 });

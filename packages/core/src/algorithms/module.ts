@@ -89,6 +89,11 @@ export interface LuaFacts {
   readonly resultFields: readonly string[];
   /** Of those, the ones lua/decide.lua reads into a fifth reply item (a concurrency entry's `reclaimed`). */
   readonly replyFields?: readonly string[];
+  /**
+   * The decide features (packages/core/scripts/lua-shapes.mjs: 'slots', ...) its entries use, so
+   * every shape of the decide script that holds it carries them (a concurrency entry: 'slots').
+   */
+  readonly features?: readonly string[];
 }
 
 /** Result table fields every Lua algorithm sets and lua/decide.lua reads (see lua/common.lua). */

@@ -1,14 +1,16 @@
 /**
  * Test support: calls the decide script through ioredis directly (EVALSHA, EVAL on
  * NOSCRIPT), with an explicit time, as a `Decide` for the shared invariant checks. The script is
- * the one `RedisStore` picks for the entries (`decideScriptFor`): the algorithm's own when they
- * share one, the full one for a mix, so the shared suites run every shape.
+ * the shape `RedisStore` picks for the decision (`decideScriptFor`): the smallest that holds its
+ * policies' algorithm (every algorithm for a mix) and carries the features it uses, so the shared
+ * suites run every shape.
  */
 import type { Redis } from 'ioredis';
 import type { Decide } from '../algorithms/testing.test-support.js';
 import type { StoreEntry, StoreMode, StoreVerdict } from '../types.js';
 import { decideScriptFor, encodeScriptArgs, encodeScriptKeys } from './script.js';
 import { decodeScriptReply } from './script-reply.js';
+import type { ScriptSource } from './transport.js';
 
 /** An idempotent request: its record key and how long the record lives. */
 export interface TestRequest {
@@ -26,17 +28,17 @@ export async function evalDecide(
 ): Promise<StoreVerdict[]> {
   const keys = encodeScriptKeys(entries, request?.key);
   const args = encodeScriptArgs(entries, mode, nowMs, request?.ttlMs);
-  return decodeScriptReply(await callScript(redis, entries, keys, args), entries);
+  const script = decideScriptFor(entries, mode, request?.ttlMs);
+  return decodeScriptReply(await callScript(redis, script, keys, args), entries);
 }
 
-/** EVALSHA of the decide script for `entries`, EVAL on NOSCRIPT. */
+/** EVALSHA of `script`, EVAL on NOSCRIPT. */
 async function callScript(
   redis: Redis,
-  entries: readonly StoreEntry[],
+  script: ScriptSource,
   keys: readonly string[],
   args: readonly string[],
 ): Promise<unknown> {
-  const script = decideScriptFor(entries);
   try {
     return await redis.evalsha(script.sha1, keys.length, ...keys, ...args);
   } catch (error) {
@@ -55,7 +57,7 @@ export function redisDecide(redis: Redis, form: 'short' | 'full' = 'short'): Dec
   return async (entries, mode, nowMs) => {
     const keys = encodeScriptKeys(entries);
     const args = fullFormArgs(encodeScriptArgs(entries, mode, nowMs));
-    return decodeScriptReply(await callScript(redis, entries, keys, args), entries);
+    return decodeScriptReply(await callScript(redis, decideScriptFor(entries, mode), keys, args), entries);
   };
 }
 

@@ -13,9 +13,10 @@
 
 import { assertValidEntries, waitsForTurn } from '../algorithms/validate.js';
 import {
+  DECIDE_FEATURE_BITS,
   DECIDE_SCRIPT_SHA1,
   DECIDE_SCRIPT_SOURCE,
-  DECIDE_SCRIPTS_BY_ALGORITHM,
+  DECIDE_SHAPES,
   RESET_SCRIPT_SHA1,
   RESET_SCRIPT_SOURCE,
 } from '../generated/scripts.js';
@@ -30,32 +31,94 @@ export const DECIDE_SCRIPT: { readonly source: string; readonly sha1: string } =
   sha1: DECIDE_SCRIPT_SHA1,
 });
 
-/**
- * The decide script of each algorithm alone, by algorithm name (the same lua/ files with only that
- * algorithm's): a call whose policies all use one algorithm runs it, so a plain token bucket runs
- * no other algorithm's code. Same KEYS/ARGV/reply; a policy of another algorithm is refused.
- */
-export const DECIDE_SCRIPTS_OF_ALGORITHM: Readonly<Record<string, ScriptSource>> =
-  Object.freeze(DECIDE_SCRIPTS_BY_ALGORITHM);
-
-/** Every decide script: the full one, then one per algorithm (to load them all, as tests do). */
-export const DECIDE_SCRIPTS: readonly ScriptSource[] = Object.freeze([
-  DECIDE_SCRIPT,
-  ...Object.values(DECIDE_SCRIPTS_OF_ALGORITHM),
-]);
-
-/** The decide script for a call whose policies use these algorithms: one algorithm's own, or the full one. */
-export function decideScriptOf(algorithm: string | null): ScriptSource {
-  return (algorithm === null ? undefined : DECIDE_SCRIPTS_OF_ALGORITHM[algorithm]) ?? DECIDE_SCRIPT;
+/** One shape of the decide script: the algorithm it holds alone (null: every one) and the features it carries. */
+export interface DecideShape extends ScriptSource {
+  /** 'all', 'all/plain', '<algorithm>', '<algorithm>/plain' (packages/core/scripts/lua-shapes.mjs). */
+  readonly name: string;
+  readonly algorithm: string | null;
+  /** Mask of `DECIDE_FEATURE` bits. */
+  readonly features: number;
 }
 
-/** The decide script for a call of these entries (see `decideScriptOf`). */
-export function decideScriptFor(entries: readonly StoreEntry[]): ScriptSource {
-  const algorithm = (entries[0] as StoreEntry).policy.algorithm;
-  for (let i = 1; i < entries.length; i++) {
-    if ((entries[i] as StoreEntry).policy.algorithm !== algorithm) return DECIDE_SCRIPT;
+/**
+ * Every shape of the decide script, generated at build from the same lua/ files (the full one
+ * first): a call runs the smallest one that holds its algorithm and carries its features.
+ */
+export const DECIDE_SCRIPTS: readonly DecideShape[] = Object.freeze(
+  DECIDE_SHAPES.map((shape) => Object.freeze(shape)),
+);
+
+/** The decide features a shape may leave out, as the bits of a call's feature mask. */
+export const DECIDE_FEATURE: Readonly<{
+  shadow: number;
+  bans: number;
+  slots: number;
+  waits: number;
+  leases: number;
+  records: number;
+}> = Object.freeze({
+  shadow: DECIDE_FEATURE_BITS.shadow as number,
+  bans: DECIDE_FEATURE_BITS.bans as number,
+  slots: DECIDE_FEATURE_BITS.slots as number,
+  waits: DECIDE_FEATURE_BITS.waits as number,
+  leases: DECIDE_FEATURE_BITS.leases as number,
+  records: DECIDE_FEATURE_BITS.records as number,
+});
+
+/** Bits of every feature: a mask no shape but the full one's may lack. */
+const ALL_FEATURES = Object.values(DECIDE_FEATURE_BITS).reduce((mask, bit) => mask | bit, 0);
+
+/** The shape picked per algorithm (null: a mix) and feature mask, filled on first use. */
+const shapeCache = new Map<string | null, DecideShape[]>();
+
+/** Bits set in a mask. */
+function bitCount(mask: number): number {
+  let n = 0;
+  for (let m = mask; m !== 0; m &= m - 1) n++;
+  return n;
+}
+
+/** The smallest shape holding `algorithm` (null: a mix, every algorithm) with every feature of `features`. */
+function pickShape(algorithm: string | null, features: number): DecideShape {
+  let best: DecideShape | undefined;
+  for (const shape of DECIDE_SCRIPTS) {
+    if (shape.algorithm !== algorithm || (shape.features & features) !== features) continue;
+    if (best === undefined || bitCount(shape.features) < bitCount(best.features)) best = shape;
   }
-  return decideScriptOf(algorithm);
+  if (best === undefined && algorithm !== null) return pickShape(null, features);
+  return best ?? (DECIDE_SCRIPTS[0] as DecideShape);
+}
+
+/**
+ * The decide script for a call whose policies all use `algorithm` (null: several) and whose
+ * decisions use the decide features in `features` (a mask of `DECIDE_FEATURE` bits).
+ */
+export function decideScriptOf(algorithm: string | null, features: number = ALL_FEATURES): DecideShape {
+  let byMask = shapeCache.get(algorithm);
+  if (byMask === undefined) {
+    byMask = [];
+    shapeCache.set(algorithm, byMask);
+  }
+  let shape = byMask[features];
+  if (shape === undefined) {
+    shape = pickShape(algorithm, features);
+    byMask[features] = shape;
+  }
+  return shape;
+}
+
+/**
+ * The decide script `RedisStore` sends for one decision of these entries in `mode` (with a
+ * request record when `requestTtlMs` is given): see `ScriptCall.script`.
+ */
+export function decideScriptFor(
+  entries: readonly StoreEntry[],
+  mode: StoreMode = 'consume',
+  requestTtlMs?: number,
+): ScriptSource {
+  const call = new ScriptCall('');
+  call.add(entries, mode, undefined, requestTtlMs);
+  return call.script();
 }
 
 /**
@@ -113,24 +176,38 @@ function appendScriptKeys(
 
 /**
  * The five ARGV items of a policy in the call's policy table (algorithm, limit, windowMs,
- * intervalMs, shadow) as strings, computed once per compiled policy instead of on every call.
+ * intervalMs, shadow) as strings, and the decide features the policy needs (`DECIDE_FEATURE`:
+ * shadow, bans), computed once per compiled policy instead of on every call.
  */
-const policyArgsCache = new WeakMap<CompiledPolicy, readonly string[]>();
+interface PolicyArgs {
+  readonly args: readonly string[];
+  readonly features: number;
+}
+const policyArgsCache = new WeakMap<CompiledPolicy, PolicyArgs>();
+
+/** A policy's policy-table items and features (see `policyArgsCache`). */
+function policyArgsOf(policy: CompiledPolicy): PolicyArgs {
+  let cached = policyArgsCache.get(policy);
+  if (cached === undefined) {
+    cached = {
+      args: [
+        policy.algorithm,
+        String(policy.limit),
+        String(policy.windowMs),
+        String(policy.intervalMs),
+        shadowArg(policy),
+      ],
+      features:
+        (policy.shadow ? DECIDE_FEATURE.shadow : 0) | (policy.ban !== undefined ? DECIDE_FEATURE.bans : 0),
+    };
+    if (Object.isFrozen(policy)) policyArgsCache.set(policy, cached);
+  }
+  return cached;
+}
 
 /** A policy's five policy-table items (see `policyArgsCache`); the settle codec uses the first four. */
 export function argsOf(policy: CompiledPolicy): readonly string[] {
-  let args = policyArgsCache.get(policy);
-  if (args === undefined) {
-    args = [
-      policy.algorithm,
-      String(policy.limit),
-      String(policy.windowMs),
-      String(policy.intervalMs),
-      shadowArg(policy),
-    ];
-    if (Object.isFrozen(policy)) policyArgsCache.set(policy, args);
-  }
-  return args;
+  return policyArgsOf(policy).args;
 }
 
 /**
@@ -164,6 +241,8 @@ export class ScriptCall {
   private readonly policyArgs: string[] = [];
   /** The algorithm every policy of the call uses; null when they use several (undefined: none yet). */
   private algorithm: string | null | undefined = undefined;
+  /** The decide features the call uses (`DECIDE_FEATURE` bits): its policies' and its decisions'. */
+  private features = 0;
   private readonly decisionArgs: string[] = [];
 
   /** @param nowArg ARGV[1], from `encodeScriptNow` */
@@ -183,6 +262,7 @@ export class ScriptCall {
       throw new Error('store: a lease take cannot have a request record');
     }
     appendScriptKeys(this.keys, entries, requestKey); // the last check: from here on nothing throws
+    if (requestTtlMs !== undefined) this.features |= DECIDE_FEATURE.records;
     if (mode === 'consume' && requestTtlMs === undefined && isUnitEach(entries)) {
       // The short form: one item, the policy indices joined by '+' ('1', '1+2'), instead of
       // 3 + 2 per entry ('consume', '', '2', '1', '1', '2', '1').
@@ -205,10 +285,16 @@ export class ScriptCall {
     args.push(mode, requestTtlMs === undefined ? '' : String(requestTtlMs), String(entries.length));
     for (let i = 0; i < entries.length; i++) {
       const { policy, cost, leastCost, slotId, maxWaitMs } = entries[i] as StoreEntry;
-      if (leastCost !== undefined) args.push(this.indexOf(policy), `${cost}>${leastCost}`);
-      else if (slotId !== undefined && mode === 'consume') args.push(this.indexOf(policy), `1@${slotId}`);
-      else if (waitsForTurn(maxWaitMs)) args.push(this.indexOf(policy), `${cost}~${maxWaitMs}`);
-      else args.push(this.indexOf(policy), cost === 1 ? '1' : String(cost));
+      if (leastCost !== undefined) {
+        args.push(this.indexOf(policy), `${cost}>${leastCost}`);
+        this.features |= DECIDE_FEATURE.leases;
+      } else if (slotId !== undefined && mode === 'consume') {
+        args.push(this.indexOf(policy), `1@${slotId}`);
+        this.features |= DECIDE_FEATURE.slots;
+      } else if (waitsForTurn(maxWaitMs)) {
+        args.push(this.indexOf(policy), `${cost}~${maxWaitMs}`);
+        this.features |= DECIDE_FEATURE.waits;
+      } else args.push(this.indexOf(policy), cost === 1 ? '1' : String(cost));
     }
   }
 
@@ -220,14 +306,19 @@ export class ScriptCall {
       this.policyIndex.set(policy, index);
       if (this.algorithm === undefined) this.algorithm = policy.algorithm;
       else if (this.algorithm !== policy.algorithm) this.algorithm = null;
-      for (const arg of argsOf(policy)) this.policyArgs.push(arg);
+      const { args, features } = policyArgsOf(policy);
+      this.features |= features;
+      for (const arg of args) this.policyArgs.push(arg);
     }
     return index;
   }
 
-  /** The decide script for the call: its one algorithm's own when its policies share one, else the full one. */
+  /**
+   * The decide script for the call: the smallest shape that holds its policies' one algorithm
+   * (every algorithm for a mix) and carries the features its policies and decisions use.
+   */
   script(): ScriptSource {
-    return decideScriptOf(this.algorithm ?? null);
+    return decideScriptOf(this.algorithm ?? null, this.features);
   }
 
   /** ARGV of the call. */
