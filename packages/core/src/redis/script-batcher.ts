@@ -10,7 +10,8 @@
  * in flight) sends its checks as two calls, the first half and then the rest (in the order
  * issued: one connection runs them in turn); a flush with one call in flight, or of a group
  * idle since its start, as one call; with two in flight the checks wait and go as one call when
- * an answer comes back, so a call carries what is waiting, not what arrived in one tick. They
+ * an answer comes back, so a call carries what is waiting, not what arrived in one tick (over a
+ * transport whose every call is a request of its own, Redis over HTTP, a flush is never split). They
  * wait at most `maxBatchWaitMs`: a connection whose calls are never answered (a silent Redis)
  * still gets every check, and each ends by its own deadline in the limiter. Web-standard.
  */
@@ -65,6 +66,8 @@ const SHAPE_ERROR = 'store: unexpected decide script reply (shape)';
 export class ScriptBatcher {
   private readonly transport: ScriptTransport;
   private readonly singleSlot: boolean;
+  /** False for a transport whose every call is a request of its own: a flush is never split. */
+  private readonly pipelines: boolean;
   private readonly maxBatch: number;
   private readonly maxBatchWaitMs: number;
   private readonly scheduleFlush: (flush: () => void) => void;
@@ -85,6 +88,7 @@ export class ScriptBatcher {
   constructor(options: ScriptBatcherOptions) {
     this.transport = options.transport;
     this.singleSlot = options.singleSlot ?? options.transport.singleSlot;
+    this.pipelines = options.transport.pipelines ?? true;
     this.maxBatch = options.maxBatch;
     this.maxBatchWaitMs = options.maxBatchWaitMs;
     this.scheduleFlush = options.scheduleFlush;
@@ -152,7 +156,12 @@ export class ScriptBatcher {
       const inFlight = this.inFlight.get(batch.group) ?? 0;
       if (inFlight >= CALLS_IN_FLIGHT) {
         this.holdTimer ??= setTimeout(this.sendHeld, this.maxBatchWaitMs);
-      } else if (inFlight === 0 && batch.checks.length > 1 && this.drained.has(batch.group)) {
+      } else if (
+        this.pipelines &&
+        inFlight === 0 &&
+        batch.checks.length > 1 &&
+        this.drained.has(batch.group)
+      ) {
         this.sendHalves(batch);
       } else {
         this.send(batch);

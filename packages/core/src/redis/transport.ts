@@ -17,6 +17,11 @@ export interface ScriptTransport {
    * then groups checks by slot. False for a standalone Redis, where any keys may share a call.
    */
   readonly singleSlot: boolean;
+  /**
+   * False when each call is a request of its own (Redis over HTTP: one POST a call), so the
+   * batcher never splits a flush into two calls; true or unset for a connection that pipelines.
+   */
+  readonly pipelines?: boolean;
   /** The client behind the transport, when there is one (read for `CONFIG GET maxmemory-policy`). */
   readonly client?: unknown;
   /** Runs `script` (EVALSHA; EVAL when the server lacks it) and resolves with its reply. */
@@ -31,6 +36,8 @@ export interface ScriptTransport {
 export interface TransportCommands {
   /** As in {@link ScriptTransport}. */
   readonly singleSlot: boolean;
+  /** As in {@link ScriptTransport}. */
+  readonly pipelines?: boolean;
   /** As in {@link ScriptTransport}. */
   readonly client?: unknown;
   /** EVALSHA `sha1` with these keys and arguments. */
@@ -57,6 +64,7 @@ export function defineTransport(commands: TransportCommands): ScriptTransport {
   let reloads = 0;
   const transport: ScriptTransport = {
     singleSlot: commands.singleSlot,
+    pipelines: commands.pipelines ?? true,
     client: commands.client,
     get noscriptReloads(): number {
       return reloads;

@@ -28,6 +28,7 @@ export function restTransport(options: RestTransportOptions): ScriptTransport {
   }
   return defineTransport({
     singleSlot,
+    pipelines: false,
     evalsha: (sha1, keys, args) => command(['EVALSHA', sha1, keys.length, ...keys, ...args]),
     eval: (source, keys, args) => command(['EVAL', source, keys.length, ...keys, ...args]),
   });
