@@ -101,8 +101,10 @@ def message_classes():
         pool.Add(file)
         added.add(file.name)
 
+    # ShouldRateLimit's files and what they import alone: the other services' protos (the
+    # quota service's map fields, say) never need to build here.
     for file in ours.values():
-        if file.name not in added:
+        if file.package == 'envoy.service.ratelimit.v3' and file.name not in added:
             add(file)
     factory = message_factory.MessageFactory(pool)
     request = factory.GetPrototype(pool.FindMessageTypeByName('envoy.service.ratelimit.v3.RateLimitRequest'))
