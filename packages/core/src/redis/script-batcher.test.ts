@@ -44,6 +44,7 @@ function recording(singleSlot: boolean): { transport: ScriptTransport; sent: Sen
   const sent: Sent[] = [];
   const transport = defineTransport({
     singleSlot,
+    pipelines: true,
     evalsha: (sha1, keys, args) => {
       sent.push({ command: 'evalsha', keys: [...keys] });
       return redis.evalsha(sha1, keys.length, ...keys, ...args);
@@ -174,6 +175,7 @@ describe('ScriptBatcher', () => {
     // The real reply, one item short.
     const short: ScriptTransport = {
       singleSlot: false,
+      pipelines: true,
       run: async (script, keys, args) => ((await real.run(script, keys, args)) as unknown[]).slice(1),
     };
     const { b, flush } = batcher(short);
@@ -192,6 +194,7 @@ describe('ScriptBatcher', () => {
   it('turns a transport that throws into rejected checks', async () => {
     const throwing: ScriptTransport = {
       singleSlot: false,
+      pipelines: true,
       run: () => {
         throw new Error('transport down');
       },
@@ -233,6 +236,7 @@ describe('ScriptBatcher', () => {
     const gates: (() => void)[] = [];
     const gated: ScriptTransport = {
       singleSlot: false,
+      pipelines: true,
       run: (script, keys, args) =>
         new Promise<void>((open) => gates.push(open)).then(() => real.run(script, keys, args)),
     };
@@ -258,10 +262,38 @@ describe('ScriptBatcher', () => {
     expect(sent.map((s) => s.keys.length)).toEqual([1, 1, 1, 3]);
   });
 
+  it('over a transport that does not pipeline (Redis over HTTP, Web runtimes), sends each flush at once as one call', async () => {
+    const { transport: real, sent } = recording(false);
+    await loadScripts();
+    const gates: (() => void)[] = [];
+    const gated: ScriptTransport = {
+      singleSlot: false,
+      run: (script, keys, args) =>
+        new Promise<void>((open) => gates.push(open)).then(() => real.run(script, keys, args)),
+    };
+    const { b, flush } = batcher(gated);
+    const warm = b.decide(entry('w'), 'consume', NOW, undefined, undefined);
+    flush();
+    gates.shift()?.();
+    await warm;
+    const first = ['p1', 'p2'].map((id) => b.decide(entry(id), 'consume', NOW, undefined, undefined));
+    flush(); // ran dry, yet one call
+    expect(gates).toHaveLength(1);
+    const second = [b.decide(entry('p3'), 'consume', NOW, undefined, undefined)];
+    flush();
+    const third = [b.decide(entry('p4'), 'consume', NOW, undefined, undefined)];
+    flush(); // never held behind the calls in flight: no request waits on another's answer
+    expect(gates).toHaveLength(3);
+    for (const open of gates.splice(0)) open();
+    await Promise.all([...first, ...second, ...third]);
+    expect(sent.map((s) => s.keys.length)).toEqual([1, 2, 1, 1]);
+  });
+
   it('sends checks held behind two unanswered calls once they waited maxBatchWaitMs (a silent Redis)', async () => {
     let calls = 0;
     const silent: ScriptTransport = {
       singleSlot: false,
+      pipelines: true,
       run: () => {
         calls++;
         return new Promise<never>(() => {});

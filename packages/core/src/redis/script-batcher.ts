@@ -10,10 +10,12 @@
  * in flight) sends its checks as two calls, the first half and then the rest (in the order
  * issued: one connection runs them in turn); a flush with one call in flight, or of a group
  * idle since its start, as one call; with two in flight the checks wait and go as one call when
- * an answer comes back, so a call carries what is waiting, not what arrived in one tick (over a
- * transport whose every call is a request of its own, Redis over HTTP, a flush is never split). They
+ * an answer comes back, so a call carries what is waiting, not what arrived in one tick. They
  * wait at most `maxBatchWaitMs`: a connection whose calls are never answered (a silent Redis)
- * still gets every check, and each ends by its own deadline in the limiter. Web-standard.
+ * still gets every check, and each ends by its own deadline in the limiter. All this only over a
+ * transport that says it pipelines (`pipelines: true`); over any other (Redis over HTTP, where
+ * each call is a request of its own, and Web runtimes, where a request must never wait on
+ * another request's I/O) every flush goes out at once as one call. Web-standard.
  */
 import { monotonicNow } from '../monotonic.js';
 import type { StoreEntry, StoreMode, StoreVerdict } from '../types.js';
@@ -66,7 +68,7 @@ const SHAPE_ERROR = 'store: unexpected decide script reply (shape)';
 export class ScriptBatcher {
   private readonly transport: ScriptTransport;
   private readonly singleSlot: boolean;
-  /** False for a transport whose every call is a request of its own: a flush is never split. */
+  /** Whether the transport pipelines: two calls in flight and held checks; otherwise each flush at once. */
   private readonly pipelines: boolean;
   private readonly maxBatch: number;
   private readonly maxBatchWaitMs: number;
@@ -88,7 +90,7 @@ export class ScriptBatcher {
   constructor(options: ScriptBatcherOptions) {
     this.transport = options.transport;
     this.singleSlot = options.singleSlot ?? options.transport.singleSlot;
-    this.pipelines = options.transport.pipelines ?? true;
+    this.pipelines = options.transport.pipelines === true;
     this.maxBatch = options.maxBatch;
     this.maxBatchWaitMs = options.maxBatchWaitMs;
     this.scheduleFlush = options.scheduleFlush;
@@ -154,14 +156,11 @@ export class ScriptBatcher {
     this.flushScheduled = false;
     for (const batch of this.open.values()) {
       const inFlight = this.inFlight.get(batch.group) ?? 0;
-      if (inFlight >= CALLS_IN_FLIGHT) {
+      if (!this.pipelines) {
+        this.send(batch);
+      } else if (inFlight >= CALLS_IN_FLIGHT) {
         this.holdTimer ??= setTimeout(this.sendHeld, this.maxBatchWaitMs);
-      } else if (
-        this.pipelines &&
-        inFlight === 0 &&
-        batch.checks.length > 1 &&
-        this.drained.has(batch.group)
-      ) {
+      } else if (inFlight === 0 && batch.checks.length > 1 && this.drained.has(batch.group)) {
         this.sendHalves(batch);
       } else {
         this.send(batch);

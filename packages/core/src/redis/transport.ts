@@ -18,8 +18,10 @@ export interface ScriptTransport {
    */
   readonly singleSlot: boolean;
   /**
-   * False when each call is a request of its own (Redis over HTTP: one POST a call), so the
-   * batcher never splits a flush into two calls; true or unset for a connection that pipelines.
+   * True for one connection that pipelines (ioredis, node-redis): the batcher keeps two calls in
+   * flight and holds further checks for an answer. False or unset (Redis over HTTP, where each call
+   * is a request of its own, and Web runtimes, where a request must not wait on another request's
+   * I/O): every flush goes out at once as one call.
    */
   readonly pipelines?: boolean;
   /** The client behind the transport, when there is one (read for `CONFIG GET maxmemory-policy`). */
@@ -64,7 +66,7 @@ export function defineTransport(commands: TransportCommands): ScriptTransport {
   let reloads = 0;
   const transport: ScriptTransport = {
     singleSlot: commands.singleSlot,
-    pipelines: commands.pipelines ?? true,
+    pipelines: commands.pipelines ?? false,
     client: commands.client,
     get noscriptReloads(): number {
       return reloads;

@@ -14,6 +14,9 @@ export interface IoredisLike extends EvalClient {
 export function ioredisCommands(client: IoredisLike): Omit<TransportCommands, 'singleSlot'> {
   return {
     client,
+    // ioredis's Redis and Cluster pipeline on their connections; an object that only offers
+    // evalsha/eval (Redis over HTTP, an adapter) may not.
+    pipelines: typeof (client as { pipeline?: unknown }).pipeline === 'function',
     evalsha: (sha1, keys, args) => client.evalsha(sha1, keys.length, ...keys, ...args),
     eval: (source, keys, args) => client.eval(source, keys.length, ...keys, ...args),
     async close(): Promise<void> {

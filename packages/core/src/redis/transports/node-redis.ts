@@ -23,6 +23,7 @@ export function nodeRedisTransport(client: NodeRedisLike): ScriptTransport {
   const closable = client as { close?: () => Promise<unknown>; quit?: () => Promise<unknown> };
   return defineTransport({
     singleSlot: isNodeRedisCluster(client),
+    pipelines: true,
     client,
     evalsha: (sha1, keys, args) =>
       client.evalSha(sha1, { keys: keys as string[], arguments: args as string[] }),
