@@ -95,6 +95,28 @@ function batcher(transport: ScriptTransport, maxBatch = 128) {
   return { b, flush };
 }
 
+/**
+ * A batcher over a transport whose every call waits for its own gate (in `gates`) before it
+ * reaches the real Redis, after one call was sent and answered (its group ran dry).
+ */
+async function gatedAfterOneCall(pipelines: boolean) {
+  const { transport: real, sent } = recording(false);
+  await loadScripts();
+  const gates: (() => void)[] = [];
+  const gated: ScriptTransport = {
+    singleSlot: false,
+    pipelines,
+    run: (script, keys, args) =>
+      new Promise<void>((open) => gates.push(open)).then(() => real.run(script, keys, args)),
+  };
+  const { b, flush } = batcher(gated);
+  const warm = b.decide(entry('w'), 'consume', NOW, undefined, undefined);
+  flush();
+  gates.shift()?.();
+  await warm;
+  return { b, flush, gates, sent };
+}
+
 /** Identities, two by two, whose keys lie in the same slot though their hash tags differ. */
 function sameSlotPairs(count: number): [string, string][] {
   const bySlot = new Map<number, string>();
@@ -230,21 +252,7 @@ describe('ScriptBatcher', () => {
   });
 
   it('with two calls in flight, holds the next checks and sends them as one call when an answer comes back', async () => {
-    const { transport: real, sent } = recording(false);
-    await loadScripts();
-    // Each call waits for its own gate before it reaches Redis.
-    const gates: (() => void)[] = [];
-    const gated: ScriptTransport = {
-      singleSlot: false,
-      pipelines: true,
-      run: (script, keys, args) =>
-        new Promise<void>((open) => gates.push(open)).then(() => real.run(script, keys, args)),
-    };
-    const { b, flush } = batcher(gated);
-    const warm = b.decide(entry('w'), 'consume', NOW, undefined, undefined);
-    flush();
-    gates.shift()?.();
-    await warm;
+    const { b, flush, gates, sent } = await gatedAfterOneCall(true);
     const two = [
       b.decide(entry('h1'), 'consume', NOW, undefined, undefined),
       b.decide(entry('h2'), 'consume', NOW, undefined, undefined),
@@ -263,19 +271,7 @@ describe('ScriptBatcher', () => {
   });
 
   it('over a transport that does not pipeline (Redis over HTTP, Web runtimes), sends each flush at once as one call', async () => {
-    const { transport: real, sent } = recording(false);
-    await loadScripts();
-    const gates: (() => void)[] = [];
-    const gated: ScriptTransport = {
-      singleSlot: false,
-      run: (script, keys, args) =>
-        new Promise<void>((open) => gates.push(open)).then(() => real.run(script, keys, args)),
-    };
-    const { b, flush } = batcher(gated);
-    const warm = b.decide(entry('w'), 'consume', NOW, undefined, undefined);
-    flush();
-    gates.shift()?.();
-    await warm;
+    const { b, flush, gates, sent } = await gatedAfterOneCall(false);
     const first = ['p1', 'p2'].map((id) => b.decide(entry(id), 'consume', NOW, undefined, undefined));
     flush(); // ran dry, yet one call
     expect(gates).toHaveLength(1);
