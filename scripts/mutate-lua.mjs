@@ -120,7 +120,8 @@ const copy = (rel) =>
     recursive: true,
     filter: (src) => !skip.has(src.split('/').pop()),
   });
-for (const rel of ['package.json', 'tsconfig.base.json', 'lua', 'packages/core', 'test/support']) copy(rel);
+for (const rel of ['package.json', 'tsconfig.base.json', 'lua', 'packages/core', 'test/support', 'test/cluster/key-slot.ts'])
+  copy(rel);
 symlinkSync(join(root, 'node_modules'), join(work, 'node_modules'));
 const coreModules = join(root, 'packages/core/node_modules');
 try {
@@ -139,11 +140,12 @@ for (const signal of ['SIGINT', 'SIGTERM']) {
 }
 const luaDir = join(work, 'lua');
 
-// The tests that run the scripts: core test files that start a redis-server.
+// The tests that run the scripts: core test files that start a redis-server (themselves or through
+// the fixture).
 const testFiles = flag('--all-core')
   ? []
   : findTests(join(coreDir, 'src'))
-      .filter((f) => /redis-server/.test(readFileSync(f, 'utf8')))
+      .filter((f) => /redis-server|redis-fixture/.test(readFileSync(f, 'utf8')))
       .filter((f) => testsOnly === undefined || testsOnly.some((t) => f.includes(t)));
 
 function findTests(dir) {
@@ -201,7 +203,11 @@ function runTests() {
     // With --bail, the tests still running in other files when one fails are cancelled and
     // reported failed without an assertion (STACK_TRACE_ERROR): name a real failure first.
     failed.sort((a, b) => Number(a.includes('STACK_TRACE_ERROR')) - Number(b.includes('STACK_TRACE_ERROR')));
-    if (failed.length === 0 && json.numFailedTestSuites > 0) failed = ['a test file failed to load'];
+    if (failed.length === 0 && json.numFailedTestSuites > 0) {
+      const broken = json.testResults.find((file) => file.status === 'failed');
+      const why = String(broken?.message ?? '').split('\n')[0].slice(0, 300);
+      failed = [`a test file failed to load: ${broken?.name.slice(coreDir.length + 1)}: ${why}`];
+    }
   } catch {
     failed = run.status === 0 ? [] : [`vitest exited ${run.status}`];
   }
