@@ -135,16 +135,17 @@ export function evaluateTargets({ inproc, http, memory }) {
       goal: vsUsualGoal,
       spread: fmtRange(red?.vsUsual),
     });
-    if (fw === 'fastify') {
-      const denied = s('redis', 'deny');
-      add({
-        area: 'HTTP',
-        target: `${fw}: deny path, Redis >= ${vsUsualGoal}x ${usualName(fw)}`,
-        value: denied?.vsUsual?.median,
-        goal: vsUsualGoal,
-        spread: fmtRange(denied?.vsUsual),
-      });
-    }
+    // The deny path against the usual limiter: Fastify's 1.2x (issue 31), every other framework's
+    // at least as fast (issue: fast at every concurrency).
+    const denied = s('redis', 'deny');
+    const deniedGoal = fw === 'fastify' ? vsUsualGoal : 1.0;
+    add({
+      area: 'HTTP',
+      target: `${fw}: deny path, Redis >= ${deniedGoal}x ${usualName(fw)}`,
+      value: denied?.vsUsual?.median,
+      goal: deniedGoal,
+      spread: fmtRange(denied?.vsUsual),
+    });
     for (const store of ['redis', 'memory']) {
       const d = s(store, 'deny');
       add({
