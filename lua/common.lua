@@ -41,7 +41,8 @@ local function script_now(arg)
     return now, true
   end
   local t = rcall('TIME')
-  return tonumber(t[1]) * 1000 + tonumber(t[2]) / 1000, false
+  -- TIME's two numeric strings, converted by the arithmetic (one strtod each; tonumber makes two).
+  return t[1] * 1000 + t[2] / 1000, false
 end
 local unpack = unpack
 

@@ -120,6 +120,12 @@ local function positive(value)
   return n
 end
 
+-- A policy's three numbers, converted by the arithmetic under pcall: one strtod per number where
+-- tonumber makes two; a string that is no number raises, and pcall answers false (tonumber: nil).
+local function numbers3(a, b, c)
+  return a + 0, b + 0, c + 0
+end
+
 -- Validation pass: every argument is parsed before anything is read or written, so an
 -- error reply never leaves a batch half applied. Policies are parsed once per call.
 -- Keyed by the index as sent ('1', '2', ...), so entries find theirs without tonumber.
@@ -141,7 +147,8 @@ local slots = false
 -- The waiting entries, by entry number: their maxWaitMs (false: no waiting entry in the call).
 local waits = false
 -- #end
-local policyCount = tonumber(ARGV[2])
+-- The common count ('1') is compared, not parsed: tonumber of a string costs two strtod calls.
+local policyCount = ARGV[2] == '1' and 1 or tonumber(ARGV[2])
 if policyCount == nil or policyCount < 1 or policyCount ~= floor(policyCount) then
   return redis.error_reply('ERR sluice: policyCount must be a positive integer')
 end
@@ -156,8 +163,8 @@ for p = 1, policyCount do
     return redis.error_reply('ERR sluice: unknown algorithm in policy ' .. p)
   end
   -- Positive and finite, as `positive` (NaN fails every comparison).
-  local limit, windowMs, intervalMs = tonumber(ARGV[base + 2]), tonumber(ARGV[base + 3]), tonumber(ARGV[base + 4])
-  if limit == nil or windowMs == nil or intervalMs == nil
+  local ok, limit, windowMs, intervalMs = pcall(numbers3, ARGV[base + 2], ARGV[base + 3], ARGV[base + 4])
+  if not ok
       or not (limit > 0 and limit < HUGE and windowMs > 0 and windowMs < HUGE and intervalMs > 0 and intervalMs < HUGE) then
     return redis.error_reply('ERR sluice: limit, windowMs and intervalMs must be positive numbers (policy ' .. p .. ')')
   end
@@ -189,7 +196,7 @@ for p = 1, policyCount do
   end
   -- #end
   -- The index as sent: one byte for the first nine (sub, not tostring's printf).
-  policies[p < 10 and sub('123456789', p, p) or tostring(p)] = { algorithm = algorithm, name = name, whole = WHOLE_COSTS[name] == true,
+  policies[p < 10 and sub('123456789', p, p) or tostring(p)] = { algorithm = algorithm, name = name, wholeCosts = WHOLE_COSTS[name] == true,
     limit = limit, windowMs = windowMs, intervalMs = intervalMs,
     -- #if shadow
     shadow = shadow == '1',
@@ -209,10 +216,11 @@ end
 -- ent[2e-1] (its policy) and ent[2e] (its cost).
 -- Sized for the first decision and entry up front: no rehash while the first ones are stored.
 local dec, ent = { false, false, false, false, false }, { false, false }
--- The short forms with '+' seen in this call, by item: their policies in order (parsed once).
-local shorts = {}
+-- The short forms with '+' seen in this call, by item: their policies in order (parsed once);
+-- false until the first one (a call of one-policy decisions makes no table for them).
+local shorts = false
 -- The ban bookkeeping, only in a call some policy of which has a ban (false otherwise; one
--- table, so the decide closure below captures one more upvalue, not one per field): keys[d],
+-- table, so the closures below capture one more upvalue, not one per field): keys[d],
 -- how many ban keys decision d has (only when it has any); per entry position of the decision
 -- being decided, its ban key, its state (untilMs, violations, windowStartMs; untilMs false when
 -- absent) and whether a ban is in force; read and reply, the functions further down.
@@ -247,8 +255,8 @@ while argi <= argc do
     -- The short form of several policies: consume 1 unit of each, no request record.
     -- Its policies, parsed on first sight of the item (inline: a function here would be a closure
     -- made on every call).
-    local list = shorts[mode]
-    if list == nil then
+    local list = shorts and shorts[mode]
+    if not list then
       list = {}
       local from = 1
       while true do
@@ -268,6 +276,7 @@ while argi <= argc do
         end
         from = plus + 1
       end
+      shorts = shorts or {}
       shorts[mode] = list
     end
     -- #if slots
@@ -362,7 +371,7 @@ while argi <= argc do
           if cost == nil or least == nil or least > cost or recordTtl then
             return redis.error_reply('ERR sluice: cost must be a positive number, or a lease take want>least with 0 < least <= want and no request record (entry ' .. i .. ', decision ' .. d .. ')')
           end
-          if policy.whole and least ~= floor(least) then
+          if policy.wholeCosts and least ~= floor(least) then
             return redis.error_reply('ERR sluice: ' .. policy.name .. ' cost must be a whole number (entry ' .. i .. ', decision ' .. d .. ')')
           end
           lease = lease or {}
@@ -374,7 +383,7 @@ while argi <= argc do
         end
         -- #end
       end
-      if policy.whole and cost ~= floor(cost) then
+      if policy.wholeCosts and cost ~= floor(cost) then
         return redis.error_reply('ERR sluice: ' .. policy.name .. ' cost must be a whole number (entry ' .. i .. ', decision ' .. d .. ')')
       end
       nEntries = nEntries + 1
@@ -547,8 +556,11 @@ local function replay_slots(start, e0, count, keyBase)
   end
 end
 
--- One decision: its reply items appended to `reply`.
-local function decide(d)
+-- Each decision: its reply items appended to `reply`. The body runs in the chunk itself, not in a
+-- function: a closure made on every call would capture a dozen of the chunk's locals, each an
+-- upvalue allocated and closed per call. `repeat ... until true` lets a replayed decision end early
+-- (`break`).
+for d = 1, nDecisions do repeat
   local at = 5 * d
   local consume, recordTtl, count, keyBase, e0 = dec[at - 4], dec[at - 3], dec[at - 2], dec[at - 1], dec[at] - 1
   -- #if bans
@@ -591,7 +603,7 @@ local function decide(d)
             replay_slots(start, e0, count, keyBase)
           end
           -- #end
-          return
+          break
         end
         recordKey = nil
       end
@@ -773,9 +785,5 @@ local function decide(d)
     rcall('SET', recordKey, saved, 'PX', ceil(recordTtl))
   end
   -- #end
-end
-
-for d = 1, nDecisions do
-  decide(d)
-end
+until true end
 return reply

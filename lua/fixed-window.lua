@@ -25,16 +25,44 @@ local function fixed_window_write(r, ttlMs)
   rcall('SET', r.key, 'f' .. fmt_time(r.win) .. '|' .. fmt(r.count2), 'PX', ttlMs)
 end
 
+-- The read, the window test and `whole` are written out here rather than called (tagged2,
+-- is_window_start, whole in common.lua compute the same): in the fixed-window shapes nothing else
+-- names those helpers, so they are left out, and each closure left out is one less made and
+-- captured on every call. The common state, this window's, is recognised by its text: the window
+-- start as fmt writes it (fmt_time, reused by the write) between the tag and the bar, so only the
+-- count is parsed; any other state is parsed in full as before.
 ALGORITHMS['fixed-window'] = function(r, key, saved, now, limit, windowMs, intervalMs, cost)
   local win, count = floor(now / windowMs) * windowMs, 0
-  local savedStart, savedCount = tagged2(saved, TAG_FIXED_WINDOW)
-  if savedStart ~= nil and (savedStart == win or (savedStart > win and is_window_start(savedStart, windowMs))) then
-    win, count = savedStart, savedCount
+  if saved ~= nil and byte(saved, 1) == TAG_FIXED_WINDOW then
+    local text = fmt_time(win)
+    local bar = #text + 2
+    if byte(saved, bar) == 124 and sub(saved, 2, bar - 1) == text then
+      -- This window's state: its count (nil when not a number, a second bar included: fresh).
+      count = tonumber(sub(saved, bar + 1)) or 0
+    else
+      bar = find(saved, '|', 2, true)
+      if bar ~= nil then
+        local savedStart, savedCount = tonumber(sub(saved, 2, bar - 1)), tonumber(sub(saved, bar + 1))
+        -- A later window start of this length (time went back) is kept; is_window_start, inline.
+        if savedStart ~= nil and savedCount ~= nil and (savedStart == win
+            or (savedStart > win and floor(savedStart / windowMs + 0.5) * windowMs == savedStart)) then
+          win, count = savedStart, savedCount
+        end
+      end
+    end
   end
   local ends = win + windowMs - now
 
   r.allowed = count + cost <= limit + EPS
-  r.remaining = whole(limit - count, limit)
+  -- whole(limit - count, limit) and whole(limit - count2, limit), inline.
+  local most = floor(limit)
+  local left = floor(limit - count + EPS)
+  if left < 0 then
+    left = 0
+  elseif left > most then
+    left = most
+  end
+  r.remaining = left
   if count > 0 then
     r.resetMs = ends
   else
@@ -49,7 +77,13 @@ ALGORITHMS['fixed-window'] = function(r, key, saved, now, limit, windowMs, inter
   end
 
   local count2 = count + cost
-  r.chargedRemaining = whole(limit - count2, limit)
+  left = floor(limit - count2 + EPS)
+  if left < 0 then
+    left = 0
+  elseif left > most then
+    left = most
+  end
+  r.chargedRemaining = left
   r.chargedResetMs = ends
   r.key, r.win, r.count2, r.write = key, win, count2, fixed_window_write
 end

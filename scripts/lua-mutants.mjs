@@ -333,8 +333,8 @@ export const LUA_MUTANTS = [
   {
     id: 'fixed-window/backward-new-window',
     file: 'fixed-window.lua',
-    find: 'if savedStart ~= nil and (savedStart == win or (savedStart > win and is_window_start(savedStart, windowMs))) then',
-    replace: 'if savedStart ~= nil and savedStart == win then',
+    find: 'or (savedStart > win and floor(savedStart / windowMs + 0.5) * windowMs == savedStart)) then',
+    replace: ') then',
   },
   {
     id: 'fixed-window/allowed-lt',
@@ -495,7 +495,7 @@ export const LUA_MUTANTS = [
   {
     id: 'decide/log-cost-fraction',
     file: 'decide.lua',
-    find: 'if policy.whole and cost ~= floor(cost) then',
+    find: 'if policy.wholeCosts and cost ~= floor(cost) then',
     replace: 'if false then',
   },
   {

@@ -9,7 +9,9 @@
  * revision (`git stash; npm run build -w @sluice/core; cp -r packages/core/dist /tmp/base-dist`).
  *
  *   node bench/suites/script-instructions.mjs --base-dist /tmp/base-dist [--dist packages/core/dist] [--calls 3000]
- *     [--cases <regex>]
+ *     [--cases <regex>] [--keep-out]
+ *
+ * --keep-out leaves each run's callgrind output and prints its path (for `callgrind_annotate`).
  *
  * Each call goes to the script its build sends for it (`ScriptCall.script()`: the algorithm's own
  * decide script where the build has them, else the full one). Beside the builds, once: the minimal
@@ -35,6 +37,7 @@ const { values: opts } = parseArgs({
     dist: { type: 'string', default: join(import.meta.dirname, '..', '..', 'packages', 'core', 'dist') },
     calls: { type: 'string', default: '3000' },
     cases: { type: 'string' },
+    'keep-out': { type: 'boolean', default: false },
   },
 });
 if (opts['base-dist'] === undefined) {
@@ -100,6 +103,7 @@ async function measure(core, name, run) {
     const m = /^totals: (\d+)/m.exec(readFileSync(join(dir, f), 'utf8'));
     if (m) total += Number(m[1]);
   }
+  if (opts['keep-out']) console.log(`  ${name}: callgrind output ${join(dir, 'cg.out.1')}`);
   return { name, perCall: total / calls.calls, perUnit: total / calls.units, unit: calls.unit };
 }
 
@@ -107,6 +111,12 @@ function cases(core) {
   const tb = core.definePolicy({ name: 'tb', burst: 1_000_000, rate: '1000/s' });
   const tb2 = core.definePolicy({ name: 'tb2', burst: 2_000_000, rate: '2000/s' });
   const sw = core.definePolicy({ name: 'sw', algorithm: 'sliding-window', limit: 1_000_000, window: '1h' });
+  const fw = core.definePolicy({
+    name: 'rule-0',
+    algorithm: 'fixed-window',
+    limit: 1_000_000_000,
+    window: '1h',
+  });
   const Call = core.ScriptCall ?? core.DecideCall;
   const send = (client, call) =>
     client.evalsha(
@@ -127,6 +137,29 @@ function cases(core) {
         return send(client, c);
       });
       return { calls: n, units: n, unit: 'decision' };
+    },
+    // The rate limit service's traffic for an envoyproxy/ratelimit-style rule: one fixed-window
+    // counter per descriptor, one call per decision (1 in flight) or batched (64 in flight).
+    'fixed window, one call per decision (unbatched)': async (client, n) => {
+      await inFlight(n, (i) => {
+        const c = new Call('');
+        c.add([{ key: `rls:{appbench}:tenant=${ids[i % ids.length]}`, policy: fw, cost: 1 }], 'consume');
+        return send(client, c);
+      });
+      return { calls: n, units: n, unit: 'decision' };
+    },
+    'batch of 64 fixed-window decisions': async (client, n) => {
+      const calls = Math.ceil(n / 64);
+      await inFlight(calls, (i) => {
+        const c = new Call('');
+        for (let j = 0; j < 64; j++)
+          c.add(
+            [{ key: `rls:{appbench}:tenant=${ids[(i * 64 + j) % ids.length]}`, policy: fw, cost: 1 }],
+            'consume',
+          );
+        return send(client, c);
+      });
+      return { calls, units: calls * 64, unit: 'decision' };
     },
     'token bucket + sliding window, full form': async (client, n) => {
       await inFlight(n, (i) => {
@@ -195,6 +228,24 @@ for (const name of Object.keys(cases(variants.base)).filter((n) => only === unde
   console.log(
     `${name}: ${Math.round(r.base.perUnit)} -> ${Math.round(r.new.perUnit)} Redis instructions per ${r.base.unit} (${(((r.new.perUnit - r.base.perUnit) / r.base.perUnit) * 100).toFixed(2)}%)`,
   );
+}
+
+if (only === undefined || only.test('reference INCRBY + EXPIRE')) {
+  // envoyproxy/ratelimit's Redis traffic per descriptor: a pipeline of INCRBY and EXPIRE on a key
+  // that names its window (one call per decision, as the service's unbatched case; the pipelines of
+  // 64 decisions in flight are Redis's per-command work whatever their grouping).
+  const reference = await measure(variants.new, 'reference INCRBY + EXPIRE', async (client, n) => {
+    const windowStart = Math.floor(Date.now() / 3_600_000) * 3600;
+    for (let i = 0; i < n; i += 64)
+      await Promise.all(
+        Array.from({ length: Math.min(64, n - i) }, (_, j) => {
+          const key = `bench_tenant_${ids[(i + j) % ids.length]}_${windowStart}`;
+          return client.pipeline().incrby(key, 1).expire(key, 3600).exec();
+        }),
+      );
+    return { calls: n, units: n, unit: 'decision' };
+  });
+  console.log(`reference INCRBY + EXPIRE: ${Math.round(reference.perUnit)} Redis instructions per decision`);
 }
 
 if (only === undefined || only.test('minimal token-bucket script')) {

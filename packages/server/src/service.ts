@@ -3,7 +3,7 @@
  * store call for the charged descriptors of a request, the limiter's breaker, deadline and fail
  * modes). Transport-free: gRPC and HTTP both call `shouldRateLimit`.
  */
-import { createLimiter, definePolicy, type Limiter, type Store } from '@sluice/core';
+import { createLimiter, createMetrics, definePolicy, type Limiter, type Store } from '@sluice/core';
 import type { RateLimitConfig } from './config/types.js';
 import { type DecideContext, decideCounters } from './decide.js';
 import { overZeroLimit, planRequest } from './plan.js';
@@ -38,6 +38,11 @@ export class RateLimitService {
     this.prefix = `${options.settings.cacheKeyPrefix}sluice-rls`;
     this.stats.declareRules(options.config.rules);
     this.context = { limiter: serviceLimiter(options), onStoreResult: (ok) => this.noteStore(ok) };
+    // The limiter's own series, by core's rule (as every adapter's /metrics shows them): decisions
+    // by policy and outcome, store calls, failures by cause, latency, the breaker. Policies are the
+    // config's rules (`rule-<n>`, numbered in config order), `override` and `health-probe`.
+    const limiterMetrics = createMetrics({ meter: false, limiter: this.context.limiter });
+    this.stats.addSource(() => limiterMetrics.families());
   }
 
   /** The config in force. */

@@ -4,6 +4,7 @@
  * reload reaching every worker, `/metrics` summing every worker in one scrape, a killed worker
  * replaced, SIGTERM draining all; and the setting's bad values refused at start.
  */
+import { spawnSync } from 'node:child_process';
 import { readdirSync, readFileSync, readlinkSync } from 'node:fs';
 import { request } from 'node:http';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
@@ -159,7 +160,24 @@ describe('SLUICE_WORKERS=2 on a real redis-server', () => {
       expect(sample(text, 'ratelimit_service_rate_limit_total_hits{domain="w",rule="counted"}')).toBe(24);
       // Each worker loaded the config once.
       expect(sample(text, 'ratelimit_service_config_load_success')).toBe(2);
+      // The limiters' own series, summed the same way (`counted` is the config's second rule).
+      expect(sample(text, 'sluice_decisions_total{policy="rule-1",outcome="allowed"}')).toBe(24);
+      expect(sample(text, 'sluice_store_errors_total{cause="timeout"}')).toBe(0);
+      expect(sample(text, 'sluice_breaker_open')).toBe(0);
     }
+    // Both workers answered some of them: the sum is over processes, not one worker's count.
+    const calls = sample(await scrape(server.httpPort), 'sluice_store_calls_total') as number;
+    expect(calls).toBeGreaterThanOrEqual(24 + 6 + 60);
+    const limiterLines = (await scrape(server.httpPort))
+      .split('\n')
+      .filter((line) => /^(# (HELP|TYPE) )?sluice_/.test(line) && !/sluice_quota_/.test(line));
+    expect(limiterLines).toContain('# TYPE sluice_store_duration_seconds histogram');
+    const check = spawnSync('promtool', ['check', 'metrics'], {
+      input: `${limiterLines.join('\n')}\n`,
+      encoding: 'utf8',
+    });
+    expect(`${check.stdout}${check.stderr}`).toBe('');
+    expect(check.status).toBe(0);
   });
 
   it('a config reload reaches every worker', async () => {

@@ -223,4 +223,34 @@ describe('decide edges on redis: stored values of another shape', () => {
     const [v] = await redisDecide(redis)([e], 'consume', t + 1);
     expect(v).toMatchObject({ allowed: true, remaining: 9 });
   });
+
+  // The window of T0 + 1 for 60 s windows starts at W; T0 + 1 is 19999 ms before its end.
+  const W = Math.floor(T0 / 60_000) * 60_000;
+  it.each([
+    ['this window, as written', `f${W}|3`, 7, 19_999, `f${W}|4`],
+    ['this window, its start in exponent form', `f${(W / 1e12).toString()}e12|3`, 7, 19_999, `f${W}|4`],
+    ['this window, its start with a fraction of zero', `f${W}.0|3`, 7, 19_999, `f${W}|4`],
+    ['this window, a fractional count', `f${W}|2.5`, 7, 19_999, `f${W}|3.5`],
+    ['the next window (time went back): kept', `f${W + 60_000}|4`, 6, 79_999, `f${W + 60_000}|5`],
+    ['a later start that is no start of these windows', `f${W + 30_000}|4`, 10, 0, `f${W}|1`],
+    ['the previous window', `f${W - 60_000}|4`, 10, 0, `f${W}|1`],
+    ['three parts', `f${W}|3|1`, 10, 0, `f${W}|1`],
+    ['a count that is no number', `f${W}|x`, 10, 0, `f${W}|1`],
+    ['no count', `f${W}|`, 10, 0, `f${W}|1`],
+    ['no bar', `f${W}`, 10, 0, `f${W}|1`],
+    ['another tag', `w${W}|3|0`, 10, 0, `f${W}|1`],
+  ])(
+    'fixed window reads a state of %s (%s) as remaining %d, resetMs %d',
+    async (_, state, remaining, resetMs, written) => {
+      const policy = makePolicy('fixed-window', 10, 60_000);
+      const e = entry(policy, 1);
+      await redis.set(e.key, state);
+      const [looked] = await redisDecide(redis)([e], 'peek', T0 + 1);
+      expect(looked).toMatchObject({ allowed: true, remaining, resetMs });
+      const [charged] = await redisDecide(redis)([e], 'consume', T0 + 1);
+      expect(charged).toMatchObject({ allowed: true, remaining: remaining - 1 });
+      // Written back as fmt writes it: the window's start and the count.
+      expect(await redis.get(e.key)).toBe(written);
+    },
+  );
 });
