@@ -196,6 +196,12 @@ describe('lease units (property)', () => {
 
 describe('script calls against a real redis-server', () => {
   const redis = useRedis();
+  /**
+   * A deadline the first call meets on a loaded machine (a new connection, EVALSHA, NOSCRIPT,
+   * EVAL): at the default 100 ms it timed out, failed closed and opened the breaker. These tests
+   * count calls, not deadlines.
+   */
+  const timeoutMs = 10_000;
 
   it('counts decide-script calls, the decisions they carry and NOSCRIPT reloads', async () => {
     const limiter = createLimiter({
@@ -203,6 +209,7 @@ describe('script calls against a real redis-server', () => {
       // A generous batch wait: a slow first pass over eight checks must not split the batch.
       store: new RedisStore({ client: redis.client, maxBatchWaitMs: 10_000 }),
       prefix: 'metrics-script',
+      timeoutMs,
     });
     const metrics = createMetrics({ meter: false, limiter });
     // Eight checks issued together share one call.
@@ -224,6 +231,7 @@ describe('script calls against a real redis-server', () => {
       policies: [{ name: 'p', limit: 100, window: '1m' }],
       store: new RedisStore({ client: redis.client }),
       prefix: 'metrics-timed',
+      timeoutMs,
     });
     await limiter.check({ identity: 'a' });
     expect(limiter.counters.store.calls).toBe(1);
