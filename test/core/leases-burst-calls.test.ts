@@ -60,6 +60,14 @@ type Check = (identity?: string) => Promise<Decision>;
 /** Traffic: checks made through `check`, their decisions. */
 type Traffic = (check: Check) => Promise<Decision[]>;
 
+/**
+ * The time every check of a traffic is made at (ms), on the limiter's and the store's clock alike.
+ * The traffic is the same on any machine: how long a busy one takes to run it refills no bucket,
+ * expires no lease and ends no cached denial, so leased and unleased runs see the same traffic.
+ */
+const TRAFFIC_AT_MS = Date.UTC(2026, 0, 1);
+const trafficClock = (): number => TRAFFIC_AT_MS;
+
 /** Runs `checks` on a new limiter of `policy` (its own prefix): the decisions and the script calls they made. */
 async function measured(
   policy: PolicyInput,
@@ -68,9 +76,10 @@ async function measured(
   const limiter = createLimiter({
     policies: [policy],
     prefix: `p${Math.random().toString(36).slice(2)}`,
+    clock: trafficClock,
     // Checks share a call by event-loop turn alone, not by how long this busy machine takes to make
     // them (a batch open 2 ms is sent at once): the calls counted are the traffic's, on any machine.
-    store: new RedisStore({ client: redis.client, maxBatchWaitMs: BATCH_WAIT_MS }),
+    store: new RedisStore({ client: redis.client, maxBatchWaitMs: BATCH_WAIT_MS, clock: trafficClock }),
   });
   const before = await scriptCalls(redis.admin);
   const decisions = await checks((identity = 'tenant') => limiter.check({ identity }));
@@ -83,8 +92,8 @@ async function measuredInMemory(
   policy: PolicyInput,
   checks: Traffic,
 ): Promise<{ calls: number; admitted: number }> {
-  const store = new CountingMemoryStore();
-  const limiter = createLimiter({ policies: [policy], store });
+  const store = new CountingMemoryStore({ clock: trafficClock });
+  const limiter = createLimiter({ policies: [policy], store, clock: trafficClock });
   const decisions = await checks((identity = 'tenant') => limiter.check({ identity }));
   return { calls: store.calls, admitted: decisions.filter((d) => d.allowed).length };
 }

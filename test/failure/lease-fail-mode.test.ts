@@ -12,10 +12,33 @@ import { type RedisProcess, startRedis } from '../support/redis-server.js';
 
 const INSTANCES = 4;
 const UNITS = 10;
-const TTL_MS = 1500;
+/**
+ * The leases' TTL: longer than the outage phase takes (5 deadlines and 14 short sleeps per
+ * instance: 0.6 s on a quiet machine, up to 1.4 s under 6 busy loops), with room for a loaded one.
+ */
+const TTL_MS = 5000;
 const TIMEOUT_MS = 100;
+/** Real time a new connection may take to come up and run its first script on a loaded machine. */
+const CONNECTED_WITHIN_MS = 10_000;
 
 const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
+
+/**
+ * Waits until each limiter's store has decided a check of an identity of its own (not the one under
+ * test), up to `CONNECTED_WITHIN_MS`: the connection's handshake and the decide script's first
+ * load then lie behind, and each healthy check after is one round trip within `TIMEOUT_MS`.
+ * A first check made on a cold connection raced its handshake against the 100 ms deadline.
+ */
+async function connected(limiters: readonly ReturnType<typeof createLimiter>[]): Promise<void> {
+  const deadlineMs = performance.now() + CONNECTED_WITHIN_MS;
+  for (const limiter of limiters) {
+    while ((await limiter.check({ identity: 'warm-up' })).source !== 'store') {
+      if (performance.now() > deadlineMs)
+        throw new Error(`no store decision within ${CONNECTED_WITHIN_MS} ms`);
+      await sleep(10);
+    }
+  }
+}
 
 /** The stores made by a test, closed after it. */
 const stores: ReturnType<typeof createRedisStore>[] = [];
@@ -112,6 +135,7 @@ describe.each(OUTAGES)('leases with $name', (outage) => {
       [leased({ units: UNITS, ttlMs: 300, failModeAfter: 'open' })],
       `lf-${outage.name.length}b`,
     );
+    await connected([...limiters, opensAfter!]);
     // Healthy: each instance checks the cold key exactly, then takes a lease of 10 and spends 1.
     for (const limiter of [...limiters, opensAfter!]) {
       expect((await limiter.check({ identity: 'tenant' })).source).toBe('store');
@@ -165,6 +189,7 @@ describe('a leased policy beside an unleased one while the network is blackholed
       [leased({ units: UNITS, ttlMs: '1m' }, 'closed'), audit],
       'lf-mixed-closed',
     );
+    await connected([withLease!, closed!]);
     // The cold key's first check is exact; the second takes the lease.
     for (const limiter of [withLease!, closed!]) {
       expect((await limiter.check({ identity: 'tenant' })).allowed).toBe(true);

@@ -14,6 +14,9 @@ import { samplesOf, tenPerMinute } from './metrics.test-support.js';
 
 const T0 = 1_764_400_200_000;
 
+/** Time the lease-units property may take: 80 runs take up to 4.2 s under load, against a 5 s default. */
+const PROPERTY_TIMEOUT_MS = 60_000;
+
 describe('sluice_near_limit_total', () => {
   it('counts admitted decisions with at most a fifth of the limit left, per policy', async () => {
     const { limiter, metrics } = tenPerMinute();
@@ -144,58 +147,68 @@ describe('remembered denials and lease units', () => {
 });
 
 describe('lease units (property)', () => {
-  it('every unit taken is spent, dropped or still held; units spent are the admitted costs', async () => {
-    const step = fc.record({
-      identity: fc.constantFrom('a', 'b', 'c'),
-      dtMs: fc.integer({ min: 0, max: 700 }),
-      cost: fc.integer({ min: 1, max: 3 }),
-      reset: fc.boolean(),
-    });
-    await fc.assert(
-      fc.asyncProperty(fc.array(step, { minLength: 1, maxLength: 80 }), async (steps) => {
-        const clock = { nowMs: T0 };
-        const limiter = createLimiter({
-          policies: [
-            {
-              name: 'leased',
-              algorithm: 'token-bucket',
-              burst: 20,
-              rate: '5/s',
-              lease: { units: 6, ttlMs: 500 },
-            },
-          ],
-          store: new SwitchableStore(() => clock.nowMs),
-          clock: () => clock.nowMs,
-          denyCache: false,
-        });
-        let admittedUnits = 0;
-        // When each identity was last checked since its last reset: a check more than the lease's
-        // TTL (500 ms) after it, or the first, is a cold key's, decided exactly (no lease spent).
-        const checkedAtMs = new Map<string, number>();
-        for (const { identity, dtMs, cost, reset } of steps) {
-          clock.nowMs += dtMs;
-          if (reset && dtMs > 600) {
-            await limiter.reset(identity);
-            checkedAtMs.delete(identity);
+  it(
+    'every unit taken is spent, dropped or still held; units spent are the admitted costs',
+    async () => {
+      const step = fc.record({
+        identity: fc.constantFrom('a', 'b', 'c'),
+        dtMs: fc.integer({ min: 0, max: 700 }),
+        cost: fc.integer({ min: 1, max: 3 }),
+        reset: fc.boolean(),
+      });
+      await fc.assert(
+        fc.asyncProperty(fc.array(step, { minLength: 1, maxLength: 80 }), async (steps) => {
+          const clock = { nowMs: T0 };
+          const limiter = createLimiter({
+            policies: [
+              {
+                name: 'leased',
+                algorithm: 'token-bucket',
+                burst: 20,
+                rate: '5/s',
+                lease: { units: 6, ttlMs: 500 },
+              },
+            ],
+            store: new SwitchableStore(() => clock.nowMs),
+            clock: () => clock.nowMs,
+            denyCache: false,
+          });
+          let admittedUnits = 0;
+          // When each identity was last checked since its last reset: a check more than the lease's
+          // TTL (500 ms) after it, or the first, is a cold key's, decided exactly (no lease spent).
+          const checkedAtMs = new Map<string, number>();
+          for (const { identity, dtMs, cost, reset } of steps) {
+            clock.nowMs += dtMs;
+            if (reset && dtMs > 600) {
+              await limiter.reset(identity);
+              checkedAtMs.delete(identity);
+            }
+            const last = checkedAtMs.get(identity);
+            const exact = last === undefined || clock.nowMs - last > 500;
+            checkedAtMs.set(identity, clock.nowMs);
+            if ((await limiter.check({ identity, cost })).allowed && !exact) admittedUnits += cost;
           }
-          const last = checkedAtMs.get(identity);
-          const exact = last === undefined || clock.nowMs - last > 500;
-          checkedAtMs.set(identity, clock.nowMs);
-          if ((await limiter.check({ identity, cost })).allowed && !exact) admittedUnits += cost;
-        }
-        const { taken, spent, dropped } = limiter.counters.leases;
-        expect(spent).toBe(admittedUnits);
-        // Held: at most one lease of 6 per identity.
-        expect(taken - spent - dropped).toBeGreaterThanOrEqual(0);
-        expect(taken - spent - dropped).toBeLessThanOrEqual(3 * 6);
-      }),
-      { numRuns: 80 },
-    );
-  });
+          const { taken, spent, dropped } = limiter.counters.leases;
+          expect(spent).toBe(admittedUnits);
+          // Held: at most one lease of 6 per identity.
+          expect(taken - spent - dropped).toBeGreaterThanOrEqual(0);
+          expect(taken - spent - dropped).toBeLessThanOrEqual(3 * 6);
+        }),
+        { numRuns: 80 },
+      );
+    },
+    PROPERTY_TIMEOUT_MS,
+  );
 });
 
 describe('script calls against a real redis-server', () => {
   const redis = useRedis();
+  /**
+   * A deadline the first call meets on a loaded machine (a new connection, EVALSHA, NOSCRIPT,
+   * EVAL): at the default 100 ms it timed out, failed closed and opened the breaker. These tests
+   * count calls, not deadlines.
+   */
+  const timeoutMs = 10_000;
 
   it('counts decide-script calls, the decisions they carry and NOSCRIPT reloads', async () => {
     const limiter = createLimiter({
@@ -203,6 +216,7 @@ describe('script calls against a real redis-server', () => {
       // A generous batch wait: a slow first pass over eight checks must not split the batch.
       store: new RedisStore({ client: redis.client, maxBatchWaitMs: 10_000 }),
       prefix: 'metrics-script',
+      timeoutMs,
     });
     const metrics = createMetrics({ meter: false, limiter });
     // Eight checks issued together share one call.
@@ -224,6 +238,7 @@ describe('script calls against a real redis-server', () => {
       policies: [{ name: 'p', limit: 100, window: '1m' }],
       store: new RedisStore({ client: redis.client }),
       prefix: 'metrics-timed',
+      timeoutMs,
     });
     await limiter.check({ identity: 'a' });
     expect(limiter.counters.store.calls).toBe(1);

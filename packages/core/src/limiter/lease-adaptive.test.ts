@@ -7,7 +7,7 @@ import fc from 'fast-check';
 import { describe, expect, it } from 'vitest';
 import type { PolicyInput } from '../types.js';
 import type { Limiter } from './create-limiter.js';
-import { leaseFleet, T0 } from './lease-fleet.test-support.js';
+import { FLEET_PROPERTY_TIMEOUT_MS, leaseFleet, T0 } from './lease-fleet.test-support.js';
 
 /** One policy's fleet; `asked()` lists the units each store call asked for (a take's `cost`). */
 function fleet(policy: PolicyInput, instances: number) {
@@ -131,31 +131,35 @@ describe('adaptive leases', () => {
     expect(asked().slice(-2)).toEqual([1, 1]);
   });
 
-  it('never admits more than burst + rate x T from a fresh key, 4 instances (fast-check)', async () => {
-    const step = fc.record({
-      instance: fc.integer({ min: 0, max: 3 }),
-      dtMs: fc.integer({ min: 0, max: 250 }),
-    });
-    const policy: PolicyInput = {
-      name: 'leased',
-      algorithm: 'token-bucket',
-      burst: 20,
-      rate: '10/s',
-      lease: { units: 5, ttlMs: 1000, adaptive: true },
-    };
-    await fc.assert(
-      fc.asyncProperty(fc.array(step, { minLength: 1, maxLength: 200 }), async (steps) => {
-        const { clock, limiters } = fleet(policy, 4);
-        let admitted = 0;
-        for (const { instance, dtMs } of steps) {
-          clock.nowMs += dtMs;
-          if ((await (limiters[instance] as Limiter).check({ identity: 'tenant' })).allowed) {
-            admitted += 1;
-            expect(admitted).toBeLessThanOrEqual(20 + (clock.nowMs - T0) / 100 + 1e-9);
+  it(
+    'never admits more than burst + rate x T from a fresh key, 4 instances (fast-check)',
+    async () => {
+      const step = fc.record({
+        instance: fc.integer({ min: 0, max: 3 }),
+        dtMs: fc.integer({ min: 0, max: 250 }),
+      });
+      const policy: PolicyInput = {
+        name: 'leased',
+        algorithm: 'token-bucket',
+        burst: 20,
+        rate: '10/s',
+        lease: { units: 5, ttlMs: 1000, adaptive: true },
+      };
+      await fc.assert(
+        fc.asyncProperty(fc.array(step, { minLength: 1, maxLength: 200 }), async (steps) => {
+          const { clock, limiters } = fleet(policy, 4);
+          let admitted = 0;
+          for (const { instance, dtMs } of steps) {
+            clock.nowMs += dtMs;
+            if ((await (limiters[instance] as Limiter).check({ identity: 'tenant' })).allowed) {
+              admitted += 1;
+              expect(admitted).toBeLessThanOrEqual(20 + (clock.nowMs - T0) / 100 + 1e-9);
+            }
           }
-        }
-      }),
-      { numRuns: 60 },
-    );
-  });
+        }),
+        { numRuns: 60 },
+      );
+    },
+    FLEET_PROPERTY_TIMEOUT_MS,
+  );
 });

@@ -9,7 +9,12 @@ import fc from 'fast-check';
 import { describe, expect, it } from 'vitest';
 import type { PolicyInput } from '../types.js';
 import type { Limiter } from './create-limiter.js';
-import { expectLeaseBounds, LEASED, leaseFleet } from './lease-fleet.test-support.js';
+import {
+  expectLeaseBounds,
+  FLEET_PROPERTY_TIMEOUT_MS,
+  LEASED,
+  leaseFleet,
+} from './lease-fleet.test-support.js';
 
 /** A wave: `size` checks at once on one instance, `dtMs` after the wave before. */
 const wave = fc.record({
@@ -37,38 +42,46 @@ async function admissions(
 }
 
 describe('leases under concurrent checks', () => {
-  it('never admit more than burst + rate x T from a fresh key, nor burst + rate x (T + ttl) in any interval (fast-check)', async () => {
-    await fc.assert(
-      fc.asyncProperty(fc.array(wave, { minLength: 1, maxLength: 40 }), async (waves) => {
-        const { clock, limiters } = leaseFleet([LEASED], 4);
-        const admittedAt = await admissions(limiters, clock, waves);
-        // 10/s: one unit per 100 ms; a lease lives 1000 ms.
-        expectLeaseBounds(admittedAt, { burst: 20, intervalMs: 100, ttlMs: 1000 });
-      }),
-      { numRuns: 60 },
-    );
-  });
+  it(
+    'never admit more than burst + rate x T from a fresh key, nor burst + rate x (T + ttl) in any interval (fast-check)',
+    async () => {
+      await fc.assert(
+        fc.asyncProperty(fc.array(wave, { minLength: 1, maxLength: 40 }), async (waves) => {
+          const { clock, limiters } = leaseFleet([LEASED], 4);
+          const admittedAt = await admissions(limiters, clock, waves);
+          // 10/s: one unit per 100 ms; a lease lives 1000 ms.
+          expectLeaseBounds(admittedAt, { burst: 20, intervalMs: 100, ttlMs: 1000 });
+        }),
+        { numRuns: 60 },
+      );
+    },
+    FLEET_PROPERTY_TIMEOUT_MS,
+  );
 
-  it('charge the leased policy at most what was admitted plus one lease per instance (no refill, fast-check)', async () => {
-    const budget: PolicyInput = { ...LEASED, burst: 60, rate: '1/h' };
-    await fc.assert(
-      fc.asyncProperty(fc.array(wave, { minLength: 1, maxLength: 30 }), async (waves) => {
-        const { clock, limiters, store } = leaseFleet([budget], 4);
-        const admitted = (await admissions(limiters, clock, waves)).length;
-        const key = store.calls[0]?.entries[0]?.key;
-        if (key === undefined) return;
-        const [state] = await store.inner.decide(
-          [{ key, policy: (limiters[0] as Limiter).policy('leased'), cost: 1 }],
-          'peek',
-        );
-        const charged = 60 - Math.floor((state?.remaining as number) + 1e-9);
-        expect(admitted).toBeLessThanOrEqual(60);
-        expect(charged).toBeGreaterThanOrEqual(admitted);
-        expect(charged).toBeLessThanOrEqual(admitted + 4 * 5);
-      }),
-      { numRuns: 60 },
-    );
-  });
+  it(
+    'charge the leased policy at most what was admitted plus one lease per instance (no refill, fast-check)',
+    async () => {
+      const budget: PolicyInput = { ...LEASED, burst: 60, rate: '1/h' };
+      await fc.assert(
+        fc.asyncProperty(fc.array(wave, { minLength: 1, maxLength: 30 }), async (waves) => {
+          const { clock, limiters, store } = leaseFleet([budget], 4);
+          const admitted = (await admissions(limiters, clock, waves)).length;
+          const key = store.calls[0]?.entries[0]?.key;
+          if (key === undefined) return;
+          const [state] = await store.inner.decide(
+            [{ key, policy: (limiters[0] as Limiter).policy('leased'), cost: 1 }],
+            'peek',
+          );
+          const charged = 60 - Math.floor((state?.remaining as number) + 1e-9);
+          expect(admitted).toBeLessThanOrEqual(60);
+          expect(charged).toBeGreaterThanOrEqual(admitted);
+          expect(charged).toBeLessThanOrEqual(admitted + 4 * 5);
+        }),
+        { numRuns: 60 },
+      );
+    },
+    FLEET_PROPERTY_TIMEOUT_MS,
+  );
 
   it('a hot key takes side by side once its budget is known: 60 checks at once after a first take make 12 takes, none waiting on another', async () => {
     const { limiters, store } = leaseFleet([{ ...LEASED, burst: 1000 }], 1);

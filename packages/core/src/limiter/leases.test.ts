@@ -8,33 +8,43 @@ import { describe, expect, it } from 'vitest';
 import { createMetrics } from '../http/metrics.js';
 import type { Decision, PolicyInput } from '../types.js';
 import { createLimiter, type Limiter } from './create-limiter.js';
-import { expectLeaseBounds, LEASED, leaseFleet, T0 } from './lease-fleet.test-support.js';
+import {
+  expectLeaseBounds,
+  FLEET_PROPERTY_TIMEOUT_MS,
+  LEASED,
+  leaseFleet,
+  T0,
+} from './lease-fleet.test-support.js';
 
 /** The shared fleet, as these tests call it. */
 const fleet = (policies: PolicyInput[], instances: number, denyCache = true) =>
   leaseFleet(policies, instances, { denyCache });
 
 describe('leases: the bounds', () => {
-  it('never admits more than burst + rate x T from a fresh key, nor burst + rate x (T + ttl) in any interval', async () => {
-    const step = fc.record({
-      instance: fc.integer({ min: 0, max: 3 }),
-      dtMs: fc.integer({ min: 0, max: 250 }),
-    });
-    await fc.assert(
-      fc.asyncProperty(fc.array(step, { minLength: 1, maxLength: 200 }), async (steps) => {
-        const { clock, limiters } = fleet([LEASED], 4);
-        const admittedAt: number[] = [];
-        for (const { instance, dtMs } of steps) {
-          clock.nowMs += dtMs;
-          const decision = await (limiters[instance] as Limiter).check({ identity: 'tenant' });
-          if (decision.allowed) admittedAt.push(clock.nowMs);
-        }
-        // 10/s: one unit per 100 ms; a lease lives 1000 ms.
-        expectLeaseBounds(admittedAt, { burst: 20, intervalMs: 100, ttlMs: 1000 });
-      }),
-      { numRuns: 60 },
-    );
-  });
+  it(
+    'never admits more than burst + rate x T from a fresh key, nor burst + rate x (T + ttl) in any interval',
+    async () => {
+      const step = fc.record({
+        instance: fc.integer({ min: 0, max: 3 }),
+        dtMs: fc.integer({ min: 0, max: 250 }),
+      });
+      await fc.assert(
+        fc.asyncProperty(fc.array(step, { minLength: 1, maxLength: 200 }), async (steps) => {
+          const { clock, limiters } = fleet([LEASED], 4);
+          const admittedAt: number[] = [];
+          for (const { instance, dtMs } of steps) {
+            clock.nowMs += dtMs;
+            const decision = await (limiters[instance] as Limiter).check({ identity: 'tenant' });
+            if (decision.allowed) admittedAt.push(clock.nowMs);
+          }
+          // 10/s: one unit per 100 ms; a lease lives 1000 ms.
+          expectLeaseBounds(admittedAt, { burst: 20, intervalMs: 100, ttlMs: 1000 });
+        }),
+        { numRuns: 60 },
+      );
+    },
+    FLEET_PROPERTY_TIMEOUT_MS,
+  );
 
   it('leaves at most instances x units unused: a burst at one instant admits at least burst - 4 x 5', async () => {
     const { limiters } = fleet([LEASED], 4);

@@ -6,6 +6,12 @@ import type { Algorithm, DecisionEvent, PolicyInput } from '../types.js';
 import { createLimiter, type Limiter } from './create-limiter.js';
 import { SwitchableStore, SyncSwitchableStore } from './test-stores.test-support.js';
 
+/**
+ * Time a fast-check property of this file may take: its runs take 1-3 s on a quiet 2-core machine
+ * and several times that in a full parallel run, past the 5 s default.
+ */
+const PROPERTY_TIMEOUT_MS = 60_000;
+
 function setup(
   policies: readonly PolicyInput[],
   extra: Parameters<typeof createLimiter>[0] extends infer O ? Partial<O> : never = {},
@@ -401,48 +407,52 @@ describe('createLimiter: deny cache', () => {
 
   const algorithms: Algorithm[] = ['token-bucket', 'gcra', 'sliding-window', 'fixed-window', 'sliding-log'];
 
-  it('never changes a decision: with and without it, the same answers (property)', async () => {
-    const step = fc.record({
-      identity: fc.constantFrom('a', 'b'),
-      cost: fc.integer({ min: 1, max: 3 }),
-      advanceMs: fc.oneof(
-        fc.constant(0),
-        fc.integer({ min: 0, max: 400 }),
-        fc.integer({ min: 0, max: 5000 }),
-      ),
-      policies: fc.constantFrom(['p'], ['q'], ['p', 'q']),
-    });
-    await fc.assert(
-      fc.asyncProperty(
-        fc.constantFrom(...algorithms),
-        fc.constantFrom(...algorithms),
-        fc.array(step, { minLength: 1, maxLength: 60 }),
-        async (algoP, algoQ, steps) => {
-          const now = { t: 1_700_000_000_123 };
-          const clock = () => now.t;
-          const policies: PolicyInput[] = [
-            { name: 'p', algorithm: algoP, limit: 4, window: '2s' },
-            { name: 'q', algorithm: algoQ, limit: 6, window: '5s' },
-          ];
-          const cached = createLimiter({ policies, clock, store: new MemoryStore({ clock }) });
-          const plain = createLimiter({
-            policies,
-            clock,
-            store: new MemoryStore({ clock }),
-            denyCache: false,
-          });
-          for (const s of steps) {
-            now.t += s.advanceMs;
-            const d = { identity: s.identity, cost: s.cost, policies: s.policies };
-            const [x, y] = [await cached.check(d), await plain.check(d)];
-            expect(x.allowed).toBe(y.allowed);
-            if (x.source === 'deny-cache') expect(x.retryAfterMs).toBeLessThanOrEqual(y.retryAfterMs);
-          }
-        },
-      ),
-      { numRuns: 300 },
-    );
-  });
+  it(
+    'never changes a decision: with and without it, the same answers (property)',
+    async () => {
+      const step = fc.record({
+        identity: fc.constantFrom('a', 'b'),
+        cost: fc.integer({ min: 1, max: 3 }),
+        advanceMs: fc.oneof(
+          fc.constant(0),
+          fc.integer({ min: 0, max: 400 }),
+          fc.integer({ min: 0, max: 5000 }),
+        ),
+        policies: fc.constantFrom(['p'], ['q'], ['p', 'q']),
+      });
+      await fc.assert(
+        fc.asyncProperty(
+          fc.constantFrom(...algorithms),
+          fc.constantFrom(...algorithms),
+          fc.array(step, { minLength: 1, maxLength: 60 }),
+          async (algoP, algoQ, steps) => {
+            const now = { t: 1_700_000_000_123 };
+            const clock = () => now.t;
+            const policies: PolicyInput[] = [
+              { name: 'p', algorithm: algoP, limit: 4, window: '2s' },
+              { name: 'q', algorithm: algoQ, limit: 6, window: '5s' },
+            ];
+            const cached = createLimiter({ policies, clock, store: new MemoryStore({ clock }) });
+            const plain = createLimiter({
+              policies,
+              clock,
+              store: new MemoryStore({ clock }),
+              denyCache: false,
+            });
+            for (const s of steps) {
+              now.t += s.advanceMs;
+              const d = { identity: s.identity, cost: s.cost, policies: s.policies };
+              const [x, y] = [await cached.check(d), await plain.check(d)];
+              expect(x.allowed).toBe(y.allowed);
+              if (x.source === 'deny-cache') expect(x.retryAfterMs).toBeLessThanOrEqual(y.retryAfterMs);
+            }
+          },
+        ),
+        { numRuns: 300 },
+      );
+    },
+    PROPERTY_TIMEOUT_MS,
+  );
 });
 
 describe('createLimiter: store failures', () => {

@@ -14,6 +14,12 @@ import type { StoreEntry, StoreMode, StoreVerdict } from '../types.js';
 import { RESET_SCRIPT } from './script.js';
 import { evalDecide, type TestRequest } from './script.test-support.js';
 
+/**
+ * Time a fast-check property of this file may take: its runs take 1-3 s on a quiet 2-core machine
+ * and several times that in a full parallel run, past the 5 s default.
+ */
+const PROPERTY_TIMEOUT_MS = 60_000;
+
 let server: RedisProcess;
 let redis: Redis;
 let run = 0;
@@ -161,40 +167,44 @@ describe('request records in Redis', () => {
 });
 
 describe('MemoryStore and the Redis script agree on idempotent requests', () => {
-  it('for random multi-policy histories, enforced and shadow mixed, with request ids (differential)', async () => {
-    await fc.assert(
-      fc.asyncProperty(
-        mixedPoliciesArb.chain((ps) =>
-          fc.tuple(
-            fc.constant(ps),
-            multiOpsArb(ps),
-            fc.array(fc.option(fc.integer({ min: 0, max: 2 }), { nil: undefined }), {
-              minLength: 40,
-              maxLength: 40,
-            }),
-            fc.constantFrom(60_000, 90_000.5, 600_000),
-            startTimeArb,
+  it(
+    'for random multi-policy histories, enforced and shadow mixed, with request ids (differential)',
+    async () => {
+      await fc.assert(
+        fc.asyncProperty(
+          mixedPoliciesArb.chain((ps) =>
+            fc.tuple(
+              fc.constant(ps),
+              multiOpsArb(ps),
+              fc.array(fc.option(fc.integer({ min: 0, max: 2 }), { nil: undefined }), {
+                minLength: 40,
+                maxLength: 40,
+              }),
+              fc.constantFrom(60_000, 90_000.5, 600_000),
+              startTimeArb,
+            ),
           ),
+          async ([policies, ops, rids, ttlMs, t0]) => {
+            const memory = memoryRequestDecide();
+            const prefix = fresh();
+            let now = t0;
+            for (let i = 0; i < ops.length; i++) {
+              const op = ops[i]!;
+              now += op.dtMs;
+              const entries = entriesFor(prefix, policies, op);
+              const rid = rids[i];
+              const request =
+                rid === undefined ? undefined : { key: `${prefix}:{id${op.identity}}:rid:${rid}`, ttlMs };
+              const fromRedis = await evalDecide(redis, entries, op.mode, now, request);
+              expect(fromRedis).toEqual(await memory(entries, op.mode, now, request));
+            }
+          },
         ),
-        async ([policies, ops, rids, ttlMs, t0]) => {
-          const memory = memoryRequestDecide();
-          const prefix = fresh();
-          let now = t0;
-          for (let i = 0; i < ops.length; i++) {
-            const op = ops[i]!;
-            now += op.dtMs;
-            const entries = entriesFor(prefix, policies, op);
-            const rid = rids[i];
-            const request =
-              rid === undefined ? undefined : { key: `${prefix}:{id${op.identity}}:rid:${rid}`, ttlMs };
-            const fromRedis = await evalDecide(redis, entries, op.mode, now, request);
-            expect(fromRedis).toEqual(await memory(entries, op.mode, now, request));
-          }
-        },
-      ),
-      { numRuns: 40 },
-    );
-  });
+        { numRuns: 40 },
+      );
+    },
+    PROPERTY_TIMEOUT_MS,
+  );
 });
 
 describe('reset script', () => {

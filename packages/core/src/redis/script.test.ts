@@ -29,6 +29,12 @@ import { DECIDE_SCRIPT, encodeScriptArgs, encodeScriptKeys, ScriptCall } from '.
 import { evalDecide, fullFormArgs, redisDecide } from './script.test-support.js';
 import { decodeScriptReply } from './script-reply.js';
 
+/**
+ * Time a fast-check property of this file may take: its runs take 1-3 s on a quiet 2-core machine
+ * and several times that in a full parallel run, past the 5 s default.
+ */
+const PROPERTY_TIMEOUT_MS = 60_000;
+
 let server: RedisProcess;
 let redis: Redis;
 let decide: Decide;
@@ -357,19 +363,23 @@ describe('sliding log near the exact-integer bound', () => {
 });
 
 describe.each(ALL_ALGORITHMS)('%s on Redis (explicit time)', (algorithm) => {
-  it('keeps the design.md invariants over random histories, time going backwards included', async () => {
-    await fc.assert(
-      fc.asyncProperty(
-        policyArb(algorithm, true).chain((policy) =>
-          fc.tuple(fc.constant(policy), opsArb(policy, true, 20), startTimeArb),
+  it(
+    'keeps the design.md invariants over random histories, time going backwards included',
+    async () => {
+      await fc.assert(
+        fc.asyncProperty(
+          policyArb(algorithm, true).chain((policy) =>
+            fc.tuple(fc.constant(policy), opsArb(policy, true, 20), startTimeArb),
+          ),
+          async ([policy, ops, t0]) => {
+            await runInvariants(decide, policy, ops, t0, fresh());
+          },
         ),
-        async ([policy, ops, t0]) => {
-          await runInvariants(decide, policy, ops, t0, fresh());
-        },
-      ),
-      { numRuns: 25 },
-    );
-  });
+        { numRuns: 25 },
+      );
+    },
+    PROPERTY_TIMEOUT_MS,
+  );
 
   it.each(['short', 'full'] as const)(
     'decides exactly like MemoryStore over random histories, time going both ways (%s form)',
@@ -388,6 +398,7 @@ describe.each(ALL_ALGORITHMS)('%s on Redis (explicit time)', (algorithm) => {
         { numRuns: 40 },
       );
     },
+    PROPERTY_TIMEOUT_MS,
   );
 
   it('admits exactly `limit` units at one instant, then denies', async () => {
@@ -481,48 +492,52 @@ describe.each([
   ['MemoryStore', () => memoryDecide().decide],
   ['Redis script', () => decide],
 ] as const)('multi-policy on %s', (_name, make) => {
-  it('charges every policy when all allow and none when any denies; a step back in time gives no policy more', async () => {
-    await fc.assert(
-      fc.asyncProperty(
-        policiesArb.chain((ps) => fc.tuple(fc.constant(ps), multiOpsArb(ps, true), startTimeArb)),
-        async ([policies, ops, t0]) => {
-          const d = make();
-          const prefix = fresh();
-          let now = t0;
-          let maxNow = t0;
-          for (const op of ops) {
-            now += op.dtMs;
-            const entries = entriesFor(prefix, policies, op);
-            // A step back in time gives no policy of the call more than it had at the latest time.
-            const latest = now < maxNow ? await d(entries, 'peek', maxNow) : undefined;
-            const before = await d(entries, 'peek', now);
-            maxNow = Math.max(maxNow, now);
-            latest?.forEach((v, i) => {
-              expect(before[i]?.remaining, `${entries[i]?.key} back in time`).toBeLessThanOrEqual(
-                v.remaining,
-              );
-            });
-            const verdicts = await d(entries, op.mode, now);
-            const after = await d(entries, 'peek', now);
-            expect(verdicts.map((v) => v.allowed)).toEqual(before.map((v) => v.allowed));
-            const all = verdicts.every((v) => v.allowed);
-            if (op.mode === 'peek' || !all) {
-              expect(after).toEqual(before);
-              expect(verdicts).toEqual(before);
-            } else {
-              entries.forEach((entry, i) => {
-                expect(after[i]?.remaining).toBe(verdicts[i]?.remaining);
-                expect(verdicts[i]?.remaining).toBeLessThanOrEqual(
-                  (before[i]?.remaining as number) - Math.floor(entry.cost),
+  it(
+    'charges every policy when all allow and none when any denies; a step back in time gives no policy more',
+    async () => {
+      await fc.assert(
+        fc.asyncProperty(
+          policiesArb.chain((ps) => fc.tuple(fc.constant(ps), multiOpsArb(ps, true), startTimeArb)),
+          async ([policies, ops, t0]) => {
+            const d = make();
+            const prefix = fresh();
+            let now = t0;
+            let maxNow = t0;
+            for (const op of ops) {
+              now += op.dtMs;
+              const entries = entriesFor(prefix, policies, op);
+              // A step back in time gives no policy of the call more than it had at the latest time.
+              const latest = now < maxNow ? await d(entries, 'peek', maxNow) : undefined;
+              const before = await d(entries, 'peek', now);
+              maxNow = Math.max(maxNow, now);
+              latest?.forEach((v, i) => {
+                expect(before[i]?.remaining, `${entries[i]?.key} back in time`).toBeLessThanOrEqual(
+                  v.remaining,
                 );
               });
+              const verdicts = await d(entries, op.mode, now);
+              const after = await d(entries, 'peek', now);
+              expect(verdicts.map((v) => v.allowed)).toEqual(before.map((v) => v.allowed));
+              const all = verdicts.every((v) => v.allowed);
+              if (op.mode === 'peek' || !all) {
+                expect(after).toEqual(before);
+                expect(verdicts).toEqual(before);
+              } else {
+                entries.forEach((entry, i) => {
+                  expect(after[i]?.remaining).toBe(verdicts[i]?.remaining);
+                  expect(verdicts[i]?.remaining).toBeLessThanOrEqual(
+                    (before[i]?.remaining as number) - Math.floor(entry.cost),
+                  );
+                });
+              }
             }
-          }
-        },
-      ),
-      { numRuns: 40 },
-    );
-  });
+          },
+        ),
+        { numRuns: 40 },
+      );
+    },
+    PROPERTY_TIMEOUT_MS,
+  );
 });
 
 describe.each([

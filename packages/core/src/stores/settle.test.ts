@@ -17,6 +17,12 @@ import {
   withinPolicy,
 } from './settle.test-support.js';
 
+/**
+ * Time a fast-check property of this file may take: its runs take 1-3 s on a quiet 2-core machine
+ * and several times that in a full parallel run, past the 5 s default.
+ */
+const PROPERTY_TIMEOUT_MS = 60_000;
+
 let server: RedisProcess;
 let redis: Redis;
 let run = 0;
@@ -67,6 +73,7 @@ describe('MemoryStore and the settle script settle identically', () => {
         { numRuns: 40 },
       );
     },
+    PROPERTY_TIMEOUT_MS,
   );
 });
 
@@ -389,5 +396,6 @@ describe.each(SIDES)('reservations and settles on %s', (_name, makeSide) => {
         { numRuns: makeSide === memorySide ? 60 : 15 },
       );
     },
+    PROPERTY_TIMEOUT_MS,
   );
 });
