@@ -395,7 +395,7 @@ function resultAt(
 /**
  * A consuming check first asks the limiter's memory of denials: a hit answers with source
  * `deny-cache` and never reaches the store (it only denies what the store is certain to deny, see
- * deny-cache.ts). An answer with an enforced denial (the check charged nothing) is remembered, key
+ * `deniedFromMemory`). An answer with an enforced denial (the check charged nothing) is remembered, key
  * by key, from the moment the check was asked. An idempotent check skips the lookup, so a retry
  * gets its recorded answer; peeks skip the step. A reset or a refund forgets its keys in the
  * memory (one rule for every source). Each denial remembered counts in `remembered`.

@@ -104,7 +104,7 @@ function emit(parts: LimiterParts, decision: Decision, startedAt: number): void 
 
 /**
  * `limiter.check`: decides and charges one request, every applying policy in one store call,
- * traced as one span when an OpenTelemetry SDK is registered (check-span.ts). The steps, in order:
+ * traced as one span when an OpenTelemetry SDK is registered (`startCheckSpan`, decision.ts). The steps, in order:
  * regional quotas (quota policies are decided there alone, from their shares), the local stage,
  * the deny cache, leases, the store call (breaker and deadline), the local fallback, the decision
  * (by the fail modes when the store could not decide), the event. A step these policies do not use
