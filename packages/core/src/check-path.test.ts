@@ -38,7 +38,14 @@ for (let i = 0; i < 3; i++) allowed.push((await limiter.check({ identity: 'a' })
 `;
 
 const scratch = mkdtempSync(join(tmpdir(), 'sluice-check-path-'));
-afterAll(() => rmSync(scratch, { recursive: true, force: true }));
+/** Where the Redis check's bundle is written: below the repository, so `ioredis` resolves from it. */
+const bundleDir = join(SRC, '../../../node_modules/.cache');
+mkdirSync(bundleDir, { recursive: true });
+const bundleScratch = mkdtempSync(join(bundleDir, 'sluice-check-path-'));
+afterAll(() => {
+  rmSync(scratch, { recursive: true, force: true });
+  rmSync(bundleScratch, { recursive: true, force: true });
+});
 
 /** One limiter of one token-bucket policy on a RedisStore made by `createRedisStore` (ioredis). */
 const PLAIN_REDIS_CHECK = `
@@ -62,10 +69,7 @@ async function plainRedisBundle(): Promise<{
   plainLimiter: (client: unknown) => ReturnType<typeof createLimiter>;
   sourceFilesRunBy: (run: () => Promise<unknown>) => Promise<string[]>;
 }> {
-  const cache = join(SRC, '../../../node_modules/.cache');
-  mkdirSync(cache, { recursive: true });
-  const dir = mkdtempSync(join(cache, 'sluice-check-path-'));
-  afterAll(() => rmSync(dir, { recursive: true, force: true }));
+  const dir = bundleScratch;
   const outfile = join(dir, 'plain-redis-check.mjs');
   const bundle = await build({
     stdin: { contents: PLAIN_REDIS_CHECK, resolveDir: SRC, sourcefile: 'plain-redis-check.ts', loader: 'ts' },
