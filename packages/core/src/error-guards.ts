@@ -5,6 +5,7 @@
  * public error class carries a brand under a `Symbol.for` key (error-brands.ts), which is the
  * same symbol in every copy, and these functions read it.
  */
+
 import {
   CIDR_ERROR_BRAND,
   OPTIONS_ERROR_BRAND,
@@ -12,7 +13,7 @@ import {
   REST_REDIS_ERROR_BRAND,
   STORE_TIMEOUT_ERROR_BRAND,
 } from './error-brands.js';
-import type { StoreTimeoutError } from './limiter/deadline.js';
+import type { StoreTimeoutError } from './limiter/store-call.js';
 import type { CidrError } from './options/cidr.js';
 import type { RateLimitOptionsError } from './options/options-error.js';
 import type { PolicyError } from './policy/errors.js';

@@ -10,10 +10,10 @@ export {
   DECIDE_SCRIPT,
   DECIDE_SCRIPTS,
   decideScriptFor,
+  decodeScriptReply,
   encodeScriptArgs,
   encodeScriptKeys,
   RESET_SCRIPT,
   ScriptCall,
 } from './redis/script.js';
-export { decodeScriptReply } from './redis/script-reply.js';
 export { SETTLE_SCRIPT } from './redis/settle-script.js';

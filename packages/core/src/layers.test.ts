@@ -3,7 +3,7 @@
  * out): no import cycle; `limiter/`, `options/`, `stores/`, `redis/`, `algorithms/`, `policy/` and
  * `keys/` reach no `http/` file, directly or through any other file; `options/` imports only the
  * layers below it; core imports no web framework; `node:` modules only under `node/`; the adapters
- * never import each other and reach core through its entries only; no source file over 300 lines.
+ * never import each other and reach core through its entries only; no source file over 500 lines.
  */
 import { readdirSync, readFileSync } from 'node:fs';
 import { builtinModules } from 'node:module';

@@ -3,7 +3,8 @@
  * answer (a string is kind `app`, an `Identity` keeps its kind), else the client IP (kind `ip`),
  * else one shared identity for requests that have neither.
  */
-import { isIdentityInput } from '../keys/identity.js';
+
+import { isIdentityInput } from '../keys/build-keys.js';
 import type { Identity, IdentityInput } from '../types.js';
 import { report, type SluiceLogger, WARNING_CODES } from '../warn.js';
 import { ipIdentity } from './client-ip.js';

@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import { encodeKeyComponent } from './encode.js';
+import { encodeKeyComponent } from './build-keys.js';
 
 /** UTF-16 code units, big-endian, computed independently of the code under test. */
 function utf16be(value: string): Buffer {

@@ -3,8 +3,15 @@ import fc from 'fast-check';
 import { describe, expect, it } from 'vitest';
 import { definePolicy } from '../policy/define-policy.js';
 import type { IdentityKind } from '../types.js';
-import { buildKey, identityTag, isValidPrefix, policyKey, requestKey } from './build-keys.js';
-import { base64url, encodeKeyComponent } from './encode.js';
+import {
+  base64url,
+  buildKey,
+  encodeKeyComponent,
+  identityTag,
+  isValidPrefix,
+  policyKey,
+  requestKey,
+} from './build-keys.js';
 import { sha256 } from './sha256.js';
 
 const burst = definePolicy({ name: 'burst', rate: '1/s', burst: 20 });

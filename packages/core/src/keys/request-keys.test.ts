@@ -1,6 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import { identityTag, requestKey } from './build-keys.js';
-import { encodeKeyComponent } from './encode.js';
+import { encodeKeyComponent, identityTag, requestKey } from './build-keys.js';
 
 describe('requestKey', () => {
   it('gives the one documented record key in the identity slot', () => {

@@ -4,11 +4,12 @@
  * for everyone, a failed one opens it for another cool-down. Plus a model check of
  * `CircuitBreaker` over random sequences of permits, answers and clock moves.
  */
+
 import fc from 'fast-check';
 import { describe, expect, it } from 'vitest';
 import type { PolicyInput } from '../types.js';
-import { type BreakerPermit, CircuitBreaker } from './breaker.js';
 import { createLimiter } from './create-limiter.js';
+import { type BreakerPermit, CircuitBreaker } from './store-call.js';
 import { GatedStore } from './test-stores.test-support.js';
 
 const closed: PolicyInput = { name: 'strict', limit: 100, window: '1m', failMode: 'closed' };

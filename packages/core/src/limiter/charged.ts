@@ -1,9 +1,12 @@
 /** What an allowed decision charged, and where: the one reading of it settle, slots and cancels share. */
+
 import { holdsSlots } from '../algorithms/concurrency.js';
 import { fallbackFailMode } from '../policy/lease.js';
 import { chargedByRule } from '../stores/charge-rule.js';
 import type { Decision, PolicyResult, SlotRef, StoreEntry, StoreVerdict } from '../types.js';
-import type { SettleWhere } from './store-answer.js';
+
+/** Where a reservation was charged: the store, or the local fallback (a `local` decision). */
+export type SettleWhere = 'store' | 'local';
 
 /** The entries a decision charged and the store that holds the charge. */
 export interface Charged {

@@ -3,6 +3,7 @@
  * context): one span per check, a child of the active request span, the store call as an event,
  * no identity, key or path anywhere; and no span at all without an SDK.
  */
+
 import { context, SpanStatusCode, trace } from '@opentelemetry/api';
 import { AsyncLocalStorageContextManager } from '@opentelemetry/context-async-hooks';
 import {
@@ -12,8 +13,8 @@ import {
 } from '@opentelemetry/sdk-trace-base';
 import { afterEach, describe, expect, it } from 'vitest';
 import { MemoryStore } from '../stores/memory-store.js';
-import { CHECK_SPAN_NAME, STORE_CALL_EVENT, TRACER_NAME } from './check-span.js';
 import { createLimiter } from './create-limiter.js';
+import { CHECK_SPAN_NAME, STORE_CALL_EVENT, TRACER_NAME } from './decision.js';
 import { SwitchableStore } from './test-stores.test-support.js';
 
 const T0 = 1_764_400_200_000;

@@ -14,22 +14,20 @@ import type {
   SlotLostEvent,
   Store,
 } from '../types.js';
-import { type BreakerState, CircuitBreaker } from './breaker.js';
 import { LimiterCounters, type ScriptStats } from './counters.js';
 import type { Limiter, SettleUnits } from './limiter.js';
+import { type SettleAnswer } from './store-answer.js';
+import { type BreakerState, CircuitBreaker, StoreCall } from './store-call.js';
 
 export type { Limiter } from './limiter.js';
 
 import { LocalFallback } from './local-fallback.js';
 import { type LimiterOptions, resolveLimiterOptions } from './options.js';
-import { type OverloadPlanner, usesOverload } from './overload-plan.js';
 import { check, checkEntries, type LimiterParts, peek, reset } from './pipeline.js';
-import { type ExplicitEntry, policyNamed } from './plan.js';
+import { type ExplicitEntry, type OverloadPlanner, policyNamed, usesOverload } from './plan.js';
 import { Reservations } from './settle.js';
 import { HeldSlots } from './slots.js';
 import { composeSteps } from './steps.js';
-import type { SettleAnswer } from './store-answer.js';
-import { StoreCall } from './store-call.js';
 import { Turns } from './turns.js';
 
 /**

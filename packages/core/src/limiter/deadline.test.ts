@@ -1,5 +1,5 @@
 import { describe, expect, it, vi } from 'vitest';
-import { callWithDeadline, DeadlineQueue, StoreTimeoutError } from './deadline.js';
+import { callWithDeadline, DeadlineQueue, StoreTimeoutError } from './store-call.js';
 
 const never = () => new Promise<never>(() => {});
 const later = <T>(ms: number, value: T) => new Promise<T>((r) => setTimeout(() => r(value), ms));

@@ -1,4 +1,24 @@
-/** Turning per-policy results into a Decision and a DecisionEvent. */
+/**
+ * The decision, one step: per-policy results turned into a Decision and a DecisionEvent, by the
+ * fail modes (each policy's result) when the store could not decide, and the check's span.
+ *
+ * Traces of limiter checks through `@opentelemetry/api` only: one span per `limiter.check`, a
+ * child of the active span (the request's), with the store call as an event. Attributes are policy
+ * names, the outcome, the decision source and the store kind: never an identity, a key or a path.
+ * Redis commands themselves are left to the Redis client's own instrumentation.
+ * Without a registered SDK nothing is started or allocated: the check asks the global provider
+ * for a delegate tracer, finds none, and goes on.
+ */
+
+import {
+  ProxyTracerProvider,
+  type Span,
+  SpanKind,
+  SpanStatusCode,
+  type Tracer,
+  trace,
+} from '@opentelemetry/api';
+import { fallbackFailMode } from '../policy/lease.js';
 import type {
   CompiledPolicy,
   Decision,
@@ -7,8 +27,11 @@ import type {
   MetricOutcome,
   Outcome,
   PolicyResult,
+  StoreEntry,
   StoreVerdict,
 } from '../types.js';
+import { storeErrorCauseOf } from './counters.js';
+import { type StoreAnswer, StoreUnavailable } from './store-answer.js';
 
 /** A policy's result from a store verdict. Remaining is whole units in [0, limit]. */
 export function resultFromVerdict(policy: CompiledPolicy, cost: number, verdict: StoreVerdict): PolicyResult {
@@ -136,4 +159,110 @@ export function decisionEvent(decision: Decision, durationMs: number): DecisionE
     source: decision.source,
     durationMs,
   };
+}
+
+/** Per-policy results and where they came from. */
+export interface SourcedResults {
+  readonly results: PolicyResult[];
+  readonly source: DecisionSource;
+}
+
+/** An enforced (non-shadow) `closed` policy applies: the check is denied, nothing may be charged. */
+export function failsClosed(entries: readonly StoreEntry[]): boolean {
+  return entries.some((e) => !e.policy.shadow && fallbackFailMode(e.policy) === 'closed');
+}
+
+/**
+ * Each entry's result by its policy's fail mode: `open` admits and `closed` denies, both as
+ * `unavailable`; `local` takes the local fallback's verdict, and denies as `unavailable` when
+ * there is none (even the in-process limiter failed). The source is `fail-closed` when an
+ * enforced closed policy applies, else `local` when a local one does, else `fail-open`.
+ * A `lease` policy takes its lease's verdict when it had live units, and otherwise fails as its
+ * `lease.failModeAfter` says (source `lease` when leases answered and nothing failed closed or local).
+ */
+export function applyFailModes(
+  entries: readonly StoreEntry[],
+  unavailable: StoreUnavailable,
+): SourcedResults {
+  let hasLocal = false;
+  let hasLease = false;
+  let closed = false;
+  const results = entries.map((e, i) => {
+    const { policy, cost } = e;
+    const verdict = unavailable.localVerdicts?.[i];
+    if (policy.failMode === 'lease' && verdict !== undefined) {
+      hasLease = true;
+      return resultFromVerdict(policy, cost, verdict);
+    }
+    const mode = fallbackFailMode(policy);
+    if (mode !== 'local') {
+      if (mode === 'closed' && !policy.shadow) closed = true;
+      return unavailableResult(policy, cost, mode === 'open');
+    }
+    hasLocal = true;
+    return verdict === undefined
+      ? unavailableResult(policy, cost, false)
+      : resultFromVerdict(policy, cost, verdict);
+  });
+  const source: DecisionSource = closed
+    ? 'fail-closed'
+    : hasLocal
+      ? 'local'
+      : hasLease
+        ? 'lease'
+        : 'fail-open';
+  return { results, source };
+}
+
+/** The tracer's name (the instrumentation scope). */
+export const TRACER_NAME = '@sluice/core';
+
+/** The name of the span of one check. */
+export const CHECK_SPAN_NAME = 'sluice.check';
+
+/** The name of the event for the store call of a check. */
+export const STORE_CALL_EVENT = 'sluice.store.call';
+
+/** The tracer of a registered SDK; undefined when none is registered (the no-op proxy). */
+function registeredTracer(): Tracer | undefined {
+  const provider = trace.getTracerProvider();
+  return provider instanceof ProxyTracerProvider
+    ? provider.getDelegateTracer(TRACER_NAME)
+    : provider.getTracer(TRACER_NAME);
+}
+
+/**
+ * Starts the span of one check as a child of the active span, or returns undefined when no SDK
+ * is registered. `storeKind` is the store's `kind` (`redis`, `memory`).
+ */
+export function startCheckSpan(entries: readonly StoreEntry[], storeKind: string): Span | undefined {
+  const tracer = registeredTracer();
+  if (tracer === undefined) return undefined;
+  return tracer.startSpan(CHECK_SPAN_NAME, {
+    kind: SpanKind.INTERNAL,
+    attributes: { 'sluice.policies': entries.map((e) => e.policy.name), 'sluice.store': storeKind },
+  });
+}
+
+/**
+ * Ends a check's span: the decision's outcome, source, deciding policy and whether it was allowed;
+ * an event for the store call (`sluice.store.result`: `ok`, `timeout`, `error`, `breaker_open`)
+ * when the store was asked; status ERROR when the store could not decide.
+ */
+export function endCheckSpan(span: Span, decision: Decision, answer: StoreAnswer): void {
+  if (answer instanceof StoreUnavailable) {
+    const cause = storeErrorCauseOf(answer.cause);
+    span.addEvent(STORE_CALL_EVENT, { 'sluice.store.result': cause });
+    span.setStatus({ code: SpanStatusCode.ERROR, message: `store unavailable: ${cause}` });
+  } else if (answer.source === 'store') {
+    span.addEvent(STORE_CALL_EVENT, { 'sluice.store.result': 'ok' });
+  }
+  span.setAttributes({
+    'sluice.outcome': decision.outcome,
+    'sluice.decision.source': decision.source,
+    'sluice.allowed': decision.allowed,
+    'sluice.shadowed': decision.shadowed,
+  });
+  if (decision.policy !== undefined) span.setAttribute('sluice.policy', decision.policy);
+  span.end();
 }

@@ -4,8 +4,7 @@ import { countMapIterations } from '../stores/map-iterations.test-support.js';
 import { MemoryStore } from '../stores/memory-store.js';
 import type { PolicyInput, PolicyResult, Store, StoreEntry, StoreVerdict } from '../types.js';
 import { createLimiter } from './create-limiter.js';
-import { DenialMemory } from './denial-memory.js';
-import { deniedFromMemory, longestWaitMs, rememberDenied } from './deny-cache.js';
+import { DenialMemory, deniedFromMemory, longestWaitMs, rememberDenied } from './denial-memory.js';
 
 const T0 = 1_700_000_000_000;
 const YEAR_MS = 365 * 24 * 3600 * 1000;

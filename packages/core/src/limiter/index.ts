@@ -1,5 +1,5 @@
 /** The limiter: createLimiter and what it is built from. */
-export { type BreakerState, CircuitBreaker } from './breaker.js';
+
 export {
   LeaseUnitCounts,
   LimiterCounters,
@@ -12,8 +12,8 @@ export {
   type StoreErrorCause,
 } from './counters.js';
 export { createLimiter } from './create-limiter.js';
-export { callWithDeadline, StoreTimeoutError } from './deadline.js';
 export { metricOutcome } from './decision.js';
 export type { Limiter, SettleUnits } from './limiter.js';
 export { LIMITER_DEFAULTS, type LimiterOptions } from './options.js';
 export type { SettleAnswer } from './store-answer.js';
+export { type BreakerState, CircuitBreaker, callWithDeadline, StoreTimeoutError } from './store-call.js';

@@ -1,9 +1,10 @@
 /** A check's leases around its store call: the plan of each entry, and applying the store's answer to the leases. */
+
 import { chargedByRule } from '../stores/charge-rule.js';
 import type { StoreEntry, StoreVerdict } from '../types.js';
 import { countTake, type LimiterCounters } from './counters.js';
+import { failsClosed } from './decision.js';
 import type { DenialMemory } from './denial-memory.js';
-import { failsClosed } from './fail-modes.js';
 import type { Lease, LeaseTable } from './lease-table.js';
 import { giveBack, leaseVerdict, remainingView, rememberable, settleTake } from './lease-verdicts.js';
 import { StoreUnavailable } from './store-answer.js';

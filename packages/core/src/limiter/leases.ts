@@ -2,11 +2,12 @@
  * Leases as a step of a check: a leased policy's entry is admitted in-process from units taken
  * from the store before; the store is called only to take the next lease (and for the other policies).
  */
+
 import { OPTION_DEFAULTS } from '../options/defaults.js';
 import type { CompiledLease } from '../policy/lease.js';
 import { chargedByRule } from '../stores/charge-rule.js';
 import type { StoreEntry } from '../types.js';
-import { type LimiterCounters } from './counters.js';
+import type { LimiterCounters } from './counters.js';
 import type { Denial, DenialMemory } from './denial-memory.js';
 import {
   type LeaseBooks,

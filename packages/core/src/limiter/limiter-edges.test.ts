@@ -4,17 +4,17 @@
  * policy of a decision on a tie, the event's duration, and the deny cache forgetting on a reset
  * of several keys. Time is injected (the limiter's clock, fake timers); nothing sleeps.
  */
+
 import { describe, expect, it, vi } from 'vitest';
 import { isStoreTimeoutError } from '../error-guards.js';
 import { OPTION_DEFAULTS } from '../options/index.js';
 import { definePolicy } from '../policy/define-policy.js';
 import { MemoryStore } from '../stores/memory-store.js';
 import type { CompiledPolicy, DecisionEvent, PolicyInput, Store } from '../types.js';
-import { CircuitBreaker } from './breaker.js';
 import { createLimiter } from './create-limiter.js';
-import { StoreTimeoutError } from './deadline.js';
 import { buildDecision, resultFromVerdict, unavailableResult } from './decision.js';
 import { LIMITER_DEFAULTS } from './options.js';
+import { CircuitBreaker, StoreTimeoutError } from './store-call.js';
 import { SwitchableStore } from './test-stores.test-support.js';
 
 const T0 = 1_700_000_000_000;

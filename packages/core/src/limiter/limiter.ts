@@ -1,4 +1,5 @@
 /** What a configured limiter offers: the `Limiter` interface and the units a settle takes. */
+
 import type {
   CompiledPolicy,
   Decision,
@@ -9,9 +10,9 @@ import type {
   SlotLostEvent,
   StoreEntry,
 } from '../types.js';
-import type { BreakerState } from './breaker.js';
 import type { LimiterCounters } from './counters.js';
 import type { SettleAnswer } from './store-answer.js';
+import type { BreakerState } from './store-call.js';
 
 /** The actual units of a request: one number for every policy, or a number per policy name. */
 export type SettleUnits = number | Readonly<Record<string, number>>;

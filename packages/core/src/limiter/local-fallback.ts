@@ -1,9 +1,11 @@
 /** The local fallback: `failMode: 'local'` policies decided in-process while the store cannot. */
+
 import { fallbackFailMode } from '../policy/lease.js';
 import { MemoryStore } from '../stores/memory-store.js';
 import type { Clock, StoreEntry, StoreMode, StoreSettleEntry, StoreVerdict } from '../types.js';
-import { failsClosed } from './fail-modes.js';
-import { answerOf, type SettleAnswer, StoreUnavailable, settleAnswerOf } from './store-answer.js';
+import { failsClosed } from './decision.js';
+import { type SettleAnswer, StoreUnavailable, settleAnswerOf } from './store-answer.js';
+import { answerOf } from './store-call.js';
 
 /** `entry` without its `maxWaitMs`: the local fallback answers at once. */
 function withoutWait(entry: StoreEntry): StoreEntry {

@@ -1,10 +1,11 @@
 /** The local stage: an in-process bucket per key that turns a burst away before the store. */
+
 import { type TokenBucketState, tokenBucket } from '../algorithms/token-bucket.js';
 import { wholeWaitMs } from '../algorithms/types.js';
 import type { CompiledLocalStage, StoreEntry, StoreVerdict } from '../types.js';
 import { type DenialMemory, remembersKeysOf } from './denial-memory.js';
 import { type StoreAnswer, StoreUnavailable, type StoreVerdicts } from './store-answer.js';
-import type { StoreCall } from './store-call.js';
+import { type StoreCall } from './store-call.js';
 
 /** What the local stage did with a check: nothing (no stage applies), charged its buckets, or turned it away. */
 export type StageOutcome =

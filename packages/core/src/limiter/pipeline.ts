@@ -3,8 +3,8 @@
  * steps in order (local stage, deny cache, leases, the store call, the local fallback), the
  * decision (fail modes when the store could not decide), the event.
  */
-import { banKeyOf, identityTag, policyKey } from '../keys/build-keys.js';
-import { identityProblem, isIdentityInput } from '../keys/identity.js';
+
+import { banKeyOf, identityProblem, identityTag, isIdentityInput, policyKey } from '../keys/build-keys.js';
 import { monotonicNow } from '../monotonic.js';
 import type {
   Decision,
@@ -15,12 +15,24 @@ import type {
   StoreEntry,
   StoreVerdict,
 } from '../types.js';
-import { endCheckSpan, startCheckSpan } from './check-span.js';
-import { buildDecision, decisionEvent, resultFromVerdict } from './decision.js';
-import { applyFailModes } from './fail-modes.js';
+import {
+  applyFailModes,
+  buildDecision,
+  decisionEvent,
+  endCheckSpan,
+  resultFromVerdict,
+  startCheckSpan,
+} from './decision.js';
 import type { LocalFallback } from './local-fallback.js';
-import { type OverloadPlanner, waitSignalOf } from './overload-plan.js';
-import { type ExplicitEntry, type PolicySet, planCheck, planEntries, policyNamed } from './plan.js';
+import {
+  type ExplicitEntry,
+  type OverloadPlanner,
+  type PolicySet,
+  planCheck,
+  planEntries,
+  policyNamed,
+  waitSignalOf,
+} from './plan.js';
 import type { Reservations } from './settle.js';
 import type { HeldSlots } from './slots.js';
 import type { Steps } from './steps.js';
@@ -92,7 +104,7 @@ function emit(parts: LimiterParts, decision: Decision, startedAt: number): void 
 
 /**
  * `limiter.check`: decides and charges one request, every applying policy in one store call,
- * traced as one span when an OpenTelemetry SDK is registered (check-span.ts). The steps, in order:
+ * traced as one span when an OpenTelemetry SDK is registered (`startCheckSpan`, decision.ts). The steps, in order:
  * regional quotas (quota policies are decided there alone, from their shares), the local stage,
  * the deny cache, leases, the store call (breaker and deadline), the local fallback, the decision
  * (by the fail modes when the store could not decide), the event. A step these policies do not use

@@ -4,6 +4,7 @@
  * has no live assignment makes the check the store's failure (`StoreUnavailable`), so the policies'
  * fail modes decide, as they do when a store cannot answer.
  */
+
 import type { QuotaSourceBucket } from '../model/quota.js';
 import type { CompiledPolicy, StoreEntry, StoreVerdict } from '../types.js';
 import { type StoreAnswer, StoreUnavailable } from './store-answer.js';

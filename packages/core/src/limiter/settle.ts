@@ -4,10 +4,11 @@ import { holdsSlots } from '../algorithms/concurrency.js';
 import { ALGORITHMS } from '../algorithms/registry.js';
 import { describeValue } from '../policy/errors.js';
 import type { Clock, Decision, StoreEntry, StoreSettleEntry, StoreVerdict } from '../types.js';
+import type { SettleWhere } from './charged.js';
 import { chargedOf } from './charged.js';
 import type { SettleUnits } from './limiter.js';
 import type { Steps } from './steps.js';
-import type { SettleAnswer, SettleWhere } from './store-answer.js';
+import type { SettleAnswer } from './store-answer.js';
 
 /**
  * What a check charged, kept for its settle: the entries, where, and when: the store charged

@@ -3,12 +3,13 @@
  * before their lease runs out (timed on the monotonic clock: a wall clock set back never delays a
  * renewal), and reported when a renewal finds one gone.
  */
+
 import { timerDelay } from '../monotonic.js';
 import type { Clock, Decision, SlotLostEvent, SlotRef, Store, StoreEntry, StoreVerdict } from '../types.js';
+import type { SettleWhere } from './charged.js';
 import { chargedOf, slotsOf } from './charged.js';
 import { OverloadCounts } from './counters.js';
 import type { Steps } from './steps.js';
-import type { SettleWhere } from './store-answer.js';
 
 /** The local fallback's in-process store, where slots of `failMode: 'local'` decisions are held. */
 const localStore = (fallback: Steps['fallback']): Store | undefined => fallback?.memory;

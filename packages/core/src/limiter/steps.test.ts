@@ -3,16 +3,16 @@
  * and its cause), the breaker counting it, the local fallback's verdicts riding on it, and the deny
  * cache answering from memory only what the store denied.
  */
+
 import { describe, expect, it } from 'vitest';
 import { definePolicy } from '../policy/define-policy.js';
 import { MemoryStore } from '../stores/memory-store.js';
 import type { PolicyInput, Store, StoreCheckOptions, StoreEntry, StoreMode } from '../types.js';
-import { CircuitBreaker } from './breaker.js';
 import { createLimiter } from './create-limiter.js';
-import { applyFailModes } from './fail-modes.js';
+import { applyFailModes } from './decision.js';
 import { LocalFallback } from './local-fallback.js';
 import { type StoreAnswer, StoreUnavailable } from './store-answer.js';
-import { StoreCall } from './store-call.js';
+import { CircuitBreaker, StoreCall } from './store-call.js';
 import { storeDown } from './test-stores.test-support.js';
 
 const T0 = 1_700_000_000_000;

@@ -1,10 +1,10 @@
 /** The steps of a check, made once per set of policies: only the ones these policies use. */
+
 import { IN_PROCESS_DEFAULTS } from '../policy/defaults.js';
 import { fallbackFailMode } from '../policy/lease.js';
 import type { Clock, CompiledPolicy } from '../types.js';
 import type { LimiterCounters } from './counters.js';
-import { DenialMemory } from './denial-memory.js';
-import { DenyCacheStep } from './deny-cache-step.js';
+import { DenialMemory, DenyCacheStep } from './denial-memory.js';
 import { Leases } from './leases.js';
 import { LocalFallback } from './local-fallback.js';
 import { LocalStage } from './local-stage.js';

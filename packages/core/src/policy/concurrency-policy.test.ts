@@ -1,7 +1,6 @@
 import { describe, expect, it } from 'vitest';
 import { ALGORITHMS } from '../algorithms/registry.js';
-import { DenialMemory } from '../limiter/denial-memory.js';
-import { deniedFromMemory, longestWaitMs, rememberDenied } from '../limiter/deny-cache.js';
+import { DenialMemory, deniedFromMemory, longestWaitMs, rememberDenied } from '../limiter/denial-memory.js';
 import { OPTION_DEFAULTS } from '../options/defaults.js';
 import type { PolicyInput } from '../types.js';
 import { definePolicy } from './define-policy.js';

@@ -17,11 +17,11 @@
  * each call is a request of its own, and Web runtimes, where a request must never wait on
  * another request's I/O) every flush goes out at once as one call. Web-standard.
  */
+
 import { monotonicNow } from '../monotonic.js';
 import type { StoreEntry, StoreMode, StoreVerdict } from '../types.js';
 import { hashSlotOf } from './key-slot.js';
-import { ScriptCall } from './script.js';
-import { decodeVerdicts, replyItemsOf } from './script-reply.js';
+import { decodeVerdicts, replyItemsOf, ScriptCall } from './script.js';
 import type { ScriptTransport } from './transport.js';
 
 /** How a {@link ScriptBatcher} cuts and sends its batches (validated by the store). */

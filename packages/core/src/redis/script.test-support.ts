@@ -5,11 +5,11 @@
  * policies' algorithm (every algorithm for a mix) and carries the features it uses, so the shared
  * suites run every shape.
  */
+
 import type { Redis } from 'ioredis';
 import type { Decide } from '../algorithms/testing.test-support.js';
 import type { StoreEntry, StoreMode, StoreVerdict } from '../types.js';
-import { decideScriptFor, encodeScriptArgs, encodeScriptKeys } from './script.js';
-import { decodeScriptReply } from './script-reply.js';
+import { decideScriptFor, decodeScriptReply, encodeScriptArgs, encodeScriptKeys } from './script.js';
 import type { ScriptSource } from './transport.js';
 
 /** An idempotent request: its record key and how long the record lives. */

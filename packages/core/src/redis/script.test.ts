@@ -25,9 +25,14 @@ import {
   startTimeArb,
 } from '../algorithms/testing.test-support.js';
 import type { Algorithm, CompiledPolicy, StoreEntry, StoreMode, StoreVerdict } from '../types.js';
-import { DECIDE_SCRIPT, encodeScriptArgs, encodeScriptKeys, ScriptCall } from './script.js';
+import {
+  DECIDE_SCRIPT,
+  decodeScriptReply,
+  encodeScriptArgs,
+  encodeScriptKeys,
+  ScriptCall,
+} from './script.js';
 import { evalDecide, fullFormArgs, redisDecide } from './script.test-support.js';
-import { decodeScriptReply } from './script-reply.js';
 
 /**
  * Time a fast-check property of this file may take: its runs take 1-3 s on a quiet 2-core machine

@@ -3,6 +3,7 @@
  * given the same explicit clock) answer every check, release and renew of the same history alike,
  * and each keeps the slot invariants against a model of the slots held, frozen and moving clocks.
  */
+
 import fc from 'fast-check';
 import { describe, expect, it } from 'vitest';
 import { useRedis } from '../../../../test/support/redis-fixture.js';
