@@ -85,6 +85,17 @@ async function until(done: () => boolean, what: string): Promise<void> {
   expect(done(), what).toBe(true);
 }
 
+/**
+ * How long the holders' handlers run: longer than a loaded machine takes to send a request and
+ * see it answered after they started, so a denial meant to meet them in flight does.
+ */
+const HOLD_MS = 2000;
+
+/** Slots `limiter` holds of the `in-flight` policy (in this process). */
+function slotsHeld(limiter: Limiter): number {
+  return limiter.counters.overload.held.get('in-flight') ?? 0;
+}
+
 let served: Served | undefined;
 afterEach(async () => {
   await served?.close();
@@ -102,17 +113,19 @@ const MOUNTS: readonly Mount[] = ['route', 'both'];
 
 describe.each(HARNESSES)('$name', (harness) => {
   test.each(MOUNTS)('mounted on %s: slots freed when responses finish', async (mount) => {
-    served = await harness.serve({ limiter: limiterOf(IN_FLIGHT), policies: ['in-flight'] }, mount);
+    const limiter = limiterOf(IN_FLIGHT);
+    served = await harness.serve({ limiter, policies: ['in-flight'] }, mount);
     const url = `${served.url}/items/1`;
-    const held = [
-      request(url, { headers: { 'x-hold-ms': '400' } }),
-      request(url, { headers: { 'x-hold-ms': '400' } }),
-    ];
-    await sleep(100);
+    const tag = randomUUID();
+    const headers = { 'x-hold-ms': String(HOLD_MS), 'x-hold-tag': tag };
+    const held = [request(url, { headers }), request(url, { headers })];
+    // Both hold their slots: their handlers run.
+    await until(() => heldHandlers(tag).started === 2, 'both holders reached their handlers');
     expectConcurrencyDenial(await request(url));
+    expect(heldHandlers(tag).running, 'holders still in flight when the third was denied').toBe(2);
     expect((await Promise.all(held)).map((reply) => reply.status)).toEqual([200, 200]);
     // The release is one store call made when each response finished.
-    await sleep(50);
+    await until(() => slotsHeld(limiter) === 0, 'both slots released');
     const again = await Promise.all([request(url), request(url)]);
     expect(again.map((reply) => reply.status)).toEqual([200, 200]);
   });
@@ -122,15 +135,23 @@ describe.each(HARNESSES)('$name', (harness) => {
     async (mount) => {
       served = await harness.serve({ limiter: limiterOf(IN_FLIGHT), policies: ['in-flight'] }, mount);
       const url = `${served.url}/items/1`;
-      const holders = [openRequest(url, { 'x-hold-ms': '1000' }), openRequest(url, { 'x-hold-ms': '5000' })];
-      await sleep(100);
+      const [gone, staying] = [randomUUID(), randomUUID()];
+      const holders = [
+        openRequest(url, { 'x-hold-ms': String(HOLD_MS), 'x-hold-tag': gone }),
+        openRequest(url, { 'x-hold-ms': String(HOLD_MS + 3000), 'x-hold-tag': staying }),
+      ];
+      await until(
+        () => heldHandlers(gone).started === 1 && heldHandlers(staying).started === 1,
+        'both holders reached their handlers',
+      );
       expectConcurrencyDenial(await request(url));
       holders[0]!.abort();
-      // Its handler still runs: the slot is still held.
+      // Its handler still runs: the slot is still held (300 ms for the server to see the client gone).
       await sleep(300);
       expectConcurrencyDenial(await request(url));
-      // Once the handler is done (1000 ms after it started), the slot is free.
-      await sleep(800);
+      expect(heldHandlers(gone).running, "the gone client's handler still ran when denied").toBe(1);
+      // Once the handler is done, the slot is free.
+      await until(() => heldHandlers(gone).running === 0, "the gone client's handler ended");
       let admitted: Reply | undefined;
       for (
         const started = performance.now();

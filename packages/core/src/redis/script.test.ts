@@ -762,29 +762,37 @@ describe('expiry on Redis (Redis TIME)', () => {
 
   it('keeps a sliding log while it holds admitted units, refreshing the TTL once per eighth of the window', async () => {
     const key = `${fresh()}:{slide}:log`;
-    const entries: StoreEntry[] = [{ key, policy: makePolicy('sliding-log', 1000, 1000), cost: 1 }];
-    const sleep = (ms: number) => new Promise((resolve) => setTimeout(resolve, Math.max(0, ms)));
-    const start = Date.now();
+    const windowMs = 1000;
+    const sliceMs = windowMs / 8;
+    const entries: StoreEntry[] = [{ key, policy: makePolicy('sliding-log', 1000, windowMs), cost: 1 }];
+    // Explicit time: a charge every 15 ms for 600 ms, from the start of an eighth of the window.
+    // Written keys then get a TTL of the explicit floor (600 s) + an eighth of the window; a TTL
+    // above that (`MARK_MS`), set after each charge, shows whether the next charge refreshed it.
+    const TTL_MS = 600_000 + sliceMs;
+    const MARK_MS = 2 * TTL_MS;
+    const start = Math.ceil(T0 / sliceMs) * sliceMs;
     let lastAt = start;
     let admitted = 0;
-    while (Date.now() - start < 600) {
-      const [v] = await evalDecide(redis, entries, 'consume');
+    for (let atMs = start; atMs - start < 600; atMs += 15) {
+      const [v] = await evalDecide(redis, entries, 'consume', atMs);
       // Every unit is still in the window (less than 1000 ms old) and 1000 are allowed: each
       // charge is admitted and counted once.
       expect(v).toMatchObject({ allowed: true, remaining: 1000 - admitted - 1 });
+      // The first write sets the TTL; an append sets it again only in a later eighth than the
+      // newest record's.
+      const refreshed = admitted === 0 || Math.floor(atMs / sliceMs) !== Math.floor(lastAt / sliceMs);
+      const ttlMs = await redis.pttl(key);
+      if (refreshed)
+        expect(ttlMs, `charge ${admitted} at +${atMs - start} ms`).toBeLessThanOrEqual(TTL_MS + 1);
+      else expect(ttlMs, `charge ${admitted} at +${atMs - start} ms`).toBeGreaterThan(TTL_MS + 1);
       admitted++;
-      lastAt = Date.now();
-      await sleep(15);
+      lastAt = atMs;
+      expect(await redis.pexpire(key, MARK_MS)).toBe(1);
     }
     expect(admitted).toBeGreaterThanOrEqual(2);
-    // The first write's TTL covered 1000 + 125 ms; the appends since crossed slices and had
-    // to extend it, or the key would be gone by now with units still in the window.
-    await sleep(lastAt + 700 - Date.now());
-    expect(await redis.exists(key)).toBe(1);
-    expect(await redis.pttl(key)).toBeLessThanOrEqual(1000 + 125 + 1);
     // More than 1000 ms after the first unit and 700 ms after the last: the first has left the
     // window, the last is still in it.
-    const [v] = await evalDecide(redis, entries, 'peek');
+    const [v] = await evalDecide(redis, entries, 'peek', lastAt + 700);
     expect(v?.remaining).toBeGreaterThan(1000 - admitted);
     expect(v?.remaining).toBeLessThan(1000);
   });
