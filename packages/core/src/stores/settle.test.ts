@@ -200,6 +200,26 @@ describe.each(SIDES)('settle on %s', (_name, makeSide) => {
     expect((await peek(side, e)).remaining).toBe(3);
   });
 
+  it("never takes a fixed window's count below 0: a refund of units a reset forgot leaves an empty window", async () => {
+    const side = makeSide();
+    const policy = makePolicy('fixed-window', 5, 1000);
+    const e = entryOf(`${fresh()}:{f}:fw`, policy, 3);
+    side.at(T0 + 100);
+    await side.store.decide([e], 'consume');
+    await side.store.reset([e.key]);
+    // The same window counts 1 since the reset; the refund of the 3 reserved before it stops at 0.
+    side.at(T0 + 200);
+    await side.store.decide([{ ...e, cost: 1 }], 'consume');
+    expect(await side.store.settle([settleOf(e, 0, 100)])).toEqual([true]);
+    expect((await peek(side, e)).remaining).toBe(5);
+    // Counted from 0, not from -2: a full window admits exactly the limit.
+    expect((await side.store.decide([{ ...e, cost: 5 }], 'consume'))[0]).toMatchObject({
+      allowed: true,
+      remaining: 0,
+    });
+    expect(await peek(side, e)).toMatchObject({ allowed: false, remaining: 0 });
+  });
+
   it("settles a sliding window's reservation in the count of its window, current or previous", async () => {
     const side = makeSide();
     const policy = makePolicy('sliding-window', 10, 1000);
