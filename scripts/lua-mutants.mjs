@@ -133,8 +133,6 @@ export const LUA_MUTANTS = [
     file: 'token-bucket.lua',
     find: '  if elapsed > 0 then\n    if elapsed >= (limit - tokens) * intervalMs then',
     replace: '  if elapsed > 0 then\n    if elapsed > (limit - tokens) * intervalMs then',
-    explained:
-      'equivalent: at elapsed = (limit - tokens) * intervalMs both branches give limit tokens (up to one ulp, which the clamp and EPS absorb)',
   },
   {
     id: 'tb-settle/refill-minus',

@@ -326,6 +326,24 @@ describe('the settle script on Redis', () => {
     expect(await redis.get(key)).toBe('7|1100');
   });
 
+  it('reads a bucket written under a larger limit as full at this one, also when the clock went back', async () => {
+    // 15 tokens at 2000 (a limit of 20 wrote it); at 1000, under a limit of 10 (1 token / 100 ms):
+    // 10 tokens at 2000 are 0 now, so a charge of 1 more is a debt of 1, kept as time.
+    const key = `${fresh()}:{z}:tb`;
+    await redis.set(key, '15|2000');
+    expect(await call([key], '1000', 'token-bucket', 10, 1000, 100, 1, 1, 0, 0)).toEqual([1]);
+    expect(await redis.get(key)).toBe('0|1100');
+  });
+
+  it('reads a negative GCRA count owed (no script writes one) as 0, as decide does', async () => {
+    // Owed 0 at 2000, read at 1000 (1 unit / 100 ms): a full burst of 10 owed, 1 more charged
+    // is 1 unit of debt, kept as time.
+    const key = `${fresh()}:{z}:gcra`;
+    await redis.set(key, 'g-5|2000');
+    expect(await call([key], '1000', 'gcra', 10, 1000, 100, 1, 1, 0, 0)).toEqual([1]);
+    expect(await redis.get(key)).toBe('g10|1100');
+  });
+
   it('runs again after SCRIPT FLUSH (EVAL on NOSCRIPT)', async () => {
     const side = redisSide();
     const e: StoreEntry = { key: `${fresh()}:{x}:tb`, policy: makePolicy('token-bucket', 10, 1000), cost: 5 };
