@@ -260,6 +260,21 @@ describe.each(SIDES)('settle on %s', (_name, makeSide) => {
     expect((await peek(side, e)).remaining).toBe(10);
   });
 
+  it('logs a sliding log charge at the nearest microsecond of a time between two', async () => {
+    const side = makeSide();
+    const policy = makePolicy('sliding-log', 10, 1000);
+    const e = entryOf(`${fresh()}:{h}:sl`, policy, 2);
+    side.at(T0 + 100);
+    await side.store.decide([e], 'consume');
+    // 3/4096 ms (0.73 us) past T0 + 200: the 3 units charged are logged at T0 + 200.001.
+    side.at(T0 + 200 + 3 / 4096);
+    expect(await side.store.settle([settleOf(e, 5, 100)])).toEqual([true]);
+    side.at(T0 + 1200);
+    expect((await peek(side, e)).remaining).toBe(7);
+    side.at(T0 + 1200.001);
+    expect((await peek(side, e)).remaining).toBe(10);
+  });
+
   it('settles every entry of a decision in one call, each by its own units', async () => {
     const side = makeSide();
     const a = entryOf(`${fresh()}:{m}:a`, makePolicy('token-bucket', 10, 1000, 'a'), 5);
