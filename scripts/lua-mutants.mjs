@@ -101,7 +101,6 @@ export const LUA_MUTANTS = [
     file: 'token-bucket.lua',
     find: '      if elapsed >= (limit - tokens) * intervalMs then',
     replace: '      if elapsed > (limit - tokens) * intervalMs then',
-    explained: `equivalent: at elapsed = (limit - tokens) * intervalMs both branches give limit tokens (up to one ulp, which the clamp and EPS absorb)`,
   },
   {
     id: 'token-bucket/refill-minus',

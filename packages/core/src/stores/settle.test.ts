@@ -350,6 +350,15 @@ describe('the settle script on Redis', () => {
     expect(await redis.get(key)).toBe('0|1100');
   });
 
+  it('drops a settle on a bucket refilled exactly to full, where adding the refill falls an ulp short', async () => {
+    // 6 tokens, 1100 ms to full: 0.3 tokens at 1000 are full at 2045 ((6 - 0.3) x 1100/6 = 1045
+    // exactly), while 0.3 + 1045 / (1100/6) = 5.999999999999999.
+    const key = `${fresh()}:{z}:tb`;
+    await redis.set(key, '0.3|1000');
+    expect(await call([key], '2045', 'token-bucket', 6, 1100, 1100 / 6, 1, 1, 0, 0)).toEqual([0]);
+    expect(await redis.get(key)).toBe('0.3|1000');
+  });
+
   it('reads a negative GCRA count owed (no script writes one) as 0, as decide does', async () => {
     // Owed 0 at 2000, read at 1000 (1 unit / 100 ms): a full burst of 10 owed, 1 more charged
     // is 1 unit of debt, kept as time.
