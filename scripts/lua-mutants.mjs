@@ -86,34 +86,64 @@ export const LUA_MUTANTS = [
   {
     id: 'token-bucket/backward-refill',
     file: 'token-bucket.lua',
-    find: 'if elapsed > 0 then',
-    replace: 'if elapsed ~= 0 then',
+    find: '    local elapsed = now - ts\n    if elapsed > 0 then',
+    replace: '    local elapsed = now - ts\n    if elapsed ~= 0 then',
   },
   {
     id: 'token-bucket/elapsed-ge-0',
     file: 'token-bucket.lua',
-    find: 'if elapsed > 0 then',
-    replace: 'if elapsed >= 0 then',
+    find: '    local elapsed = now - ts\n    if elapsed > 0 then',
+    replace: '    local elapsed = now - ts\n    if elapsed >= 0 then',
     explained: `equivalent: with elapsed 0 the refill adds 0 tokens and sets ts to the same time`,
   },
   {
     id: 'token-bucket/full-refill-gt',
     file: 'token-bucket.lua',
-    find: 'if elapsed >= (limit - tokens) * intervalMs then',
-    replace: 'if elapsed > (limit - tokens) * intervalMs then',
-    explained: `equivalent: at elapsed = (limit - tokens) * intervalMs both branches give limit tokens (up to one ulp, which the clamp and EPS absorb)`,
+    find: '      if elapsed >= (limit - tokens) * intervalMs then',
+    replace: '      if elapsed > (limit - tokens) * intervalMs then',
   },
   {
     id: 'token-bucket/refill-minus',
     file: 'token-bucket.lua',
-    find: 'tokens = tokens + elapsed / intervalMs',
-    replace: 'tokens = tokens - elapsed / intervalMs',
+    find: '        tokens = tokens + elapsed / intervalMs',
+    replace: '        tokens = tokens - elapsed / intervalMs',
   },
   {
     id: 'token-bucket/no-capacity-clamp',
     file: 'token-bucket.lua',
-    find: 'if tokens > limit then\n    tokens = limit',
-    replace: 'if false then\n    tokens = limit',
+    find: '    end\n  end\n  if tokens > limit then\n    tokens = limit',
+    replace: '    end\n  end\n  if false then\n    tokens = limit',
+  },
+  {
+    id: 'tb-settle/backward-refill',
+    file: 'token-bucket.lua',
+    find: '  local elapsed = now - ts\n  if elapsed > 0 then',
+    replace: '  local elapsed = now - ts\n  if elapsed ~= 0 then',
+  },
+  {
+    id: 'tb-settle/elapsed-ge-0',
+    file: 'token-bucket.lua',
+    find: '  local elapsed = now - ts\n  if elapsed > 0 then',
+    replace: '  local elapsed = now - ts\n  if elapsed >= 0 then',
+    explained: 'equivalent: with elapsed 0 the refill adds 0 tokens and sets ts to the same time',
+  },
+  {
+    id: 'tb-settle/full-refill-gt',
+    file: 'token-bucket.lua',
+    find: '  if elapsed > 0 then\n    if elapsed >= (limit - tokens) * intervalMs then',
+    replace: '  if elapsed > 0 then\n    if elapsed > (limit - tokens) * intervalMs then',
+  },
+  {
+    id: 'tb-settle/refill-minus',
+    file: 'token-bucket.lua',
+    find: '    else\n      tokens = tokens + elapsed / intervalMs',
+    replace: '    else\n      tokens = tokens - elapsed / intervalMs',
+  },
+  {
+    id: 'tb-settle/no-capacity-clamp',
+    file: 'token-bucket.lua',
+    find: '    ts = now\n  end\n  if tokens > limit then\n    tokens = limit',
+    replace: '    ts = now\n  end\n  if false then\n    tokens = limit',
   },
   {
     id: 'token-bucket/slack-zero',
@@ -192,16 +222,28 @@ export const LUA_MUTANTS = [
   {
     id: 'gcra/no-idle-clamp',
     file: 'gcra.lua',
-    find: 'if used < 0 then',
-    replace: 'if false then',
+    find: '      used = most\n    end\n    if used < 0 then',
+    replace: '      used = most\n    end\n    if false then',
     explained:
       'equivalent: no charge stores a negative used (left = used + cost + delta >= 0); for a foreign negative value every later read of used is guarded: ticks and resetMs count only used > 0, a drain turns a non-positive used into 0 without moving, and a denial with 0 ticks owed means cost > limit (retry -1), so it decides as a fresh key either way',
   },
   {
     id: 'gcra/backward-drain',
     file: 'gcra.lua',
-    find: 'if now > ts then',
-    replace: 'if now ~= ts then',
+    find: '    tat = ts + used * intervalMs\n    if now > ts then',
+    replace: '    tat = ts + used * intervalMs\n    if now ~= ts then',
+  },
+  {
+    id: 'gcra-settle/no-idle-clamp',
+    file: 'gcra.lua',
+    find: '    return nil\n  end\n  if used < 0 then',
+    replace: '    return nil\n  end\n  if false then',
+  },
+  {
+    id: 'gcra-settle/backward-drain',
+    file: 'gcra.lua',
+    find: '  end\n  if now > ts then\n    used = used - (now - ts) / intervalMs',
+    replace: '  end\n  if now ~= ts then\n    used = used - (now - ts) / intervalMs',
   },
   {
     id: 'gcra/moved-at-zero',
@@ -415,8 +457,15 @@ export const LUA_MUTANTS = [
   {
     id: 'sliding-log/now-truncated',
     file: 'sliding-log.lua',
-    find: 'local nowUs = floor(now * 1000 + 0.5)',
-    replace: 'local nowUs = floor(now * 1000)',
+    find: '  local nowUs = floor(now * 1000 + 0.5)\n  local sinceUs = nowUs - windowMs * 1000\n  local v = saved',
+    replace:
+      '  local nowUs = floor(now * 1000)\n  local sinceUs = nowUs - windowMs * 1000\n  local v = saved',
+  },
+  {
+    id: 'sl-settle/now-truncated',
+    file: 'sliding-log.lua',
+    find: '    return nil\n  end\n  local nowUs = floor(now * 1000 + 0.5)',
+    replace: '    return nil\n  end\n  local nowUs = floor(now * 1000)',
   },
 
   // decide.lua
@@ -435,44 +484,81 @@ export const LUA_MUTANTS = [
   {
     id: 'decide/shadow-deny-charges-shadows',
     file: 'decide.lua',
-    find: 'if chargeAll or (chargeEnforced and not ent[2 * (e0 + i) - 1].shadow) then',
-    replace: 'if chargeAll or chargeEnforced then',
+    find: 'local charged = chargeAll or (chargeEnforced and not ent[2 * (e0 + i) - 1].shadow)',
+    replace: 'local charged = chargeAll or chargeEnforced',
   },
   {
     id: 'decide/shadow-flag-ignored',
     file: 'decide.lua',
-    find: "shadow = shadow == '1' }",
-    replace: 'shadow = false }',
+    find: "shadow = shadow == '1',",
+    replace: 'shadow = false,',
   },
   {
     id: 'decide/shadow-deny-is-enforced',
     file: 'decide.lua',
-    find: 'enforced = enforced and policy.shadow',
-    replace: 'enforced = enforced and not policy.shadow',
+    find: '      -- #if shadow\n      enforced = enforced and policy.shadow',
+    replace: '      -- #if shadow\n      enforced = enforced and not policy.shadow',
   },
   {
     id: 'decide/ttl-no-margin',
     file: 'decide.lua',
-    find: 'local ttl = ceil(r.chargedResetMs) + 1',
-    replace: 'local ttl = ceil(r.chargedResetMs)',
+    find: '    if charged then\n      local ttl = ceil(r.chargedResetMs) + 1',
+    replace: '    if charged then\n      local ttl = ceil(r.chargedResetMs)',
   },
   {
     id: 'decide/ttl-floor',
     file: 'decide.lua',
-    find: 'local ttl = ceil(r.chargedResetMs) + 1',
-    replace: 'local ttl = floor(r.chargedResetMs)',
+    find: '    if charged then\n      local ttl = ceil(r.chargedResetMs) + 1',
+    replace: '    if charged then\n      local ttl = floor(r.chargedResetMs)',
   },
   {
     id: 'decide/no-explicit-ttl-floor',
     file: 'decide.lua',
-    find: 'if explicit and ttl < EXPLICIT_TTL_FLOOR_MS then',
-    replace: 'if false then',
+    find: '      local ttl = ceil(r.chargedResetMs) + 1\n      if explicit and ttl < EXPLICIT_TTL_FLOOR_MS then\n        ttl = EXPLICIT_TTL_FLOOR_MS\n      end\n      if ttl > MAX_TTL_MS then',
+    replace:
+      '      local ttl = ceil(r.chargedResetMs) + 1\n      if false then\n        ttl = EXPLICIT_TTL_FLOOR_MS\n      end\n      if ttl > MAX_TTL_MS then',
   },
   {
     id: 'decide/no-max-ttl',
     file: 'decide.lua',
-    find: 'if ttl > MAX_TTL_MS then',
-    replace: 'if false then',
+    find: '      end\n      if ttl > MAX_TTL_MS then\n        ttl = MAX_TTL_MS\n      end\n      -- Whole ms',
+    replace: '      end\n      if false then\n        ttl = MAX_TTL_MS\n      end\n      -- Whole ms',
+  },
+  {
+    id: 'decide/replay-shadow-deny-is-enforced',
+    file: 'decide.lua',
+    find: '      all = false\n      enforced = enforced and policy.shadow\n    end\n    at = at + 4',
+    replace: '      all = false\n      enforced = enforced and not policy.shadow\n    end\n    at = at + 4',
+  },
+  {
+    id: 'decide/replay-ttl-no-margin',
+    file: 'decide.lua',
+    find: 'nowEnforced) then\n      local ttl = ceil(r.chargedResetMs) + 1',
+    replace: 'nowEnforced) then\n      local ttl = ceil(r.chargedResetMs)',
+  },
+  {
+    id: 'decide/replay-ttl-floor',
+    file: 'decide.lua',
+    find: 'nowEnforced) then\n      local ttl = ceil(r.chargedResetMs) + 1',
+    replace: 'nowEnforced) then\n      local ttl = floor(r.chargedResetMs)',
+  },
+  {
+    id: 'decide/replay-no-explicit-ttl-floor',
+    file: 'decide.lua',
+    find: 'nowEnforced) then\n      local ttl = ceil(r.chargedResetMs) + 1\n      if explicit and ttl < EXPLICIT_TTL_FLOOR_MS then',
+    replace: 'nowEnforced) then\n      local ttl = ceil(r.chargedResetMs) + 1\n      if false then',
+  },
+  {
+    id: 'decide/ban-no-explicit-ttl-floor',
+    file: 'decide.lua',
+    find: '      local ttl = ceil(lastMs - now) + 1\n      if explicit and ttl < EXPLICIT_TTL_FLOOR_MS then',
+    replace: '      local ttl = ceil(lastMs - now) + 1\n      if false then',
+  },
+  {
+    id: 'decide/ban-no-max-ttl',
+    file: 'decide.lua',
+    find: '      end\n      if ttl > MAX_TTL_MS then\n        ttl = MAX_TTL_MS\n      end\n      rcall(',
+    replace: '      end\n      if false then\n        ttl = MAX_TTL_MS\n      end\n      rcall(',
   },
   {
     id: 'decide/positive-accepts-zero',
@@ -482,7 +568,7 @@ export const LUA_MUTANTS = [
   },
   {
     id: 'decide/now-range',
-    file: 'decide.lua',
+    file: 'common.lua',
     find: 'not (now >= 0 and now < 1e13)',
     replace: 'not (now >= 0 and now < 1e14)',
   },
@@ -537,8 +623,14 @@ export const LUA_MUTANTS = [
   {
     id: 'decide/retry-floor',
     file: 'decide.lua',
-    find: 'reply[nReply + 4] = ceil(r.retryAfterMs)',
-    replace: 'reply[nReply + 4] = floor(r.retryAfterMs)',
+    find: 'reply[nReply + 4] = ceil(r.retryAfterMs - WAIT_NOISE_MS)',
+    replace: 'reply[nReply + 4] = floor(r.retryAfterMs - WAIT_NOISE_MS)',
+  },
+  {
+    id: 'decide/replay-retry-floor',
+    file: 'decide.lua',
+    find: 'reply[at + 4] = ceil(r.retryAfterMs - WAIT_NOISE_MS)',
+    replace: 'reply[at + 4] = floor(r.retryAfterMs - WAIT_NOISE_MS)',
   },
 
   // decide.lua: lease takes (cost '<want>><least>')
@@ -597,8 +689,8 @@ export const LUA_MUTANTS = [
   {
     id: 'decide/ban-on-peek',
     file: 'decide.lua',
-    find: 'B.reply(ban, i, consume and not r.allowed, nReply)',
-    replace: 'B.reply(ban, i, not r.allowed, nReply)',
+    find: 'B.reply(ban, i, consume and not (r.allowed or turn), nReply)',
+    replace: 'B.reply(ban, i, not (r.allowed or turn), nReply)',
   },
   {
     id: 'decide/ban-window-never-ends',
@@ -660,8 +752,8 @@ export const LUA_MUTANTS = [
   {
     id: 'settle/answered-as-asked',
     file: 'settle.lua',
-    find: 'e.reserved, now - e.answered)',
-    replace: 'e.reserved, now - e.ago)',
+    find: 'e.reserved, now - e.answered, e.wait)',
+    replace: 'e.reserved, now - e.ago, e.wait)',
   },
   {
     id: 'settle/reserved-unchecked',
@@ -678,7 +770,7 @@ export const LUA_MUTANTS = [
   {
     id: 'settle/bucket-refund-no-refill',
     file: 'common.lua',
-    find: 'most = reserved - (latest - reservedAt) / intervalMs',
+    find: 'most = reserved - (latest - turn) / intervalMs',
     replace: 'most = reserved',
   },
   {

@@ -69,8 +69,14 @@ async function scriptFiles() {
   return scripts;
 }
 const SCRIPTS = await scriptFiles();
-/** Whether mutant `m` changes `script`: its file is a part and its text is in the script as built. */
-const reaches = (script, m) => script.files.includes(m.file) && script.source.includes(m.find);
+/** `text` without the feature marker lines (`-- #if x`, `-- #else`, `-- #end`), which never reach a script. */
+const withoutMarkers = (text) => text.replace(/^[ \t]*-- #(?:if not|if|else|end)\b[^\n]*(?:\n|$)/gm, '');
+/**
+ * Whether mutant `m` changes `script`: its file is a part and its text is in the script as built
+ * (a marker line in `find` only pins the place in the file: the text around it must be there).
+ */
+const reaches = (script, m) =>
+  script.files.includes(m.file) && script.source.includes(withoutMarkers(m.find));
 /** The scripts mutant `m` changes. */
 const scriptsOf = (m) => SCRIPTS.filter((s) => reaches(s, m)).map((s) => s.name);
 const args = process.argv.slice(2);

@@ -197,6 +197,22 @@ describe('the ban key on Redis', () => {
       expect(ttl).toBeLessThanOrEqual(expected);
     }
   });
+
+  it('keeps a ban key at least 600000 ms when the time is explicit, and at most 1e15 ms', async () => {
+    const id = fresh();
+    const short = withBan(makePolicy('fixed-window', 1, 1000, 'a'), { blockMs: 2000 });
+    const long = withBan(makePolicy('fixed-window', 1, 1000, 'b'), { blockMs: 2e15 });
+    for (const policy of [short, long]) {
+      const entry: StoreEntry = { key: `${id}:{t}:${policy.name}`, policy, cost: 1 };
+      await evalDecide(redis, [entry], 'consume', T0);
+      const [denied] = await evalDecide(redis, [entry], 'consume', T0 + 1);
+      expect(denied).toMatchObject({ banned: true, retryAfterMs: policy.ban!.blockMs });
+      const ttl = await redis.pttl(banKeyOf(entry.key));
+      const expected = policy === short ? 600_000 : 1e15;
+      expect(ttl).toBeGreaterThan(expected - 60_000);
+      expect(ttl).toBeLessThanOrEqual(expected);
+    }
+  });
 });
 
 /** A ban of random lengths, escalating or not. */

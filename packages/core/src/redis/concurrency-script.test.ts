@@ -175,6 +175,33 @@ describe('a concurrency entry in the decide script', () => {
     expect((await store.decide([{ key: rateKey, policy: rate, cost: 1 }], 'peek'))[0]?.remaining).toBe(9);
   });
 
+  it('replays a decision whose shadow policy denied with a slot of its own: a shadow denial blocks no enforced entry', async () => {
+    const key = fresh();
+    const p = slots(2);
+    const rate = definePolicy({
+      name: 'rate',
+      algorithm: 'fixed-window',
+      limit: 1,
+      window: '1h',
+      shadow: true,
+    });
+    const rateKey = key.replace('in-flight', 'rate');
+    await store.decide([{ key: rateKey, policy: rate, cost: 1 }], 'consume');
+    const options = { requestKey: key.replace('in-flight', 'req'), requestTtlMs: 60_000 };
+    const entries = (slotId: string): StoreEntry[] => [
+      take(key, p, slotId),
+      { key: rateKey, policy: rate, cost: 1 },
+    ];
+    const first = await store.decide(entries('a'), 'consume', options);
+    expect(first.map((v) => v.allowed)).toEqual([true, false]);
+    // The recorded decision charged its enforced entry (the slot): the replay takes its own (b).
+    expect(await store.decide(entries('b'), 'consume', options)).toEqual([
+      { allowed: true, remaining: 0, resetMs: LEASE_MS, retryAfterMs: 0 },
+      first[1],
+    ]);
+    expect((await members(key)).map(([m]) => m)).toEqual(['a', 'b']);
+  });
+
   it("reads another algorithm's state at the key as no slots and replaces it on a charge", async () => {
     const key = fresh();
     await fixture.admin.set(key, '5|1764400000000');

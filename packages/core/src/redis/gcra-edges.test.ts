@@ -105,6 +105,16 @@ describe('gcra state on Redis', () => {
     expect((await redisDecide(redis)([e], 'consume', T0))[0]!.allowed).toBe(true);
     expect(await redis.get(e.key)).toBe(`g0.2|${T0}`);
   });
+
+  it('charges a state drained exactly to nothing as a fresh key: g1|<nowMs>, not a moved clock', async () => {
+    // 1000 ms per unit: 1 unit owed at T0 has drained to exactly 0 at T0 + 1000.
+    const e = entry(makePolicy('gcra', 10, 10_000), 1);
+    expect((await redisDecide(redis)([e], 'consume', T0))[0]!.allowed).toBe(true);
+    expect(await redis.get(e.key)).toBe(`g1|${T0}`);
+    const [v] = await redisDecide(redis)([e], 'consume', T0 + 1000);
+    expect(v).toMatchObject({ allowed: true, remaining: 9, resetMs: 1000 });
+    expect(await redis.get(e.key)).toBe(`g1|${T0 + 1000}`);
+  });
 });
 
 describe('decide script TTLs on Redis', () => {

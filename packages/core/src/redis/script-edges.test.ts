@@ -254,3 +254,15 @@ describe('decide edges on redis: stored values of another shape', () => {
     },
   );
 });
+
+describe('decide edges on redis: a token bucket refilled exactly to full', () => {
+  it('reads it as full (reset 0) where adding the refill falls an ulp short', async () => {
+    // 6 tokens, 1100 ms to full: 0.3 tokens at 1000 are full at 2045 ((6 - 0.3) x 1100/6 = 1045
+    // exactly), while 0.3 + 1045 / (1100/6) = 5.999999999999999.
+    const e = entry(makePolicy('token-bucket', 6, 1100), 1);
+    await redis.set(e.key, '0.3|1000');
+    expect(await redisDecide(redis)([e], 'peek', 2045)).toEqual([
+      { allowed: true, remaining: 6, resetMs: 0, retryAfterMs: 0 },
+    ]);
+  });
+});

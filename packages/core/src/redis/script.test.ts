@@ -744,6 +744,23 @@ describe('expiry on Redis (Redis TIME)', () => {
     expect(ttls.get(key)).toBe(600_000);
   });
 
+  it('sets the slot a replayed decision takes a TTL of ceil(ms to its expiry) + 1, at least 600000 ms when the time is explicit', async () => {
+    const policy = makePolicy('concurrency', 2, 1000);
+    for (const nowMs of [undefined, T0]) {
+      const p = fresh();
+      const key = `${p}:{replay}:in-flight`;
+      const request = { key: `${p}:{replay}:req`, ttlMs: 60_000 };
+      const take = (slotId: string): StoreEntry[] => [{ key, policy, cost: 1, slotId }];
+      expect((await evalDecide(redis, take('a'), 'consume', nowMs, request))[0]?.allowed).toBe(true);
+      let verdicts: StoreVerdict[] = [];
+      const ttls = await ttlsWritten(async () => {
+        verdicts = await evalDecide(redis, take('b'), 'consume', nowMs, request);
+      });
+      expect(verdicts[0]).toMatchObject({ allowed: true, remaining: 0 });
+      expect(ttls.get(key)).toBe(nowMs === undefined ? verdicts[0]!.resetMs + 1 : 600_000);
+    }
+  });
+
   it('lets idle keys vanish, and a vanished key is fresh and full', async () => {
     const p = fresh();
     const entries: StoreEntry[] = ALL_ALGORITHMS.map((algorithm) => ({

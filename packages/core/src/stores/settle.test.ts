@@ -207,6 +207,26 @@ describe.each(SIDES)('settle on %s', (_name, makeSide) => {
     expect((await peek(side, e)).remaining).toBe(3);
   });
 
+  it("never takes a fixed window's count below 0: a refund of units a reset forgot leaves an empty window", async () => {
+    const side = makeSide();
+    const policy = makePolicy('fixed-window', 5, 1000);
+    const e = entryOf(`${fresh()}:{f}:fw`, policy, 3);
+    side.at(T0 + 100);
+    await side.store.decide([e], 'consume');
+    await side.store.reset([e.key]);
+    // The same window counts 1 since the reset; the refund of the 3 reserved before it stops at 0.
+    side.at(T0 + 200);
+    await side.store.decide([{ ...e, cost: 1 }], 'consume');
+    expect(await side.store.settle([settleOf(e, 0, 100)])).toEqual([true]);
+    expect((await peek(side, e)).remaining).toBe(5);
+    // Counted from 0, not from -2: a full window admits exactly the limit.
+    expect((await side.store.decide([{ ...e, cost: 5 }], 'consume'))[0]).toMatchObject({
+      allowed: true,
+      remaining: 0,
+    });
+    expect(await peek(side, e)).toMatchObject({ allowed: false, remaining: 0 });
+  });
+
   it("settles a sliding window's reservation in the count of its window, current or previous", async () => {
     const side = makeSide();
     const policy = makePolicy('sliding-window', 10, 1000);
@@ -244,6 +264,21 @@ describe.each(SIDES)('settle on %s', (_name, makeSide) => {
     side.at(T0 + 1250);
     expect((await peek(side, e)).remaining).toBe(7);
     side.at(T0 + 2150);
+    expect((await peek(side, e)).remaining).toBe(10);
+  });
+
+  it('logs a sliding log charge at the nearest microsecond of a time between two', async () => {
+    const side = makeSide();
+    const policy = makePolicy('sliding-log', 10, 1000);
+    const e = entryOf(`${fresh()}:{h}:sl`, policy, 2);
+    side.at(T0 + 100);
+    await side.store.decide([e], 'consume');
+    // 3/4096 ms (0.73 us) past T0 + 200: the 3 units charged are logged at T0 + 200.001.
+    side.at(T0 + 200 + 3 / 4096);
+    expect(await side.store.settle([settleOf(e, 5, 100)])).toEqual([true]);
+    side.at(T0 + 1200);
+    expect((await peek(side, e)).remaining).toBe(7);
+    side.at(T0 + 1200.001);
     expect((await peek(side, e)).remaining).toBe(10);
   });
 
@@ -311,6 +346,33 @@ describe('the settle script on Redis', () => {
     // 5 tokens at 1000, 6 at 1100, one refunded (reserved 2 at 1100).
     expect(await call([key], '1100', ...TB, -1, 2, 0, 0)).toEqual([1]);
     expect(await redis.get(key)).toBe('7|1100');
+  });
+
+  it('reads a bucket written under a larger limit as full at this one, also when the clock went back', async () => {
+    // 15 tokens at 2000 (a limit of 20 wrote it); at 1000, under a limit of 10 (1 token / 100 ms):
+    // 10 tokens at 2000 are 0 now, so a charge of 1 more is a debt of 1, kept as time.
+    const key = `${fresh()}:{z}:tb`;
+    await redis.set(key, '15|2000');
+    expect(await call([key], '1000', 'token-bucket', 10, 1000, 100, 1, 1, 0, 0)).toEqual([1]);
+    expect(await redis.get(key)).toBe('0|1100');
+  });
+
+  it('drops a settle on a bucket refilled exactly to full, where adding the refill falls an ulp short', async () => {
+    // 6 tokens, 1100 ms to full: 0.3 tokens at 1000 are full at 2045 ((6 - 0.3) x 1100/6 = 1045
+    // exactly), while 0.3 + 1045 / (1100/6) = 5.999999999999999.
+    const key = `${fresh()}:{z}:tb`;
+    await redis.set(key, '0.3|1000');
+    expect(await call([key], '2045', 'token-bucket', 6, 1100, 1100 / 6, 1, 1, 0, 0)).toEqual([0]);
+    expect(await redis.get(key)).toBe('0.3|1000');
+  });
+
+  it('reads a negative GCRA count owed (no script writes one) as 0, as decide does', async () => {
+    // Owed 0 at 2000, read at 1000 (1 unit / 100 ms): a full burst of 10 owed, 1 more charged
+    // is 1 unit of debt, kept as time.
+    const key = `${fresh()}:{z}:gcra`;
+    await redis.set(key, 'g-5|2000');
+    expect(await call([key], '1000', 'gcra', 10, 1000, 100, 1, 1, 0, 0)).toEqual([1]);
+    expect(await redis.get(key)).toBe('g10|1100');
   });
 
   it('runs again after SCRIPT FLUSH (EVAL on NOSCRIPT)', async () => {
