@@ -126,7 +126,14 @@ const copy = (rel) =>
     recursive: true,
     filter: (src) => !skip.has(src.split('/').pop()),
   });
-for (const rel of ['package.json', 'tsconfig.base.json', 'lua', 'packages/core', 'test/support', 'test/cluster/key-slot.ts'])
+for (const rel of [
+  'package.json',
+  'tsconfig.base.json',
+  'lua',
+  'packages/core',
+  'test/support',
+  'test/cluster/key-slot.ts',
+])
   copy(rel);
 symlinkSync(join(root, 'node_modules'), join(work, 'node_modules'));
 const coreModules = join(root, 'packages/core/node_modules');
@@ -211,7 +218,9 @@ function runTests() {
     failed.sort((a, b) => Number(a.includes('STACK_TRACE_ERROR')) - Number(b.includes('STACK_TRACE_ERROR')));
     if (failed.length === 0 && json.numFailedTestSuites > 0) {
       const broken = json.testResults.find((file) => file.status === 'failed');
-      const why = String(broken?.message ?? '').split('\n')[0].slice(0, 300);
+      const why = String(broken?.message ?? '')
+        .split('\n')[0]
+        .slice(0, 300);
       failed = [`a test file failed to load: ${broken?.name.slice(coreDir.length + 1)}: ${why}`];
     }
   } catch {

@@ -8,7 +8,6 @@ import { STORE_TIMEOUT_ERROR_BRAND } from '../error-brands.js';
 import { monotonicNow } from '../monotonic.js';
 import type {
   Clock,
-  PolicyResult,
   SlotRef,
   Store,
   StoreCheckOptions,
@@ -17,7 +16,7 @@ import type {
   StoreSettleEntry,
   StoreVerdict,
 } from '../types.js';
-import { type SettleWhere, slotsTakenBy } from './charged.js';
+import { slotsTakenBy } from './charged.js';
 import { type StoreCallCounts, storeErrorCauseOf } from './counters.js';
 import { type SettleAnswer, type StoreAnswer, StoreUnavailable, settleAnswerOf } from './store-answer.js';
 
