@@ -209,3 +209,9 @@ export async function inOneMinuteWindow(marginMs = 5000): Promise<void> {
   const leftMs = 60_000 - (Date.now() % 60_000);
   if (leftMs < marginMs) await new Promise((r) => setTimeout(r, leftMs + 50));
 }
+
+/** The value of one series (name and labels, as exposed) in Prometheus text; undefined when absent. */
+export function sample(text: string, series: string): number | undefined {
+  const line = text.split('\n').find((l) => l.startsWith(`${series} `));
+  return line === undefined ? undefined : Number(line.slice(series.length + 1));
+}

@@ -15,6 +15,7 @@ import {
   type RuntimeDir,
   rlsClient,
   runtimeDir,
+  sample,
   serviceEnv,
   startInProcess,
 } from './harness.test-support.js';
@@ -56,12 +57,6 @@ const ask = (...values: string[]) =>
 
 const scrape = async (): Promise<string> =>
   (await fetch(`http://127.0.0.1:${server.httpPort}/metrics`)).text();
-
-/** The value of one series in Prometheus text; undefined when absent. */
-function sample(text: string, series: string): number | undefined {
-  const line = text.split('\n').find((l) => l.startsWith(`${series} `));
-  return line === undefined ? undefined : Number(line.slice(series.length + 1));
-}
 
 /** The lines of the limiter's families (`sluice_*`, the regional quota's aside). */
 const limiterLines = (text: string): string =>

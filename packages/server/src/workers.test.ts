@@ -17,6 +17,7 @@ import {
   rlsClient,
   runtimeDir,
   type ServerProcess,
+  sample,
   serviceEnv,
   spawnServer,
 } from './harness.test-support.js';
@@ -82,12 +83,6 @@ function scrape(port: number): Promise<string> {
     req.on('error', reject);
     req.end();
   });
-}
-
-/** The value of one series in Prometheus text. */
-function sample(text: string, series: string): number | undefined {
-  const line = text.split('\n').find((l) => l.startsWith(`${series} `));
-  return line === undefined ? undefined : Number(line.slice(series.length + 1));
 }
 
 /** The pids of the workers the primary says it started and that have not exited since. */
